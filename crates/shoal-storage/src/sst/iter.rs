@@ -1,0 +1,196 @@
+//! Forward iteration over an SST's cells within key bounds.
+//!
+//! An [`SstIter`] walks data blocks in order, fetching each only when the scan
+//! reaches it, and stops without fetching the next block once the current
+//! block's last key passes the upper bound. `seek` jumps with the block index
+//! and a binary search inside the block.
+
+use super::block::BlockIter;
+use super::reader::SstReader;
+use super::SstError;
+use crate::cell::{Cell, CellKey, KeyRef};
+use bytes::Bytes;
+use std::ops::Bound;
+
+/// Key bounds of a scan.
+#[derive(Debug, Clone)]
+pub struct ScanRange {
+    /// Lower bound.
+    pub start: Bound<CellKey>,
+    /// Upper bound.
+    pub end: Bound<CellKey>,
+}
+
+impl ScanRange {
+    /// Every cell.
+    pub fn all() -> ScanRange {
+        ScanRange {
+            start: Bound::Unbounded,
+            end: Bound::Unbounded,
+        }
+    }
+
+    /// Rows in `[start_row, stop_row)`, HBase's scan convention; an empty row
+    /// means unbounded on that side.
+    pub fn rows(start_row: impl Into<Bytes>, stop_row: impl Into<Bytes>) -> ScanRange {
+        let (start, stop) = (start_row.into(), stop_row.into());
+        ScanRange {
+            start: if start.is_empty() {
+                Bound::Unbounded
+            } else {
+                Bound::Included(CellKey::first_of_row(start))
+            },
+            end: if stop.is_empty() {
+                Bound::Unbounded
+            } else {
+                Bound::Excluded(CellKey::first_of_row(stop))
+            },
+        }
+    }
+
+    fn below_end(&self, key: &KeyRef<'_>) -> bool {
+        match &self.end {
+            Bound::Unbounded => true,
+            Bound::Included(e) => *key <= e.as_ref(),
+            Bound::Excluded(e) => *key < e.as_ref(),
+        }
+    }
+
+    fn above_start(&self, key: &KeyRef<'_>) -> bool {
+        match &self.start {
+            Bound::Unbounded => true,
+            Bound::Included(s) => *key >= s.as_ref(),
+            Bound::Excluded(s) => *key > s.as_ref(),
+        }
+    }
+}
+
+/// A cursor over an SST's cells.
+pub struct SstIter {
+    reader: SstReader,
+    range: ScanRange,
+    /// Block the cursor is in, and the cursor positioned on the next cell to
+    /// return (or exhausted, in which case the next block is loaded on demand).
+    block: usize,
+    cursor: Option<BlockIter>,
+    started: bool,
+    done: bool,
+}
+
+impl SstIter {
+    pub(crate) fn new(reader: SstReader, range: ScanRange) -> SstIter {
+        SstIter {
+            reader,
+            range,
+            block: 0,
+            cursor: None,
+            started: false,
+            done: false,
+        }
+    }
+
+    fn corrupt(&self, reason: impl Into<String>) -> SstError {
+        let offset = self.reader.block_addr(self.block).map_or(0, |a| a.offset);
+        SstError::corruption(&self.reader.file().path, offset, reason)
+    }
+
+    /// Positions the iterator so that `next` returns the first cell ≥ `target`
+    /// (and within the range).
+    pub async fn seek(&mut self, target: KeyRef<'_>) -> Result<(), SstError> {
+        self.started = true;
+        self.done = false;
+        self.cursor = None;
+        let target = match &self.range.start {
+            Bound::Included(s) | Bound::Excluded(s) if s.as_ref() > target => s.clone(),
+            _ => target.to_owned_key(),
+        };
+        let Some(i) = self.reader.find_block(&target.as_ref())? else {
+            self.done = true;
+            return Ok(());
+        };
+        self.block = i;
+        let block = self.reader.read_block(i).await?;
+        let mut it = block.iter();
+        if !it.seek(&target.as_ref()).map_err(|e| self.corrupt(e.0))? {
+            // The index said this block's last key is ≥ target: the block lies.
+            return Err(self.corrupt("block ends before the key its index entry promises"));
+        }
+        self.cursor = Some(it);
+        Ok(())
+    }
+
+    /// The next cell in order, or `None` at the end of the range.
+    pub async fn next(&mut self) -> Result<Option<Cell>, SstError> {
+        if !self.started {
+            match self.range.start.clone() {
+                Bound::Unbounded => {
+                    self.started = true;
+                    self.block = 0;
+                    self.cursor = None;
+                    self.load_block(0).await?;
+                }
+                Bound::Included(s) | Bound::Excluded(s) => self.seek(s.as_ref()).await?,
+            }
+        }
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            let Some(cursor) = &mut self.cursor else {
+                return Ok(None);
+            };
+            if !cursor.valid() {
+                // Current block exhausted: stop if its last key already reached
+                // the end of the range, else move to the next block.
+                let past_end = match self.reader.block_last_key(self.block) {
+                    Some(k) => {
+                        let k = KeyRef::decode(k).map_err(|e| self.corrupt(e.to_string()))?;
+                        !self.range.below_end(&k)
+                    }
+                    None => true,
+                };
+                if past_end || self.block + 1 >= self.reader.data_block_count() {
+                    self.done = true;
+                    return Ok(None);
+                }
+                self.block += 1;
+                self.load_block(self.block).await?;
+                continue;
+            }
+            let key_bytes = Bytes::copy_from_slice(cursor.key());
+            let value = cursor.value();
+            let advanced = cursor.advance();
+            if let Err(e) = advanced {
+                return Err(self.corrupt(e.0));
+            }
+            let key = KeyRef::decode(&key_bytes).map_err(|e| self.corrupt(format!("bad key: {e}")))?;
+            if !self.range.below_end(&key) {
+                self.done = true;
+                return Ok(None);
+            }
+            if !self.range.above_start(&key) {
+                // Only an exclusive start bound equal to this key lands here.
+                continue;
+            }
+            return Ok(Some(Cell {
+                row: key_bytes.slice_ref(key.row),
+                family: key_bytes.slice_ref(key.family),
+                qualifier: key_bytes.slice_ref(key.qualifier),
+                timestamp: key.timestamp,
+                kind: key.kind,
+                seq: key.seq,
+                value,
+            }));
+        }
+    }
+
+    async fn load_block(&mut self, i: usize) -> Result<(), SstError> {
+        let block = self.reader.read_block(i).await?;
+        let mut it = block.iter();
+        if !it.seek_to_first().map_err(|e| self.corrupt(e.0))? {
+            return Err(self.corrupt("empty data block"));
+        }
+        self.cursor = Some(it);
+        Ok(())
+    }
+}
