@@ -7,5 +7,6 @@
 //! cache will sit behind).
 
 pub mod cell;
+pub mod memstore;
 pub mod object;
 pub mod sst;

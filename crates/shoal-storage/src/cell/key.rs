@@ -237,3 +237,15 @@ impl PartialOrd for CellKey {
         Some(self.cmp(other))
     }
 }
+
+/// Compares two encoded keys in cell order. Keys that fail to decode (which
+/// only corrupt input can produce) sort after valid ones and bytewise among
+/// themselves, so the order stays total.
+pub fn compare_encoded(a: &[u8], b: &[u8]) -> Ordering {
+    match (KeyRef::decode(a), KeyRef::decode(b)) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        (Ok(_), Err(_)) => Ordering::Less,
+        (Err(_), Ok(_)) => Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
+    }
+}
