@@ -7,6 +7,8 @@
 //! cache will sit behind).
 
 pub mod cell;
+pub mod manifest;
 pub mod memstore;
 pub mod object;
+pub mod region;
 pub mod sst;

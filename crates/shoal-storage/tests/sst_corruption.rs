@@ -10,6 +10,9 @@ use shoal_storage::sst::{
 };
 use std::sync::Arc;
 
+/// Everything read back from a file: full scan, point lookups, bloom answers.
+type ReadBack = (Vec<Cell>, Vec<Option<Cell>>, Vec<bool>);
+
 fn cells() -> Vec<Cell> {
     let mut out = Vec::new();
     for i in 0..60u32 {
@@ -43,7 +46,7 @@ async fn write(compression: Compression, bloom: BloomKind) -> Vec<u8> {
 }
 
 /// Opens and reads everything a reader can be asked for; Ok only if all of it worked.
-async fn read_all(bytes: Vec<u8>) -> Result<(Vec<Cell>, Vec<Option<Cell>>, Vec<bool>), SstError> {
+async fn read_all(bytes: Vec<u8>) -> Result<ReadBack, SstError> {
     let fetcher = Arc::new(MemoryFetcher::new());
     fetcher.insert("c.sst", Bytes::from(bytes));
     let file = SstFile { id: FileId(1), path: "c.sst".into() };
@@ -64,7 +67,7 @@ async fn read_all(bytes: Vec<u8>) -> Result<(Vec<Cell>, Vec<Option<Cell>>, Vec<b
     Ok((scan, points, blooms))
 }
 
-fn assert_detected(result: Result<(Vec<Cell>, Vec<Option<Cell>>, Vec<bool>), SstError>, expected: &(Vec<Cell>, Vec<Option<Cell>>, Vec<bool>), what: &str) {
+fn assert_detected(result: Result<ReadBack, SstError>, expected: &ReadBack, what: &str) {
     match result {
         Ok((scan, points, blooms)) => {
             assert_eq!(&scan, &expected.0, "{what}: wrong scan data");

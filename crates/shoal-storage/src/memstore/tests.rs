@@ -43,7 +43,7 @@ fn freeze_swaps_and_flush_releases_bytes() {
     assert_eq!(m.frozen().len(), 1);
     assert_eq!(m.segments().len(), 2);
     let before = m.size();
-    m.remove_flushed(&[frozen.clone()]);
+    m.remove_flushed(std::slice::from_ref(&frozen));
     assert_eq!(m.size(), before - frozen.size());
     assert!(m.frozen().is_empty());
     assert_eq!(m.segments()[0].cells(), vec![cell(2, 2)]);

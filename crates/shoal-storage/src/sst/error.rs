@@ -1,6 +1,7 @@
 //! Errors of the SST writer and reader.
 
 use crate::cell::CellError;
+use crate::object::ObjectError;
 
 /// Everything that can go wrong writing or reading an SST.
 #[derive(Debug, thiserror::Error)]
@@ -36,12 +37,12 @@ pub enum SstError {
     },
     /// Reading or writing the underlying object failed.
     #[error("object store I/O for SST {file}: {source}")]
-    Io {
+    Object {
         /// Object path of the file.
         file: String,
-        /// The underlying error.
+        /// The object layer's error.
         #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
+        source: ObjectError,
     },
     /// A cell the writer cannot store.
     #[error("cell rejected by the writer of SST {file}: {source}")]

@@ -113,9 +113,12 @@ impl MemoryFetcher {
 
     fn file(&self, path: &str) -> Result<Bytes, SstError> {
         let files = self.files.read().unwrap_or_else(|e| e.into_inner());
-        files.get(path).cloned().ok_or_else(|| SstError::Io {
+        files.get(path).cloned().ok_or_else(|| SstError::Object {
             file: path.to_string(),
-            source: format!("no such file in memory: {path}").into(),
+            source: crate::object::ObjectError::NotFound {
+                op: crate::object::Op::Get,
+                path: path.to_string(),
+            },
         })
     }
 }

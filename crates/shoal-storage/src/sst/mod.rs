@@ -15,7 +15,7 @@
 //!
 //! Module map: [`block`] (entries, prefix compression, restarts), `compression`
 //! (frames), `bloom`, `footer`, `meta`, `writer` (streaming writer and
-//! sinks), `reader` (open and block reads), `iter` (range scans), `fetch` (the
+//! sinks), `reader` (open and block reads), `iter` (range scans), `object_io` (upload sink and bucket fetcher), `fetch` (the
 //! [`BlockFetcher`] seam the block cache sits behind).
 
 pub mod block;
@@ -26,6 +26,7 @@ mod fetch;
 mod footer;
 mod iter;
 mod meta;
+mod object_io;
 mod reader;
 mod varint;
 mod writer;
@@ -37,6 +38,7 @@ pub use fetch::{BlockAddr, BlockFetcher, BlockKind, FileId, MemoryFetcher, SstFi
 pub use footer::{BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer, FooterError, MAGIC};
 pub use iter::{ScanRange, SstIter};
 pub use meta::FileMeta;
+pub use object_io::{BucketFetcher, UploadSink};
 pub use reader::{DEFAULT_OPEN_READ_SIZE, SstReader};
 pub use writer::{SstSink, SstSummary, SstWriter, SstWriterOptions};
 
