@@ -5,8 +5,8 @@
 use bytes::Bytes;
 use shoal_storage::cell::{Cell, CellType, KeyRef};
 use shoal_storage::sst::{
-    BloomKind, Compression, FOOTER_LEN, FileId, MemoryFetcher, ScanRange, SstError, SstFile, SstReader, SstWriter,
-    SstWriterOptions,
+    BloomKind, Compression, FOOTER_LEN, FileId, MemoryFetcher, ScanRange, SstError, SstFile,
+    SstReader, SstWriter, SstWriterOptions,
 };
 use std::sync::Arc;
 
@@ -17,11 +17,32 @@ fn cells() -> Vec<Cell> {
     let mut out = Vec::new();
     for i in 0..60u32 {
         let row = format!("row{i:04}");
-        out.push(Cell::put(row.clone(), "cf", "a", 10, u64::from(i), format!("value-{i}-{}", "x".repeat((i % 7) as usize * 9))));
+        out.push(Cell::put(
+            row.clone(),
+            "cf",
+            "a",
+            10,
+            u64::from(i),
+            format!("value-{i}-{}", "x".repeat((i % 7) as usize * 9)),
+        ));
         if i % 5 == 0 {
-            out.push(Cell::delete(row.clone(), "cf", "b", 9, CellType::DeleteColumn, u64::from(i)));
+            out.push(Cell::delete(
+                row.clone(),
+                "cf",
+                "b",
+                9,
+                CellType::DeleteColumn,
+                u64::from(i),
+            ));
         }
-        out.push(Cell::put(row, "cf", "b", 8, u64::from(i), vec![i as u8; 20]));
+        out.push(Cell::put(
+            row,
+            "cf",
+            "b",
+            8,
+            u64::from(i),
+            vec![i as u8; 20],
+        ));
     }
     out
 }
@@ -41,7 +62,10 @@ async fn write(compression: Compression, bloom: BloomKind) -> Vec<u8> {
         w.add(&c).await.expect("add");
     }
     let summary = w.finish().await.expect("finish");
-    assert_eq!(summary.index_levels, 2, "the test file must exercise a two-level index");
+    assert_eq!(
+        summary.index_levels, 2,
+        "the test file must exercise a two-level index"
+    );
     out
 }
 
@@ -49,7 +73,10 @@ async fn write(compression: Compression, bloom: BloomKind) -> Vec<u8> {
 async fn read_all(bytes: Vec<u8>) -> Result<ReadBack, SstError> {
     let fetcher = Arc::new(MemoryFetcher::new());
     fetcher.insert("c.sst", Bytes::from(bytes));
-    let file = SstFile { id: FileId(1), path: "c.sst".into() };
+    let file = SstFile {
+        id: FileId(1),
+        path: "c.sst".into(),
+    };
     // A small first read makes the open take the two-request path too.
     let reader = SstReader::open_with(fetcher, file, 200).await?;
     let mut scan = Vec::new();
@@ -61,7 +88,11 @@ async fn read_all(bytes: Vec<u8>) -> Result<ReadBack, SstError> {
     let mut blooms = Vec::new();
     for i in [0u32, 17, 33, 59, 60] {
         let row = format!("row{i:04}");
-        points.push(reader.first_at_or_after(KeyRef::first_of_row(row.as_bytes())).await?);
+        points.push(
+            reader
+                .first_at_or_after(KeyRef::first_of_row(row.as_bytes()))
+                .await?,
+        );
         blooms.push(reader.may_contain_row(row.as_bytes()));
     }
     Ok((scan, points, blooms))
@@ -102,11 +133,19 @@ async fn every_flipped_byte_is_detected() {
                 if result.is_err() {
                     errors += 1;
                 }
-                assert_detected(result, &expected, &format!("{compression:?} byte {i} ^ {mask:#x}"));
+                assert_detected(
+                    result,
+                    &expected,
+                    &format!("{compression:?} byte {i} ^ {mask:#x}"),
+                );
             }
         }
         // The format has no padding: every byte is covered by a checksum.
-        assert_eq!(errors, good.len() * 3, "{compression:?}: some flips went unnoticed");
+        assert_eq!(
+            errors,
+            good.len() * 3,
+            "{compression:?}: some flips went unnoticed"
+        );
     }
 }
 
@@ -143,15 +182,25 @@ async fn garbage_and_foreign_files_are_rejected() {
             let m = bad.len() - 12;
             bad[m..m + 8].copy_from_slice(b"SHOALSST");
         }
-        assert_detected(read_all(bad).await, &expected, &format!("garbage footer {round}"));
+        assert_detected(
+            read_all(bad).await,
+            &expected,
+            &format!("garbage footer {round}"),
+        );
         // Random whole files.
         let len = (next() % 400) as usize;
         let junk: Vec<u8> = (0..len).map(|_| next() as u8).collect();
         assert!(read_all(junk).await.is_err());
     }
-    let err = read_all(b"PAR1 not an sst at all, just some bytes that are long enough to hold a footer........".to_vec())
-        .await
-        .expect_err("foreign file");
+    let err = read_all(
+        b"PAR1 not an sst at all, just some bytes that are long enough to hold a footer........"
+            .to_vec(),
+    )
+    .await
+    .expect_err("foreign file");
     assert!(matches!(err, SstError::NotAnSst { .. }), "{err}");
-    assert!(err.to_string().contains("c.sst"), "error names the file: {err}");
+    assert!(
+        err.to_string().contains("c.sst"),
+        "error names the file: {err}"
+    );
 }

@@ -36,7 +36,10 @@ pub fn decode_cell(buf: &Bytes) -> Result<(Cell, usize), CellError> {
     if buf.len() < HEADER_LEN {
         return Err(CellError::malformed(
             "cell",
-            format!("{} bytes, shorter than the {HEADER_LEN}-byte header", buf.len()),
+            format!(
+                "{} bytes, shorter than the {HEADER_LEN}-byte header",
+                buf.len()
+            ),
         ));
     }
     let key_len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;

@@ -128,12 +128,18 @@ impl<'a> KeyRef<'a> {
         if buf.len() < KEY_OVERHEAD {
             return Err(CellError::malformed(
                 "key",
-                format!("{} bytes, shorter than the {KEY_OVERHEAD}-byte minimum", buf.len()),
+                format!(
+                    "{} bytes, shorter than the {KEY_OVERHEAD}-byte minimum",
+                    buf.len()
+                ),
             ));
         }
         let row_len = u16::from_be_bytes([buf[0], buf[1]]) as usize;
         if row_len > MAX_ROW_LEN {
-            return Err(CellError::malformed("key", format!("row length {row_len} over the limit")));
+            return Err(CellError::malformed(
+                "key",
+                format!("row length {row_len} over the limit"),
+            ));
         }
         let fam_len_at = 2 + row_len;
         // The suffix must still fit after row and the family length byte.

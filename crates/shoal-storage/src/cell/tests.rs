@@ -23,15 +23,17 @@ fn arb_cell() -> impl Strategy<Value = Cell> {
         prop_oneof![any::<u64>(), 0u64..3],
         prop::collection::vec(any::<u8>(), 0..16),
     )
-        .prop_map(|(row, family, qualifier, timestamp, kind, seq, value)| Cell {
-            row: row.into(),
-            family: family.into(),
-            qualifier: qualifier.into(),
-            timestamp,
-            kind,
-            seq,
-            value: value.into(),
-        })
+        .prop_map(
+            |(row, family, qualifier, timestamp, kind, seq, value)| Cell {
+                row: row.into(),
+                family: family.into(),
+                qualifier: qualifier.into(),
+                timestamp,
+                kind,
+                seq,
+                value: value.into(),
+            },
+        )
 }
 
 /// The order spelled out as a tuple, independently of `KeyRef::cmp`.
@@ -141,9 +143,18 @@ fn first_of_row_sorts_before_every_cell_of_the_row() {
 #[test]
 fn limits_are_enforced() {
     let long_row = Cell::put(vec![0u8; MAX_ROW_LEN + 1], "f", "q", 0, 0, "");
-    assert!(matches!(long_row.validate(), Err(CellError::TooLong { field: "row", .. })));
+    assert!(matches!(
+        long_row.validate(),
+        Err(CellError::TooLong { field: "row", .. })
+    ));
     let long_fam = Cell::put("r", vec![0u8; MAX_FAMILY_LEN + 1], "q", 0, 0, "");
-    assert!(matches!(long_fam.validate(), Err(CellError::TooLong { field: "family", .. })));
+    assert!(matches!(
+        long_fam.validate(),
+        Err(CellError::TooLong {
+            field: "family",
+            ..
+        })
+    ));
     let empty = Cell::put("", "f", "q", 0, 0, "");
     assert_eq!(empty.validate(), Err(CellError::EmptyRow));
     let mut buf = Vec::new();

@@ -17,6 +17,7 @@
 
 mod segment;
 
+pub(crate) use segment::to_cell;
 pub use segment::{MemKey, Segment};
 
 use crate::cell::{Cell, CellError};
@@ -65,13 +66,19 @@ impl Memstore {
         let old = std::mem::replace(&mut *active, Arc::new(Segment::new()));
         // Publish to the frozen list before releasing the active lock, so a
         // reader that takes the segment list never misses the frozen cells.
-        self.frozen.write().unwrap_or_else(|e| e.into_inner()).push(old.clone());
+        self.frozen
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(old.clone());
         Some(old)
     }
 
     /// Frozen segments, oldest first.
     pub fn frozen(&self) -> Vec<Arc<Segment>> {
-        self.frozen.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.frozen
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Drops frozen segments whose cells are now in a committed file.

@@ -113,11 +113,20 @@ impl Segment {
     }
 
     /// Visits every cell in order (for flushes); stops at the first error `f` returns.
-    pub fn for_each<E>(&self, mut f: impl FnMut(&MemKey, &Bytes) -> Result<(), E>) -> Result<(), E> {
+    pub fn for_each<E>(
+        &self,
+        mut f: impl FnMut(&MemKey, &Bytes) -> Result<(), E>,
+    ) -> Result<(), E> {
         for e in self.map.iter() {
             f(e.key(), e.value())?;
         }
         Ok(())
+    }
+
+    /// Iterates the cells in order (for flushes). The iterator borrows the
+    /// segment; frozen segments are immutable, so it sees a stable sequence.
+    pub fn iter(&self) -> impl Iterator<Item = Cell> + Send + '_ {
+        self.map.iter().filter_map(|e| to_cell(e.key(), e.value()))
     }
 
     /// All cells in order, decoded (for flushes and tests).

@@ -87,5 +87,8 @@ fn next_after_walks_in_order() {
         rows.push(k.key().unwrap().row.to_vec());
         last = Some(k);
     }
-    assert_eq!(rows, vec![b"r00001".to_vec(), b"r00003".to_vec(), b"r00005".to_vec()]);
+    assert_eq!(
+        rows,
+        vec![b"r00001".to_vec(), b"r00003".to_vec(), b"r00005".to_vec()]
+    );
 }

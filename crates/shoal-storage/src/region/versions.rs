@@ -152,11 +152,13 @@ impl FamilyResolver {
             if ts >= self.spec.min_ts {
                 match cell.kind {
                     CellType::DeleteFamily => {
-                        self.family_delete_ts = Some(self.family_delete_ts.map_or(ts, |t| t.max(ts)))
+                        self.family_delete_ts =
+                            Some(self.family_delete_ts.map_or(ts, |t| t.max(ts)))
                     }
                     CellType::DeleteFamilyVersion => self.family_version_deletes.push(ts),
                     CellType::DeleteColumn => {
-                        self.column_delete_ts = Some(self.column_delete_ts.map_or(ts, |t| t.max(ts)))
+                        self.column_delete_ts =
+                            Some(self.column_delete_ts.map_or(ts, |t| t.max(ts)))
                     }
                     CellType::Delete => self.column_version_deletes.push(ts),
                     CellType::Put => {}
@@ -283,28 +285,60 @@ mod tests {
 
     #[test]
     fn newest_versions_win() {
-        let cells = vec![put("a", 1, 1), put("a", 2, 2), put("a", 3, 3), put("a", 4, 4), put("b", 1, 5)];
+        let cells = vec![
+            put("a", 1, 1),
+            put("a", 2, 2),
+            put("a", 3, 3),
+            put("a", 4, 4),
+            put("b", 1, 5),
+        ];
         assert_eq!(resolve(cells.clone(), spec(1)), ["a@4#4", "b@1#5"]);
         // Capped by the family's max versions (3).
-        assert_eq!(resolve(cells, spec(10)), ["a@4#4", "a@3#3", "a@2#2", "b@1#5"]);
+        assert_eq!(
+            resolve(cells, spec(10)),
+            ["a@4#4", "a@3#3", "a@2#2", "b@1#5"]
+        );
     }
 
     #[test]
     fn markers_mask_by_timestamp_not_sequence() {
-        let cells = vec![put("a", 5, 1), del("a", 5, CellType::Delete, 2), put("a", 5, 3), put("a", 4, 4)];
+        let cells = vec![
+            put("a", 5, 1),
+            del("a", 5, CellType::Delete, 2),
+            put("a", 5, 3),
+            put("a", 4, 4),
+        ];
         // Both puts at ts 5 are masked, including the later one; ts 4 shows.
         assert_eq!(resolve(cells, spec(3)), ["a@4#4"]);
-        let cells = vec![put("a", 5, 1), put("a", 3, 2), del("a", 4, CellType::DeleteColumn, 3), put("b", 1, 4)];
+        let cells = vec![
+            put("a", 5, 1),
+            put("a", 3, 2),
+            del("a", 4, CellType::DeleteColumn, 3),
+            put("b", 1, 4),
+        ];
         assert_eq!(resolve(cells, spec(3)), ["a@5#1", "b@1#4"]);
-        let cells = vec![put("a", 5, 1), put("b", 3, 2), del("", 4, CellType::DeleteFamily, 3), put("", 9, 4)];
+        let cells = vec![
+            put("a", 5, 1),
+            put("b", 3, 2),
+            del("", 4, CellType::DeleteFamily, 3),
+            put("", 9, 4),
+        ];
         assert_eq!(resolve(cells, spec(3)), ["@9#4", "a@5#1"]);
-        let cells = vec![put("a", 5, 1), put("b", 4, 2), del("", 4, CellType::DeleteFamilyVersion, 3)];
+        let cells = vec![
+            put("a", 5, 1),
+            put("b", 4, 2),
+            del("", 4, CellType::DeleteFamilyVersion, 3),
+        ];
         assert_eq!(resolve(cells, spec(3)), ["a@5#1"]);
     }
 
     #[test]
     fn read_point_hides_later_writes_and_markers() {
-        let cells = vec![put("a", 5, 1), del("a", 9, CellType::DeleteColumn, 3), put("a", 6, 4)];
+        let cells = vec![
+            put("a", 5, 1),
+            del("a", 9, CellType::DeleteColumn, 3),
+            put("a", 6, 4),
+        ];
         let mut s = spec(3);
         s.read_point = 2;
         assert_eq!(resolve(cells, s), ["a@5#1"]);
@@ -344,7 +378,11 @@ mod tests {
         ];
         cells.sort_by(compare_cells);
         let mut f = MinorCompactionFilter::default();
-        let kept: Vec<_> = cells.iter().filter(|c| f.keep(c)).map(|c| (c.qualifier.clone(), c.timestamp, c.kind)).collect();
+        let kept: Vec<_> = cells
+            .iter()
+            .filter(|c| f.keep(c))
+            .map(|c| (c.qualifier.clone(), c.timestamp, c.kind))
+            .collect();
         assert_eq!(kept.len(), 4, "{kept:?}");
     }
 }

@@ -134,11 +134,17 @@ impl Block {
         }
         let n_at = data.len() - 4;
         let num_restarts =
-            u32::from_le_bytes([data[n_at], data[n_at + 1], data[n_at + 2], data[n_at + 3]]) as usize;
+            u32::from_le_bytes([data[n_at], data[n_at + 1], data[n_at + 2], data[n_at + 3]])
+                as usize;
         let restarts_len = num_restarts
             .checked_mul(4)
             .filter(|&l| l <= n_at)
-            .ok_or_else(|| BlockError(format!("{num_restarts} restarts do not fit a {}-byte block", data.len())))?;
+            .ok_or_else(|| {
+                BlockError(format!(
+                    "{num_restarts} restarts do not fit a {}-byte block",
+                    data.len()
+                ))
+            })?;
         let restarts_at = n_at - restarts_len;
         if num_restarts == 0 && restarts_at != 0 {
             return malformed("entries without restart points");
@@ -152,7 +158,9 @@ impl Block {
         for i in 0..num_restarts {
             let r = block.restart(i);
             if r >= restarts_at || (i > 0 && r <= prev) || (i == 0 && r != 0) {
-                return malformed(format!("restart point {i} at {r} is out of order or bounds"));
+                return malformed(format!(
+                    "restart point {i} at {r} is out of order or bounds"
+                ));
             }
             prev = r;
         }

@@ -138,7 +138,8 @@ impl BloomFilter {
         if block.len() < 3 {
             return Err(format!("bloom block of {} bytes is too short", block.len()));
         }
-        let kind = BloomKind::from_code(block[0]).ok_or_else(|| format!("unknown bloom kind {}", block[0]))?;
+        let kind = BloomKind::from_code(block[0])
+            .ok_or_else(|| format!("unknown bloom kind {}", block[0]))?;
         if kind == BloomKind::None {
             return Err("bloom block of kind none".into());
         }
@@ -161,7 +162,8 @@ impl BloomFilter {
     /// False only if the key's hash was certainly never added.
     pub fn may_contain_hash(&self, h: u64) -> bool {
         let bits = self.bits.len() as u64 * 8;
-        probe_positions(h, self.probes, bits).all(|p| self.bits[(p / 8) as usize] & (1 << (p % 8)) != 0)
+        probe_positions(h, self.probes, bits)
+            .all(|p| self.bits[(p / 8) as usize] & (1 << (p % 8)) != 0)
     }
 
     /// Bytes of the bit array.

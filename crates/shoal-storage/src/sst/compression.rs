@@ -107,7 +107,10 @@ pub(crate) fn seal(raw: &[u8], compression: Compression, zstd_level: i32) -> Vec
 /// The error is a human-readable reason; callers add the file and offset.
 pub(crate) fn unseal(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
     if frame.len() < FRAME_TRAILER_LEN {
-        return Err(format!("block frame of {} bytes is shorter than its trailer", frame.len()));
+        return Err(format!(
+            "block frame of {} bytes is shorter than its trailer",
+            frame.len()
+        ));
     }
     let body_len = frame.len() - 4;
     let stored = u32::from_le_bytes([
@@ -118,7 +121,9 @@ pub(crate) fn unseal(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
     ]);
     let actual = crc32c::crc32c(&frame[..body_len]);
     if stored != actual {
-        return Err(format!("block checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"));
+        return Err(format!(
+            "block checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
+        ));
     }
     let payload_len = body_len - 1;
     let kind = Compression::from_code(frame[payload_len])
@@ -134,7 +139,10 @@ pub(crate) fn unseal(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
     // LZ4 cannot expand a byte more than 255-fold; refuse to allocate for a
     // length no valid block could have.
     if kind == Compression::Lz4 && raw_len > body.len().saturating_mul(255).saturating_add(16) {
-        return Err(format!("lz4 block of {} bytes cannot hold {raw_len} raw bytes", body.len()));
+        return Err(format!(
+            "lz4 block of {} bytes cannot hold {raw_len} raw bytes",
+            body.len()
+        ));
     }
     let raw = match kind {
         Compression::Lz4 => lz4_flex::block::decompress(body, raw_len)
@@ -144,7 +152,10 @@ pub(crate) fn unseal(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
         Compression::None => unreachable!("handled above"),
     };
     if raw.len() != raw_len {
-        return Err(format!("block decompressed to {} bytes, header says {raw_len}", raw.len()));
+        return Err(format!(
+            "block decompressed to {} bytes, header says {raw_len}",
+            raw.len()
+        ));
     }
     Ok(bytes::Bytes::from(raw))
 }
@@ -157,7 +168,9 @@ mod tests {
     #[test]
     fn every_kind_round_trips() {
         let compressible: Vec<u8> = (0..10_000u32).map(|i| (i % 7) as u8).collect();
-        let random: Vec<u8> = (0..1000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let random: Vec<u8> = (0..1000u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
         for kind in [Compression::None, Compression::Lz4, Compression::Zstd] {
             for raw in [&compressible[..], &random[..], &[][..]] {
                 let frame = Bytes::from(seal(raw, kind, 3));
@@ -178,7 +191,10 @@ mod tests {
                 for bit in 0..8 {
                     let mut bad = frame.clone();
                     bad[i] ^= 1 << bit;
-                    assert!(unseal(&Bytes::from(bad)).is_err(), "{kind:?} byte {i} bit {bit}");
+                    assert!(
+                        unseal(&Bytes::from(bad)).is_err(),
+                        "{kind:?} byte {i} bit {bit}"
+                    );
                 }
             }
         }

@@ -98,6 +98,9 @@ impl SstError {
 
     /// True if the error means the file's bytes are damaged or not an SST.
     pub fn is_corruption(&self) -> bool {
-        matches!(self, SstError::Corruption { .. } | SstError::NotAnSst { .. })
+        matches!(
+            self,
+            SstError::Corruption { .. } | SstError::NotAnSst { .. }
+        )
     }
 }

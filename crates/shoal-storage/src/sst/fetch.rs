@@ -138,7 +138,11 @@ impl BlockFetcher for MemoryFetcher {
                 return Err(SstError::corruption(
                     path,
                     addr.offset,
-                    format!("block of {} bytes runs past the end of a {}-byte file", addr.len, data.len()),
+                    format!(
+                        "block of {} bytes runs past the end of a {}-byte file",
+                        addr.len,
+                        data.len()
+                    ),
                 ));
             }
             Ok(data.slice(addr.offset as usize..end as usize))

@@ -113,7 +113,9 @@ impl Footer {
             return Err(FooterError::UnsupportedVersion(version));
         }
         if buf[57..60] != [0, 0, 0] {
-            return Err(FooterError::Corrupt("reserved footer bytes are not zero".into()));
+            return Err(FooterError::Corrupt(
+                "reserved footer bytes are not zero".into(),
+            ));
         }
         let word = |i: usize| {
             let mut w = [0u8; 8];
@@ -122,17 +124,26 @@ impl Footer {
         };
         let footer = Footer {
             tail_offset: word(0),
-            index: BlockHandle { offset: word(1), len: word(2) },
+            index: BlockHandle {
+                offset: word(1),
+                len: word(2),
+            },
             bloom: match (word(3), word(4)) {
                 (_, 0) => None,
                 (offset, len) => Some(BlockHandle { offset, len }),
             },
-            meta: BlockHandle { offset: word(5), len: word(6) },
+            meta: BlockHandle {
+                offset: word(5),
+                len: word(6),
+            },
             index_levels: buf[56],
             format_version: version,
         };
         if !(1..=2).contains(&footer.index_levels) {
-            return Err(FooterError::Corrupt(format!("{} index levels", footer.index_levels)));
+            return Err(FooterError::Corrupt(format!(
+                "{} index levels",
+                footer.index_levels
+            )));
         }
         let footer_at = file_len
             .checked_sub(FOOTER_LEN as u64)
@@ -163,9 +174,18 @@ mod tests {
     fn sample() -> Footer {
         Footer {
             tail_offset: 100,
-            index: BlockHandle { offset: 150, len: 40 },
-            bloom: Some(BlockHandle { offset: 100, len: 50 }),
-            meta: BlockHandle { offset: 190, len: 30 },
+            index: BlockHandle {
+                offset: 150,
+                len: 40,
+            },
+            bloom: Some(BlockHandle {
+                offset: 100,
+                len: 50,
+            }),
+            meta: BlockHandle {
+                offset: 190,
+                len: 30,
+            },
             index_levels: 1,
             format_version: FORMAT_VERSION,
         }
@@ -187,7 +207,10 @@ mod tests {
             for bit in 0..8 {
                 let mut bad = enc;
                 bad[i] ^= 1 << bit;
-                assert!(Footer::decode(&bad, 220 + FOOTER_LEN as u64).is_err(), "byte {i} bit {bit}");
+                assert!(
+                    Footer::decode(&bad, 220 + FOOTER_LEN as u64).is_err(),
+                    "byte {i} bit {bit}"
+                );
             }
         }
     }
@@ -195,8 +218,14 @@ mod tests {
     #[test]
     fn handles_outside_the_file_are_rejected() {
         let enc = sample().encode();
-        assert!(matches!(Footer::decode(&enc, 200), Err(FooterError::Corrupt(_))));
-        assert!(matches!(Footer::decode(&enc, 10), Err(FooterError::Corrupt(_) | FooterError::NotAnSst(_))));
+        assert!(matches!(
+            Footer::decode(&enc, 200),
+            Err(FooterError::Corrupt(_))
+        ));
+        assert!(matches!(
+            Footer::decode(&enc, 10),
+            Err(FooterError::Corrupt(_) | FooterError::NotAnSst(_))
+        ));
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! block's last key passes the upper bound. `seek` jumps with the block index
 //! and a binary search inside the block.
 
+use super::SstError;
 use super::block::BlockIter;
 use super::reader::SstReader;
-use super::SstError;
 use crate::cell::{Cell, CellKey, KeyRef};
 use bytes::Bytes;
 use std::ops::Bound;
@@ -163,7 +163,8 @@ impl SstIter {
             if let Err(e) = advanced {
                 return Err(self.corrupt(e.0));
             }
-            let key = KeyRef::decode(&key_bytes).map_err(|e| self.corrupt(format!("bad key: {e}")))?;
+            let key =
+                KeyRef::decode(&key_bytes).map_err(|e| self.corrupt(format!("bad key: {e}")))?;
             if !self.range.below_end(&key) {
                 self.done = true;
                 return Ok(None);

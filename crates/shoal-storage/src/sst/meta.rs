@@ -105,12 +105,14 @@ impl FileMeta {
             *c = get_varint(buf, &mut pos).ok_or_else(truncated)?;
         }
         let code = *buf.get(pos).ok_or_else(truncated)?;
-        let compression = Compression::from_code(code).ok_or_else(|| format!("unknown compression {code}"))?;
+        let compression =
+            Compression::from_code(code).ok_or_else(|| format!("unknown compression {code}"))?;
         if first > last {
             return Err("first key sorts after last key".into());
         }
         Ok(FileMeta {
-            format_version: u32::try_from(version).map_err(|_| format!("format version {version}"))?,
+            format_version: u32::try_from(version)
+                .map_err(|_| format!("format version {version}"))?,
             family,
             first_key: first.to_owned_key(),
             last_key: last.to_owned_key(),

@@ -1,9 +1,9 @@
 //! SSTs on the object store: the writer's sink is a multipart [`Upload`], and
 //! [`BucketFetcher`] reads blocks with ranged GETs.
 
+use super::SstError;
 use super::fetch::{BlockAddr, BlockFetcher, BlockKind, FileId};
 use super::writer::SstSink;
-use super::SstError;
 use crate::object::{Bucket, Upload};
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -26,7 +26,10 @@ impl UploadSink {
     /// Starts an upload of `path` on `bucket`.
     pub async fn new(bucket: &Bucket, path: impl Into<String>) -> Result<UploadSink, SstError> {
         let path = path.into();
-        let upload = bucket.upload(&path).await.map_err(|e| object_err(&path, e))?;
+        let upload = bucket
+            .upload(&path)
+            .await
+            .map_err(|e| object_err(&path, e))?;
         Ok(UploadSink { path, upload })
     }
 }
@@ -34,12 +37,19 @@ impl UploadSink {
 impl SstSink for UploadSink {
     async fn write(&mut self, data: Bytes) -> Result<(), SstError> {
         let path = &self.path;
-        self.upload.write(data).await.map_err(|e| object_err(path, e))
+        self.upload
+            .write(data)
+            .await
+            .map_err(|e| object_err(path, e))
     }
 
     async fn finish(self) -> Result<(), SstError> {
         let path = self.path;
-        self.upload.finish().await.map(|_| ()).map_err(|e| object_err(&path, e))
+        self.upload
+            .finish()
+            .await
+            .map(|_| ())
+            .map_err(|e| object_err(&path, e))
     }
 
     async fn abort(self) -> Result<(), SstError> {
@@ -71,7 +81,11 @@ impl BlockFetcher for BucketFetcher {
     ) -> BoxFuture<'a, Result<Bytes, SstError>> {
         Box::pin(async move {
             let end = addr.offset.checked_add(addr.len).ok_or_else(|| {
-                SstError::corruption(path, addr.offset, format!("block length {} overflows", addr.len))
+                SstError::corruption(
+                    path,
+                    addr.offset,
+                    format!("block length {} overflows", addr.len),
+                )
             })?;
             self.bucket
                 .get_range(path, addr.offset..end)
@@ -86,6 +100,11 @@ impl BlockFetcher for BucketFetcher {
         _file: FileId,
         len: u64,
     ) -> BoxFuture<'a, Result<(Bytes, u64), SstError>> {
-        Box::pin(async move { self.bucket.get_suffix(path, len).await.map_err(|e| object_err(path, e)) })
+        Box::pin(async move {
+            self.bucket
+                .get_suffix(path, len)
+                .await
+                .map_err(|e| object_err(path, e))
+        })
     }
 }

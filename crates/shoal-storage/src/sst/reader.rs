@@ -7,6 +7,7 @@
 //! decoded index and bloom filter in memory, so any data block costs exactly one
 //! ranged read (or a cache hit). Every block's checksum is verified before use.
 
+use super::SstError;
 use super::block::{Block, BlockError};
 use super::bloom::{BloomFilter, BloomKind, bloom_hash, row_col_hash};
 use super::compression::unseal;
@@ -15,7 +16,6 @@ use super::footer::{BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer, FooterError
 use super::iter::{ScanRange, SstIter};
 use super::meta::FileMeta;
 use super::varint::get_varint;
-use super::SstError;
 use crate::cell::{Cell, KeyRef};
 use bytes::{Bytes, BytesMut};
 use std::sync::Arc;
@@ -55,7 +55,10 @@ pub struct SstReader {
 
 impl SstReader {
     /// Opens `file`, reading the last [`DEFAULT_OPEN_READ_SIZE`] bytes first.
-    pub async fn open(fetcher: Arc<dyn BlockFetcher>, file: SstFile) -> Result<SstReader, SstError> {
+    pub async fn open(
+        fetcher: Arc<dyn BlockFetcher>,
+        file: SstFile,
+    ) -> Result<SstReader, SstError> {
         SstReader::open_with(fetcher, file, DEFAULT_OPEN_READ_SIZE).await
     }
 
@@ -76,18 +79,19 @@ impl SstReader {
             });
         }
         let footer_at = size - FOOTER_LEN as u64;
-        let footer = Footer::decode(&suffix[suffix.len() - FOOTER_LEN..], size).map_err(|e| match e {
-            FooterError::NotAnSst(reason) => SstError::NotAnSst {
-                file: path.to_string(),
-                reason,
-            },
-            FooterError::UnsupportedVersion(found) => SstError::UnsupportedVersion {
-                file: path.to_string(),
-                found,
-                supported: FORMAT_VERSION,
-            },
-            FooterError::Corrupt(reason) => SstError::corruption(path, footer_at, reason),
-        })?;
+        let footer =
+            Footer::decode(&suffix[suffix.len() - FOOTER_LEN..], size).map_err(|e| match e {
+                FooterError::NotAnSst(reason) => SstError::NotAnSst {
+                    file: path.to_string(),
+                    reason,
+                },
+                FooterError::UnsupportedVersion(found) => SstError::UnsupportedVersion {
+                    file: path.to_string(),
+                    found,
+                    supported: FORMAT_VERSION,
+                },
+                FooterError::Corrupt(reason) => SstError::corruption(path, footer_at, reason),
+            })?;
 
         // The tail, [tail_offset, footer_at): reuse what the suffix read holds and
         // fetch the rest with one ranged read.
@@ -103,7 +107,11 @@ impl SstReader {
             };
             let head = fetcher.fetch(path, addr, BlockKind::Tail).await?;
             if head.len() as u64 != addr.len {
-                return Err(SstError::corruption(path, addr.offset, "short read of the file's tail"));
+                return Err(SstError::corruption(
+                    path,
+                    addr.offset,
+                    "short read of the file's tail",
+                ));
             }
             let mut buf = BytesMut::with_capacity((footer_at - footer.tail_offset) as usize);
             buf.extend_from_slice(&head);
@@ -117,7 +125,8 @@ impl SstReader {
         };
 
         let meta_raw = tail_block(footer.meta)?;
-        let meta = FileMeta::decode(&meta_raw).map_err(|r| SstError::corruption(path, footer.meta.offset, r))?;
+        let meta = FileMeta::decode(&meta_raw)
+            .map_err(|r| SstError::corruption(path, footer.meta.offset, r))?;
 
         let root = parse_index(path, footer.index.offset, tail_block(footer.index)?)?;
         let index = if footer.index_levels == 1 {
@@ -126,27 +135,48 @@ impl SstReader {
             let mut all = Vec::new();
             for leaf in root {
                 if leaf.handle.offset < footer.tail_offset || leaf.handle.end() > footer_at {
-                    return Err(SstError::corruption(path, footer.index.offset, "index leaf outside the tail"));
+                    return Err(SstError::corruption(
+                        path,
+                        footer.index.offset,
+                        "index leaf outside the tail",
+                    ));
                 }
-                all.extend(parse_index(path, leaf.handle.offset, tail_block(leaf.handle)?)?);
+                all.extend(parse_index(
+                    path,
+                    leaf.handle.offset,
+                    tail_block(leaf.handle)?,
+                )?);
             }
             all
         };
         // Data blocks are contiguous from offset 0 to the tail, in key order.
         let mut expect = 0u64;
         for e in &index {
-            if e.handle.offset != expect || e.handle.len == 0 || e.handle.end() > footer.tail_offset {
-                return Err(SstError::corruption(path, footer.index.offset, "index handles do not tile the data"));
+            if e.handle.offset != expect || e.handle.len == 0 || e.handle.end() > footer.tail_offset
+            {
+                return Err(SstError::corruption(
+                    path,
+                    footer.index.offset,
+                    "index handles do not tile the data",
+                ));
             }
             expect = e.handle.end();
         }
-        if expect != footer.tail_offset || index.len() as u64 != meta.data_block_count || index.is_empty() {
-            return Err(SstError::corruption(path, footer.index.offset, "index does not cover the data blocks"));
+        if expect != footer.tail_offset
+            || index.len() as u64 != meta.data_block_count
+            || index.is_empty()
+        {
+            return Err(SstError::corruption(
+                path,
+                footer.index.offset,
+                "index does not cover the data blocks",
+            ));
         }
 
         let bloom = match footer.bloom {
             Some(h) => Some(
-                BloomFilter::decode(tail_block(h)?).map_err(|r| SstError::corruption(path, h.offset, r))?,
+                BloomFilter::decode(tail_block(h)?)
+                    .map_err(|r| SstError::corruption(path, h.offset, r))?,
             ),
             None => None,
         };
@@ -208,7 +238,9 @@ impl SstReader {
     /// False if the file certainly holds no cell of column `row:qualifier`.
     pub fn may_contain_column(&self, row: &[u8], qualifier: &[u8]) -> bool {
         match &self.inner.bloom {
-            Some(b) if b.kind() == BloomKind::RowCol => b.may_contain_hash(row_col_hash(row, qualifier)),
+            Some(b) if b.kind() == BloomKind::RowCol => {
+                b.may_contain_hash(row_col_hash(row, qualifier))
+            }
             _ => self.may_contain_row(row),
         }
     }
@@ -225,7 +257,11 @@ impl SstReader {
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let last = KeyRef::decode(&index[mid].last_key).map_err(|e| {
-                SstError::corruption(&self.inner.file.path, index[mid].handle.offset, format!("index key: {e}"))
+                SstError::corruption(
+                    &self.inner.file.path,
+                    index[mid].handle.offset,
+                    format!("index key: {e}"),
+                )
             })?;
             if last < *key {
                 lo = mid + 1;
@@ -245,9 +281,17 @@ impl SstReader {
     pub async fn read_block(&self, i: usize) -> Result<Block, SstError> {
         let path = self.inner.file.path.as_str();
         let addr = self.block_addr(i).ok_or_else(|| {
-            SstError::corruption(path, 0, format!("block {i} of {} requested", self.data_block_count()))
+            SstError::corruption(
+                path,
+                0,
+                format!("block {i} of {} requested", self.data_block_count()),
+            )
         })?;
-        let frame = self.inner.fetcher.fetch(path, addr, BlockKind::Data).await?;
+        let frame = self
+            .inner
+            .fetcher
+            .fetch(path, addr, BlockKind::Data)
+            .await?;
         if frame.len() as u64 != addr.len {
             return Err(SstError::corruption(
                 path,
@@ -277,27 +321,46 @@ fn parse_index(path: &str, offset: u64, raw: Bytes) -> Result<Vec<IndexEntry>, S
     let mut it = block.iter();
     let mut out = Vec::new();
     let mut prev: Option<Bytes> = None;
-    let mut more = it.seek_to_first().map_err(|e| SstError::corruption(path, offset, e.0))?;
+    let mut more = it
+        .seek_to_first()
+        .map_err(|e| SstError::corruption(path, offset, e.0))?;
     while more {
         let key = Bytes::copy_from_slice(it.key());
-        let k = KeyRef::decode(&key).map_err(|e| SstError::corruption(path, offset, format!("index key: {e}")))?;
+        let k = KeyRef::decode(&key)
+            .map_err(|e| SstError::corruption(path, offset, format!("index key: {e}")))?;
         if let Some(p) = &prev {
-            let pk = KeyRef::decode(p).map_err(|e| SstError::corruption(path, offset, e.to_string()))?;
+            let pk =
+                KeyRef::decode(p).map_err(|e| SstError::corruption(path, offset, e.to_string()))?;
             if pk >= k {
-                return Err(SstError::corruption(path, offset, "index keys out of order"));
+                return Err(SstError::corruption(
+                    path,
+                    offset,
+                    "index keys out of order",
+                ));
             }
         }
         let value = it.value();
         let mut pos = 0;
-        let (Some(h_off), Some(h_len)) = (get_varint(&value, &mut pos), get_varint(&value, &mut pos)) else {
-            return Err(SstError::corruption(path, offset, "bad block handle in index"));
+        let (Some(h_off), Some(h_len)) =
+            (get_varint(&value, &mut pos), get_varint(&value, &mut pos))
+        else {
+            return Err(SstError::corruption(
+                path,
+                offset,
+                "bad block handle in index",
+            ));
         };
         out.push(IndexEntry {
             last_key: key.clone(),
-            handle: BlockHandle { offset: h_off, len: h_len },
+            handle: BlockHandle {
+                offset: h_off,
+                len: h_len,
+            },
         });
         prev = Some(key);
-        more = it.advance().map_err(|e| SstError::corruption(path, offset, e.0))?;
+        more = it
+            .advance()
+            .map_err(|e| SstError::corruption(path, offset, e.0))?;
     }
     Ok(out)
 }

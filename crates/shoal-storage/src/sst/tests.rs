@@ -20,7 +20,12 @@ fn arb_cells() -> impl Strategy<Value = Vec<Cell>> {
             0u32..400,
             prop::sample::select(vec!["a", "b", "qual", ""]),
             0i64..5,
-            prop::sample::select(vec![CellType::Put, CellType::Put, CellType::Delete, CellType::DeleteFamily]),
+            prop::sample::select(vec![
+                CellType::Put,
+                CellType::Put,
+                CellType::Delete,
+                CellType::DeleteFamily,
+            ]),
             0u64..4,
             0usize..300,
         ),
@@ -29,7 +34,11 @@ fn arb_cells() -> impl Strategy<Value = Vec<Cell>> {
     .prop_map(|specs| {
         let mut model = BTreeMap::new();
         for (row, q, ts, kind, seq, vlen) in specs {
-            let value = if kind == CellType::Put { vec![b'x' ^ (row as u8); vlen] } else { Vec::new() };
+            let value = if kind == CellType::Put {
+                vec![b'x' ^ (row as u8); vlen]
+            } else {
+                Vec::new()
+            };
             let c = Cell {
                 row: format!("row{row:05}").into(),
                 family: "cf".into(),
@@ -58,7 +67,10 @@ pub(crate) async fn write_sst(cells: &[Cell], options: SstWriterOptions) -> (Vec
 pub(crate) async fn open(bytes: Vec<u8>) -> (Arc<MemoryFetcher>, Result<SstReader, SstError>) {
     let fetcher = Arc::new(MemoryFetcher::new());
     fetcher.insert("t.sst", bytes);
-    let file = SstFile { id: FileId(7), path: "t.sst".into() };
+    let file = SstFile {
+        id: FileId(7),
+        path: "t.sst".into(),
+    };
     let r = SstReader::open(fetcher.clone(), file).await;
     (fetcher, r)
 }
@@ -71,7 +83,12 @@ async fn collect(mut it: SstIter) -> Vec<Cell> {
     out
 }
 
-fn options(compression: Compression, block_size: usize, index_block_size: usize, bloom: BloomKind) -> SstWriterOptions {
+fn options(
+    compression: Compression,
+    block_size: usize,
+    index_block_size: usize,
+    bloom: BloomKind,
+) -> SstWriterOptions {
     SstWriterOptions {
         block_size,
         compression,
@@ -140,7 +157,16 @@ proptest! {
 
 fn many_rows(n: u32) -> Vec<Cell> {
     (0..n)
-        .map(|i| Cell::put(format!("user{i:08}"), "cf", "field0", 1_700_000_000_000, u64::from(i), vec![b'v'; 100]))
+        .map(|i| {
+            Cell::put(
+                format!("user{i:08}"),
+                "cf",
+                "field0",
+                1_700_000_000_000,
+                u64::from(i),
+                vec![b'v'; 100],
+            )
+        })
         .collect()
 }
 
@@ -156,7 +182,11 @@ fn open_costs_at_most_two_reads_and_a_block_costs_one() {
         assert_eq!(fetcher.fetch_count(), 2);
 
         // Large file with a two-level index bigger than the first read.
-        let opts = SstWriterOptions { block_size: 1024, index_block_size: 4096, ..SstWriterOptions::default() };
+        let opts = SstWriterOptions {
+            block_size: 1024,
+            index_block_size: 4096,
+            ..SstWriterOptions::default()
+        };
         let (bytes, summary) = write_sst(&many_rows(100_000), opts).await;
         assert_eq!(summary.index_levels, 2);
         let (fetcher, reader) = open(bytes).await;
@@ -164,7 +194,11 @@ fn open_costs_at_most_two_reads_and_a_block_costs_one() {
         assert_eq!(fetcher.fetch_count(), 2);
         let before = fetcher.fetch_count();
         let row = format!("user{:08}", 77_777);
-        let c = reader.first_at_or_after(KeyRef::first_of_row(row.as_bytes())).await.unwrap().unwrap();
+        let c = reader
+            .first_at_or_after(KeyRef::first_of_row(row.as_bytes()))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(c.row, row.as_bytes());
         assert_eq!(fetcher.fetch_count(), before + 1);
     });
@@ -175,20 +209,30 @@ fn bloom_filters_absent_rows() {
     block_on(async {
         let (bytes, _) = write_sst(&many_rows(10_000), SstWriterOptions::default()).await;
         let reader = open(bytes).await.1.unwrap();
-        let fp = (0..10_000).filter(|i| reader.may_contain_row(format!("user{i:08}x").as_bytes())).count();
+        let fp = (0..10_000)
+            .filter(|i| reader.may_contain_row(format!("user{i:08}x").as_bytes()))
+            .count();
         assert!(fp < 300, "{fp} false positives in 10000");
         for i in (0..10_000).step_by(97) {
             assert!(reader.may_contain_row(format!("user{i:08}").as_bytes()));
         }
 
-        let opts = SstWriterOptions { bloom: BloomKind::RowCol, ..SstWriterOptions::default() };
+        let opts = SstWriterOptions {
+            bloom: BloomKind::RowCol,
+            ..SstWriterOptions::default()
+        };
         let (bytes, _) = write_sst(&many_rows(1000), opts).await;
         let reader = open(bytes).await.1.unwrap();
         assert!(reader.may_contain_column(b"user00000005", b"field0"));
-        let fp = (0..1000).filter(|i| reader.may_contain_column(format!("user{i:08}").as_bytes(), b"field1")).count();
+        let fp = (0..1000)
+            .filter(|i| reader.may_contain_column(format!("user{i:08}").as_bytes(), b"field1"))
+            .count();
         assert!(fp < 50, "{fp}");
 
-        let opts = SstWriterOptions { bloom: BloomKind::None, ..SstWriterOptions::default() };
+        let opts = SstWriterOptions {
+            bloom: BloomKind::None,
+            ..SstWriterOptions::default()
+        };
         let (bytes, _) = write_sst(&many_rows(10), opts).await;
         let reader = open(bytes).await.1.unwrap();
         assert!(reader.may_contain_row(b"user00000003"));
@@ -200,24 +244,59 @@ fn bloom_filters_absent_rows() {
 fn writer_rejects_bad_input() {
     block_on(async {
         let mut sink = Vec::new();
-        let mut w = SstWriter::new(FileId(1), "x.sst", "cf", SstWriterOptions::default(), &mut sink).unwrap();
+        let mut w = SstWriter::new(
+            FileId(1),
+            "x.sst",
+            "cf",
+            SstWriterOptions::default(),
+            &mut sink,
+        )
+        .unwrap();
         w.add(&Cell::put("b", "cf", "q", 1, 1, "v")).await.unwrap();
-        let err = w.add(&Cell::put("a", "cf", "q", 1, 1, "v")).await.unwrap_err();
+        let err = w
+            .add(&Cell::put("a", "cf", "q", 1, 1, "v"))
+            .await
+            .unwrap_err();
         assert!(matches!(err, SstError::OutOfOrder { .. }), "{err}");
-        let err = w.add(&Cell::put("b", "cf", "q", 1, 1, "v")).await.unwrap_err();
-        assert!(matches!(err, SstError::OutOfOrder { .. }), "duplicate key: {err}");
-        let err = w.add(&Cell::put("c", "other", "q", 1, 1, "v")).await.unwrap_err();
+        let err = w
+            .add(&Cell::put("b", "cf", "q", 1, 1, "v"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, SstError::OutOfOrder { .. }),
+            "duplicate key: {err}"
+        );
+        let err = w
+            .add(&Cell::put("c", "other", "q", 1, 1, "v"))
+            .await
+            .unwrap_err();
         assert!(matches!(err, SstError::WrongFamily { .. }), "{err}");
-        let err = w.add(&Cell::put("", "cf", "q", 1, 1, "v")).await.unwrap_err();
+        let err = w
+            .add(&Cell::put("", "cf", "q", 1, 1, "v"))
+            .await
+            .unwrap_err();
         assert!(matches!(err, SstError::Cell { .. }), "{err}");
 
-        let w = SstWriter::new(FileId(1), "e.sst", "cf", SstWriterOptions::default(), Vec::new()).unwrap();
+        let w = SstWriter::new(
+            FileId(1),
+            "e.sst",
+            "cf",
+            SstWriterOptions::default(),
+            Vec::new(),
+        )
+        .unwrap();
         assert!(matches!(w.finish().await, Err(SstError::Empty { .. })));
 
-        let bad = SstWriterOptions { block_size: 1, ..SstWriterOptions::default() };
+        let bad = SstWriterOptions {
+            block_size: 1,
+            ..SstWriterOptions::default()
+        };
         assert!(matches!(
             SstWriter::new(FileId(1), "o.sst", "cf", bad, Vec::new()),
-            Err(SstError::InvalidOption { name: "block_size", .. })
+            Err(SstError::InvalidOption {
+                name: "block_size",
+                ..
+            })
         ));
     });
 }
@@ -233,7 +312,10 @@ fn meta_records_ranges_and_counts() {
         let (bytes, summary) = write_sst(&cells, SstWriterOptions::default()).await;
         let m = &summary.meta;
         assert_eq!((m.min_timestamp, m.max_timestamp, m.max_seq), (-2, 9, 8));
-        assert_eq!((m.cell_count, m.delete_count, m.data_block_count), (3, 1, 1));
+        assert_eq!(
+            (m.cell_count, m.delete_count, m.data_block_count),
+            (3, 1, 1)
+        );
         assert_eq!(m.first_key, cells[0].key().to_owned_key());
         assert_eq!(m.last_key, cells[2].key().to_owned_key());
         assert_eq!(&m.family[..], b"cf");
@@ -250,7 +332,10 @@ fn a_cell_larger_than_a_block_gets_its_own_block() {
             Cell::put("b", "cf", "q", 1, 1, vec![2u8; 300_000]),
             Cell::put("c", "cf", "q", 1, 1, vec![3u8; 10]),
         ];
-        let opts = SstWriterOptions { block_size: 4096, ..SstWriterOptions::default() };
+        let opts = SstWriterOptions {
+            block_size: 4096,
+            ..SstWriterOptions::default()
+        };
         let (bytes, _) = write_sst(&cells, opts).await;
         let reader = open(bytes).await.1.unwrap();
         assert_eq!(collect(reader.iter(ScanRange::all())).await, cells);

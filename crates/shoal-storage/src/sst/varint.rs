@@ -59,6 +59,12 @@ mod tests {
         let mut pos = 0;
         assert_eq!(get_varint(&[0xff; 11], &mut pos), None);
         let mut pos = 0;
-        assert_eq!(get_varint(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02], &mut pos), None);
+        assert_eq!(
+            get_varint(
+                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02],
+                &mut pos
+            ),
+            None
+        );
     }
 }

@@ -10,6 +10,7 @@
 //! cell belongs to the writer's family and passes the cell model's limits, and
 //! a file has at least one cell.
 
+use super::SstError;
 use super::block::BlockBuilder;
 use super::bloom::{BloomBuilder, BloomKind, bloom_hash, row_col_hash};
 use super::compression::{Compression, seal};
@@ -17,7 +18,6 @@ use super::fetch::FileId;
 use super::footer::{BlockHandle, FORMAT_VERSION, Footer};
 use super::meta::FileMeta;
 use super::varint::put_varint;
-use super::SstError;
 use crate::cell::{Cell, KeyRef};
 use bytes::Bytes;
 use serde::Deserialize;
@@ -66,19 +66,34 @@ impl SstWriterOptions {
     pub fn validate(&self) -> Result<(), SstError> {
         let bad = |name, reason: String| Err(SstError::InvalidOption { name, reason });
         if !(256..=64 * 1024 * 1024).contains(&self.block_size) {
-            return bad("block_size", format!("{} is outside 256 B..=64 MiB", self.block_size));
+            return bad(
+                "block_size",
+                format!("{} is outside 256 B..=64 MiB", self.block_size),
+            );
         }
         if !(1..=1024).contains(&self.restart_interval) {
-            return bad("restart_interval", format!("{} is outside 1..=1024", self.restart_interval));
+            return bad(
+                "restart_interval",
+                format!("{} is outside 1..=1024", self.restart_interval),
+            );
         }
         if !(1..=19).contains(&self.zstd_level) {
-            return bad("zstd_level", format!("{} is outside 1..=19", self.zstd_level));
+            return bad(
+                "zstd_level",
+                format!("{} is outside 1..=19", self.zstd_level),
+            );
         }
         if !(1..=32).contains(&self.bloom_bits_per_key) {
-            return bad("bloom_bits_per_key", format!("{} is outside 1..=32", self.bloom_bits_per_key));
+            return bad(
+                "bloom_bits_per_key",
+                format!("{} is outside 1..=32", self.bloom_bits_per_key),
+            );
         }
         if !(256..=64 * 1024 * 1024).contains(&self.index_block_size) {
-            return bad("index_block_size", format!("{} is outside 256 B..=64 MiB", self.index_block_size));
+            return bad(
+                "index_block_size",
+                format!("{} is outside 256 B..=64 MiB", self.index_block_size),
+            );
         }
         Ok(())
     }
@@ -221,7 +236,9 @@ impl<S: SstSink> SstWriter<S> {
         };
         cell.validate().map_err(cell_err)?;
         self.key_buf.clear();
-        cell.key().encode_into(&mut self.key_buf).map_err(cell_err)?;
+        cell.key()
+            .encode_into(&mut self.key_buf)
+            .map_err(cell_err)?;
         let (new_row, new_column) = if self.first_key.is_none() {
             (true, true)
         } else {
@@ -238,7 +255,9 @@ impl<S: SstSink> SstWriter<S> {
         if let Some(bloom) = &mut self.bloom {
             match self.options.bloom {
                 BloomKind::Row if new_row => bloom.add_hash(bloom_hash(&cell.row)),
-                BloomKind::RowCol if new_column => bloom.add_hash(row_col_hash(&cell.row, &cell.qualifier)),
+                BloomKind::RowCol if new_column => {
+                    bloom.add_hash(row_col_hash(&cell.row, &cell.qualifier))
+                }
                 _ => {}
             }
         }
@@ -294,7 +313,10 @@ impl<S: SstSink> SstWriter<S> {
         let tail_offset = self.offset;
 
         let bloom = match self.bloom.take() {
-            Some(b) if !b.is_empty() => Some(self.write_frame(seal(&b.finish(), Compression::None, 0)).await?),
+            Some(b) if !b.is_empty() => Some(
+                self.write_frame(seal(&b.finish(), Compression::None, 0))
+                    .await?,
+            ),
             _ => None,
         };
 
@@ -304,7 +326,11 @@ impl<S: SstSink> SstWriter<S> {
         let data_block_count = entries.len() as u64;
         let single = build_index_block(&entries, restart);
         let (index, index_levels) = if single.len() <= self.options.index_block_size {
-            (self.write_frame(seal(&single, Compression::None, 0)).await?, 1)
+            (
+                self.write_frame(seal(&single, Compression::None, 0))
+                    .await?,
+                1,
+            )
         } else {
             drop(single);
             let mut leaves = Vec::new();
@@ -322,7 +348,10 @@ impl<S: SstSink> SstWriter<S> {
                 }
             }
             let root = build_index_block(&leaves, restart);
-            (self.write_frame(seal(&root, Compression::None, 0)).await?, 2)
+            (
+                self.write_frame(seal(&root, Compression::None, 0)).await?,
+                2,
+            )
         };
 
         let cell_err = |source| SstError::Cell {
@@ -330,7 +359,9 @@ impl<S: SstSink> SstWriter<S> {
             source,
         };
         let first = KeyRef::decode(&first_key).map_err(cell_err)?.to_owned_key();
-        let last = KeyRef::decode(&self.last_key).map_err(cell_err)?.to_owned_key();
+        let last = KeyRef::decode(&self.last_key)
+            .map_err(cell_err)?
+            .to_owned_key();
         let meta = FileMeta {
             format_version: FORMAT_VERSION,
             family: self.family.clone(),
@@ -347,7 +378,9 @@ impl<S: SstSink> SstWriter<S> {
             compression: self.options.compression,
         };
         let meta_body = meta.encode().map_err(cell_err)?;
-        let meta_handle = self.write_frame(seal(&meta_body, Compression::None, 0)).await?;
+        let meta_handle = self
+            .write_frame(seal(&meta_body, Compression::None, 0))
+            .await?;
         let footer = Footer {
             tail_offset,
             index,
@@ -357,7 +390,9 @@ impl<S: SstSink> SstWriter<S> {
             format_version: FORMAT_VERSION,
         };
         self.offset += super::footer::FOOTER_LEN as u64;
-        self.sink.write(Bytes::copy_from_slice(&footer.encode())).await?;
+        self.sink
+            .write(Bytes::copy_from_slice(&footer.encode()))
+            .await?;
         self.sink.finish().await?;
         Ok(SstSummary {
             id: self.id,
