@@ -12,3 +12,4 @@ pub mod memstore;
 pub mod object;
 pub mod region;
 pub mod sst;
+pub mod wal;

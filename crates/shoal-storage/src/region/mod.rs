@@ -1,2 +1,346 @@
-//! A region: one key range of one table, durable on the object store.
+//! A region: one key range of one table, durable on the object store, with
+//! HBase's read and write semantics.
+//!
+//! Layout: `store` (one family: memstore + files), `mutate` (the write path:
+//! row lock → sequence number → WAL → memstore → read point), `read` (gets and
+//! scans: per-family merged streams, version resolution, row assembly),
+//! `flush` (memstore → SST → manifest → WAL release), `compact` (minor and
+//! major compactions), `versions` (the pure visibility rules), `mvcc`,
+//! `row_locks`, `merge`, `ops` (request types), `config`, `error`.
+//!
+//! Durability: a write is acknowledged only after its WAL entry is durable. The
+//! manifest records which files are live and up to which sequence the WAL is
+//! covered by them; opening a region bumps the manifest epoch (fencing any
+//! previous owner), opens the files and replays the WAL entries after that
+//! sequence. A fenced region refuses every further operation.
+
+mod compact;
+pub mod config;
+mod error;
+mod flush;
+mod merge;
+pub mod mutate;
+mod mvcc;
+pub mod ops;
+mod read;
+mod row_locks;
+mod store;
 pub mod versions;
+
+pub use compact::CompactionReport;
+pub use config::{Clock, CompactionPolicy, FamilyConfig, ManualClock, RegionConfig, SystemClock};
+pub use error::RegionError;
+pub use flush::FlushReport;
+pub use ops::{
+    CheckAndMutate, Columns, CompareOp, Get, RowMutation, RowOp, RowResult, Scan, TimeRange,
+};
+pub use read::RegionScanner;
+
+use crate::cell::Cell;
+use crate::manifest::{FilePins, GcOptions, GcReport, ManifestStore, ManifestWriter};
+use crate::object::Bucket;
+use crate::sst::{BlockFetcher, SstFile, SstReader};
+use crate::wal::Wal;
+use bytes::Bytes;
+use mvcc::Mvcc;
+use row_locks::RowLocks;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use store::{LiveFile, Store};
+
+/// What a region runs on: shared by every region of a server.
+#[derive(Debug, Clone)]
+pub struct RegionEnv {
+    /// Where manifests and files live.
+    pub bucket: Bucket,
+    /// The server's write-ahead log.
+    pub wal: Wal,
+    /// Where SST blocks are read from (the block cache, or the bucket directly).
+    pub fetcher: Arc<dyn BlockFetcher>,
+    /// Files in use by readers (GC skips them).
+    pub pins: FilePins,
+    /// Time source.
+    pub clock: Arc<dyn Clock>,
+    /// Bounds concurrent compactions across regions.
+    pub compaction_slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl RegionEnv {
+    /// An environment reading blocks straight from `bucket`, with the system clock.
+    pub fn new(bucket: Bucket, wal: Wal) -> RegionEnv {
+        RegionEnv {
+            fetcher: Arc::new(crate::sst::BucketFetcher::new(bucket.clone())),
+            bucket,
+            wal,
+            pins: FilePins::new(),
+            clock: Arc::new(SystemClock),
+            compaction_slots: Arc::new(tokio::sync::Semaphore::new(2)),
+        }
+    }
+}
+
+/// An open region. Cheap to clone; clones share everything.
+#[derive(Debug, Clone)]
+pub struct Region {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: RegionConfig,
+    env: RegionEnv,
+    stores: BTreeMap<Bytes, Store>,
+    manifest: tokio::sync::Mutex<ManifestWriter>,
+    mvcc: Mvcc,
+    row_locks: RowLocks,
+    flush_lock: tokio::sync::Mutex<()>,
+    compaction_lock: tokio::sync::Mutex<()>,
+    flush_running: AtomicBool,
+    compaction_running: AtomicBool,
+    fenced: AtomicBool,
+    closed: AtomicBool,
+    stats: Stats,
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    flushes: AtomicU64,
+    compactions: AtomicU64,
+}
+
+impl Region {
+    /// Opens (or creates) the region: takes ownership of its manifest (fencing
+    /// any previous owner), opens its files, and replays its WAL entries.
+    pub async fn open(config: RegionConfig, env: RegionEnv) -> Result<Region, RegionError> {
+        let region = config.region_id.clone();
+        let invalid = |reason: String| RegionError::InvalidArgument {
+            region: region.clone(),
+            reason,
+        };
+        if config.families.is_empty() {
+            return Err(invalid("a region needs at least one column family".into()));
+        }
+        for f in &config.families {
+            config::validate_family_name(&f.name).map_err(|r| {
+                invalid(format!(
+                    "family name {:?} {r}",
+                    String::from_utf8_lossy(&f.name)
+                ))
+            })?;
+            f.sst.validate().map_err(|e| invalid(e.to_string()))?;
+            if f.retention.max_versions == 0 {
+                return Err(invalid("max_versions must be at least 1".into()));
+            }
+        }
+        let manifest_err = |source| RegionError::Manifest {
+            region: region.clone(),
+            source,
+        };
+        let writer = ManifestStore::new(env.bucket.clone(), config.region_dir.clone())
+            .open_owner(config.start_row.clone(), config.end_row.clone())
+            .await
+            .map_err(manifest_err)?;
+        let manifest = writer.current().clone();
+
+        let mut stores = BTreeMap::new();
+        for family in &config.families {
+            let name = String::from_utf8_lossy(&family.name).into_owned();
+            let entries = manifest.stores.get(&name).cloned().unwrap_or_default();
+            let opens = entries.into_iter().rev().map(|entry| {
+                let fetcher = env.fetcher.clone();
+                let pins = env.pins.clone();
+                async move {
+                    let pin = Arc::new(pins.pin(entry.id));
+                    let file = SstFile {
+                        id: entry.id,
+                        path: entry.path.clone(),
+                    };
+                    let reader = SstReader::open(fetcher, file).await?;
+                    Ok::<_, crate::sst::SstError>(LiveFile {
+                        reader,
+                        entry,
+                        _pin: pin,
+                    })
+                }
+            });
+            let files = futures::future::try_join_all(opens)
+                .await
+                .map_err(|source| RegionError::Sst {
+                    region: region.clone(),
+                    source,
+                })?;
+            stores.insert(family.name.clone(), Store::new(family.clone(), files));
+        }
+
+        // Replay what the WAL holds beyond the flushed sequence.
+        let recovered = env
+            .wal
+            .take_recovered(&config.region_id, manifest.flushed_seq);
+        let mut last_seq = manifest.max_seq.max(manifest.flushed_seq);
+        let mut replayed = 0usize;
+        for entry in recovered {
+            let cells =
+                mutate::decode_payload(&entry.payload).map_err(|source| RegionError::Cell {
+                    region: region.clone(),
+                    source,
+                })?;
+            for cell in cells {
+                let Some(store) = stores.get(&cell.family) else {
+                    tracing::warn!(region = %region, family = ?cell.family, "WAL entry for a family the region no longer has; skipped");
+                    continue;
+                };
+                store
+                    .memstore
+                    .insert(&cell)
+                    .map_err(|source| RegionError::Cell {
+                        region: region.clone(),
+                        source,
+                    })?;
+            }
+            last_seq = last_seq.max(entry.seq);
+            replayed += 1;
+        }
+        tracing::info!(
+            region = %region,
+            epoch = manifest.epoch,
+            files = manifest.files().count(),
+            replayed,
+            last_seq,
+            "region opened"
+        );
+        Ok(Region {
+            inner: Arc::new(Inner {
+                mvcc: Mvcc::new(last_seq),
+                config,
+                env,
+                stores,
+                manifest: tokio::sync::Mutex::new(writer),
+                row_locks: RowLocks::default(),
+                flush_lock: tokio::sync::Mutex::new(()),
+                compaction_lock: tokio::sync::Mutex::new(()),
+                flush_running: AtomicBool::new(false),
+                compaction_running: AtomicBool::new(false),
+                fenced: AtomicBool::new(false),
+                closed: AtomicBool::new(false),
+                stats: Stats::default(),
+            }),
+        })
+    }
+
+    /// The region's settings.
+    pub fn config(&self) -> &RegionConfig {
+        &self.inner.config
+    }
+
+    /// The region id.
+    pub fn id(&self) -> &str {
+        &self.inner.config.region_id
+    }
+
+    /// Bytes held by all memstores.
+    pub fn memstore_size(&self) -> usize {
+        self.inner.stores.values().map(|s| s.memstore.size()).sum()
+    }
+
+    /// The current read point (highest sequence visible to new reads).
+    pub fn read_point(&self) -> u64 {
+        self.inner.mvcc.read_point()
+    }
+
+    /// Number of live files per family.
+    pub fn file_counts(&self) -> BTreeMap<Bytes, usize> {
+        self.inner
+            .stores
+            .iter()
+            .map(|(k, s)| (k.clone(), s.files().len()))
+            .collect()
+    }
+
+    /// Flushes and compactions completed since open.
+    pub fn counters(&self) -> (u64, u64) {
+        (
+            self.inner.stats.flushes.load(Ordering::Relaxed),
+            self.inner.stats.compactions.load(Ordering::Relaxed),
+        )
+    }
+
+    /// True once another owner has fenced this instance.
+    pub fn is_fenced(&self) -> bool {
+        self.inner.fenced.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn check_open(&self) -> Result<(), RegionError> {
+        let region = self.id().to_string();
+        if self.inner.fenced.load(Ordering::SeqCst) {
+            return Err(RegionError::Fenced { region });
+        }
+        if self.inner.closed.load(Ordering::SeqCst) {
+            return Err(RegionError::Closed { region });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn store(&self, family: &[u8]) -> Result<&Store, RegionError> {
+        self.inner
+            .stores
+            .get(family)
+            .ok_or_else(|| RegionError::NoSuchFamily {
+                region: self.id().to_string(),
+                family: String::from_utf8_lossy(family).into_owned(),
+            })
+    }
+
+    pub(crate) fn manifest_error(&self, source: crate::manifest::ManifestError) -> RegionError {
+        if source.is_fenced() {
+            self.inner.fenced.store(true, Ordering::SeqCst);
+            tracing::error!(region = %self.id(), "region fenced by a newer owner; it stops serving");
+            return RegionError::Fenced {
+                region: self.id().to_string(),
+            };
+        }
+        RegionError::Manifest {
+            region: self.id().to_string(),
+            source,
+        }
+    }
+
+    pub(crate) fn sst_error(&self, source: crate::sst::SstError) -> RegionError {
+        RegionError::Sst {
+            region: self.id().to_string(),
+            source,
+        }
+    }
+
+    /// Deletes files and manifests no longer needed (see `docs/manifest.md`).
+    pub async fn collect_garbage(&self, options: &GcOptions) -> Result<GcReport, RegionError> {
+        let writer = self.inner.manifest.lock().await;
+        writer
+            .gc(options, &self.inner.env.pins)
+            .await
+            .map_err(|e| self.manifest_error(e))
+    }
+
+    /// Flushes the memstores and stops serving. The next open replays nothing.
+    pub async fn close(&self) -> Result<(), RegionError> {
+        self.check_open()?;
+        self.flush().await?;
+        self.inner.closed.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Every visible cell of the region at the current read point, for tests
+    /// and tools (unbounded memory: small regions only).
+    pub async fn dump(&self) -> Result<Vec<Cell>, RegionError> {
+        let scan = Scan {
+            max_versions: u32::MAX,
+            ..Scan::all()
+        };
+        let mut scanner = self.scanner(scan)?;
+        let mut out = Vec::new();
+        while let Some(row) = scanner.next().await? {
+            out.extend(row.cells);
+        }
+        Ok(out)
+    }
+}

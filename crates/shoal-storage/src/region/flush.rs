@@ -1,0 +1,204 @@
+//! Flush: frozen memstore segments → one SST per family → manifest commit →
+//! WAL release.
+//!
+//! Order of events, and why:
+//! 1. Read the read point `R` *before* freezing: every mutation numbered ≤ `R`
+//!    is already in the memstore, hence in the segments about to be frozen.
+//!    (Cells numbered above `R` may be frozen too; they are flushed as well and,
+//!    if the WAL replays them later, merged away as identical keys.)
+//! 2. Freeze every family's active segment (O(1); writers continue into new
+//!    segments) and write the frozen segments of each family as one SST.
+//! 3. Commit a manifest adding the files and recording `flushed_seq = R`.
+//!    Until this commit the new files are invisible garbage; a crash here loses
+//!    nothing because the WAL still holds every entry.
+//! 4. Install each file in its store *before* dropping its segments (a reader
+//!    may briefly see both; never neither).
+//! 5. Tell the WAL that entries ≤ `R` are flushed, so it can delete segments.
+
+use super::store::{LiveFile, Store};
+use super::{Region, RegionError};
+use crate::manifest::StoreFile;
+use crate::memstore::Segment;
+use crate::sst::{FileId, SstFile, SstReader, SstSummary, SstWriter, UploadSink};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// What a flush did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlushReport {
+    /// Files written (one per family with data).
+    pub files: usize,
+    /// Cells written.
+    pub cells: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// WAL sequence the region's files now cover.
+    pub flushed_seq: u64,
+}
+
+pub(crate) fn store_file_entry(id: FileId, path: String, summary: &SstSummary) -> StoreFile {
+    let m = &summary.meta;
+    StoreFile {
+        id,
+        path,
+        size: summary.size,
+        cell_count: m.cell_count,
+        max_seq: m.max_seq,
+        min_timestamp: m.min_timestamp,
+        max_timestamp: m.max_timestamp,
+        first_row: m.first_key.row.clone(),
+        last_row: m.last_key.row.clone(),
+    }
+}
+
+impl Region {
+    /// The object path of a new file of `store`.
+    pub(crate) fn new_file_path(&self, store: &Store, id: FileId) -> String {
+        format!(
+            "{}/{}/{}.sst",
+            self.inner.config.region_dir,
+            String::from_utf8_lossy(store.name()),
+            id
+        )
+    }
+
+    /// Opens a file just written and pins it.
+    pub(crate) async fn open_new_file(&self, entry: StoreFile) -> Result<LiveFile, RegionError> {
+        let pin = Arc::new(self.inner.env.pins.pin(entry.id));
+        let file = SstFile {
+            id: entry.id,
+            path: entry.path.clone(),
+        };
+        let reader = SstReader::open(self.inner.env.fetcher.clone(), file)
+            .await
+            .map_err(|e| self.sst_error(e))?;
+        Ok(LiveFile {
+            reader,
+            entry,
+            _pin: pin,
+        })
+    }
+
+    /// Writes the memstores out as files and commits them.
+    pub async fn flush(&self) -> Result<FlushReport, RegionError> {
+        self.check_open()?;
+        let _guard = self.inner.flush_lock.lock().await;
+        let flushed_seq = self.inner.mvcc.read_point();
+        let mut work = Vec::new();
+        for store in self.inner.stores.values() {
+            store.memstore.freeze();
+            let frozen = store.memstore.frozen();
+            if !frozen.is_empty() {
+                work.push((store, frozen));
+            }
+        }
+        let mut report = FlushReport {
+            flushed_seq,
+            ..FlushReport::default()
+        };
+        if work.is_empty() {
+            return Ok(report);
+        }
+
+        let mut written = Vec::with_capacity(work.len());
+        for (store, segments) in &work {
+            let entry = self.write_segments(store, segments).await?;
+            report.files += 1;
+            report.cells += entry.cell_count;
+            report.bytes += entry.size;
+            written.push(entry);
+        }
+
+        {
+            let mut manifest = self.inner.manifest.lock().await;
+            let entries = written.clone();
+            let families: Vec<String> = work
+                .iter()
+                .map(|(s, _)| String::from_utf8_lossy(s.name()).into_owned())
+                .collect();
+            manifest
+                .commit(move |m| {
+                    for (family, entry) in families.into_iter().zip(entries) {
+                        m.max_seq = m.max_seq.max(entry.max_seq);
+                        m.stores.entry(family).or_default().push(entry);
+                    }
+                    m.flushed_seq = m.flushed_seq.max(flushed_seq);
+                })
+                .await
+                .map_err(|e| self.manifest_error(e))?;
+        }
+
+        for ((store, segments), entry) in work.iter().zip(written) {
+            let live = self.open_new_file(entry).await?;
+            store.swap_files(&[], Some(live));
+            store.memstore.remove_flushed(segments);
+        }
+        self.inner
+            .env
+            .wal
+            .mark_flushed(self.id(), flushed_seq)
+            .await
+            .map_err(|source| RegionError::Wal {
+                region: self.id().to_string(),
+                source,
+            })?;
+        self.inner.stats.flushes.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(region = %self.id(), files = report.files, cells = report.cells, bytes = report.bytes, flushed_seq, "flushed");
+        self.maybe_schedule_compaction();
+        Ok(report)
+    }
+
+    async fn write_segments(
+        &self,
+        store: &Store,
+        segments: &[Arc<Segment>],
+    ) -> Result<StoreFile, RegionError> {
+        let id = FileId::generate();
+        let path = self.new_file_path(store, id);
+        let sink = UploadSink::new(&self.inner.env.bucket, &path)
+            .await
+            .map_err(|e| self.sst_error(e))?;
+        let mut writer = SstWriter::new(
+            id,
+            path.clone(),
+            store.name().clone(),
+            store.config.sst.clone(),
+            sink,
+        )
+        .map_err(|e| self.sst_error(e))?;
+        let result = async {
+            if let [only] = segments {
+                for cell in only.iter() {
+                    writer.add(&cell).await?;
+                }
+            } else {
+                // Several frozen segments (an earlier flush failed): merge them,
+                // newest first so identical keys keep one copy.
+                let range = crate::sst::ScanRange::all();
+                let mut sources = Vec::with_capacity(segments.len());
+                for s in segments.iter().rev() {
+                    sources.push(super::merge::Source::memstore(s.clone(), &range).map_err(
+                        |source| crate::sst::SstError::Cell {
+                            file: path.clone(),
+                            source,
+                        },
+                    )?);
+                }
+                let mut merge = super::merge::MergeIter::new(sources);
+                while let Some(cell) = merge.next().await? {
+                    writer.add(&cell).await?;
+                }
+            }
+            Ok::<_, crate::sst::SstError>(())
+        }
+        .await;
+        if let Err(e) = result {
+            if let Err(abort) = writer.abort().await {
+                tracing::warn!(path = %path, error = %abort, "aborting a failed flush upload");
+            }
+            return Err(self.sst_error(e));
+        }
+        let summary = writer.finish().await.map_err(|e| self.sst_error(e))?;
+        Ok(store_file_entry(id, path, &summary))
+    }
+}

@@ -1,0 +1,268 @@
+//! The read path: gets and scans.
+//!
+//! A read fixes its read point when it starts, snapshots each wanted family
+//! (memstore segments, then files), merges each family's sources into one
+//! sorted stream, resolves versions per (row, family), and assembles rows by
+//! taking, at each step, the smallest next row across the families.
+
+use super::ops::{Columns, Get, RowResult, Scan};
+use super::store::FamilyStream;
+use super::versions::ResolveSpec;
+use super::{Region, RegionError};
+use crate::cell::{Cell, CellKey};
+use crate::sst::ScanRange;
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::ops::Bound;
+
+/// A forward scan over a region, yielding rows (or chunks of wide rows).
+pub struct RegionScanner {
+    families: Vec<FamilyStream>,
+    limit: usize,
+    batch: usize,
+    rows: usize,
+    pending: VecDeque<RowResult>,
+    region: Region,
+    reverse: Option<Reverse>,
+}
+
+enum Reverse {
+    Unfilled,
+    Filled(VecDeque<RowResult>),
+}
+
+impl Region {
+    /// Reads one row at the current read point.
+    pub async fn get(&self, get: &Get) -> Result<RowResult, RegionError> {
+        self.check_open()?;
+        if get.row.is_empty() {
+            return Err(RegionError::InvalidArgument {
+                region: self.id().to_string(),
+                reason: "row key is empty".into(),
+            });
+        }
+        self.get_at(get, self.inner.mvcc.read_point()).await
+    }
+
+    pub(crate) async fn get_at(
+        &self,
+        get: &Get,
+        read_point: u64,
+    ) -> Result<RowResult, RegionError> {
+        let range = ScanRange {
+            start: Bound::Included(CellKey::first_of_row(get.row.clone())),
+            end: Bound::Excluded(CellKey::first_of_row(row_successor(&get.row))),
+        };
+        let scan = Scan {
+            columns: get.columns.clone(),
+            time_range: get.time_range,
+            max_versions: get.max_versions,
+            ..Scan::all()
+        };
+        let mut scanner = self.build_scanner(&scan, range, read_point, Some(&get.row))?;
+        let mut cells = Vec::new();
+        while let Some(row) = scanner.next().await? {
+            cells.extend(row.cells);
+        }
+        Ok(RowResult {
+            row: get.row.clone(),
+            cells,
+        })
+    }
+
+    /// Starts a scan at the current read point.
+    pub fn scanner(&self, scan: Scan) -> Result<RegionScanner, RegionError> {
+        self.check_open()?;
+        let start = if scan.start_row.is_empty() {
+            Bound::Unbounded
+        } else {
+            Bound::Included(CellKey::first_of_row(scan.start_row.clone()))
+        };
+        let end = if scan.stop_row.is_empty() {
+            Bound::Unbounded
+        } else {
+            Bound::Excluded(CellKey::first_of_row(scan.stop_row.clone()))
+        };
+        self.build_scanner(
+            &scan,
+            ScanRange { start, end },
+            self.inner.mvcc.read_point(),
+            None,
+        )
+    }
+
+    fn build_scanner(
+        &self,
+        scan: &Scan,
+        range: ScanRange,
+        read_point: u64,
+        only_row: Option<&[u8]>,
+    ) -> Result<RegionScanner, RegionError> {
+        if scan.max_versions == 0 {
+            return Err(RegionError::InvalidArgument {
+                region: self.id().to_string(),
+                reason: "max_versions must be at least 1".into(),
+            });
+        }
+        if scan.time_range.min >= scan.time_range.max {
+            return Err(RegionError::InvalidArgument {
+                region: self.id().to_string(),
+                reason: format!(
+                    "empty time range [{}, {})",
+                    scan.time_range.min, scan.time_range.max
+                ),
+            });
+        }
+        let wanted: Vec<&Bytes> = if scan.columns.families.is_empty() {
+            self.inner.stores.keys().collect()
+        } else {
+            for f in scan.columns.families.keys() {
+                self.store(f)?;
+            }
+            scan.columns.families.keys().collect()
+        };
+        let now = self.inner.env.clock.now_ms();
+        let mut families = Vec::with_capacity(wanted.len());
+        for family in wanted {
+            let store = self.store(family)?;
+            let snapshot = store.snapshot();
+            let merge = snapshot
+                .merge(&range, only_row, (scan.time_range.min, scan.time_range.max))
+                .map_err(|source| RegionError::Cell {
+                    region: self.id().to_string(),
+                    source,
+                })?;
+            let spec = ResolveSpec {
+                read_point,
+                min_ts: scan.time_range.min,
+                max_ts: scan.time_range.max,
+                max_versions: scan.max_versions,
+                retention: store.config.retention,
+                now_ms: now,
+            };
+            let columns = Columns {
+                families: scan
+                    .columns
+                    .families
+                    .get(family)
+                    .map(|q| [(family.clone(), q.clone())].into_iter().collect())
+                    .unwrap_or_default(),
+            };
+            families.push(FamilyStream::new(merge, spec, columns));
+        }
+        Ok(RegionScanner {
+            families,
+            limit: scan.limit,
+            batch: scan.batch,
+            rows: 0,
+            pending: VecDeque::new(),
+            region: self.clone(),
+            reverse: scan.reverse.then_some(Reverse::Unfilled),
+        })
+    }
+}
+
+/// The smallest row after `row`: `row` followed by a zero byte.
+fn row_successor(row: &[u8]) -> Bytes {
+    let mut v = Vec::with_capacity(row.len() + 1);
+    v.extend_from_slice(row);
+    v.push(0);
+    Bytes::from(v)
+}
+
+impl RegionScanner {
+    /// The next row (or chunk of a row, with a batch size), or `None` at the end.
+    pub async fn next(&mut self) -> Result<Option<RowResult>, RegionError> {
+        if self.reverse.is_some() {
+            return self.next_reverse().await;
+        }
+        if let Some(chunk) = self.pending.pop_front() {
+            return Ok(Some(chunk));
+        }
+        if self.limit > 0 && self.rows >= self.limit {
+            return Ok(None);
+        }
+        let Some(cells) = self.next_full_row().await? else {
+            return Ok(None);
+        };
+        self.rows += 1;
+        let row = cells[0].row.clone();
+        if self.batch == 0 || cells.len() <= self.batch {
+            return Ok(Some(RowResult { row, cells }));
+        }
+        for chunk in cells.chunks(self.batch) {
+            self.pending.push_back(RowResult {
+                row: row.clone(),
+                cells: chunk.to_vec(),
+            });
+        }
+        Ok(self.pending.pop_front())
+    }
+
+    /// The visible cells of the next row that has any.
+    async fn next_full_row(&mut self) -> Result<Option<Vec<Cell>>, RegionError> {
+        loop {
+            self.region.check_open()?;
+            let mut next: Option<Bytes> = None;
+            for f in &mut self.families {
+                let row = f.next_row().await.map_err(|e| self.region.sst_error(e))?;
+                if let Some(r) = row
+                    && next.as_ref().is_none_or(|n| r < *n)
+                {
+                    next = Some(r);
+                }
+            }
+            let Some(row) = next else {
+                return Ok(None);
+            };
+            let mut cells = Vec::new();
+            for f in &mut self.families {
+                f.take_row(&row, &mut cells)
+                    .await
+                    .map_err(|e| self.region.sst_error(e))?;
+            }
+            if !cells.is_empty() {
+                return Ok(Some(cells));
+            }
+        }
+    }
+
+    /// Reverse scans collect the range's rows, then return them last first.
+    /// Memory is bounded by the scan range, so reverse scans suit bounded ranges
+    /// (as in HBase, where they are also much slower than forward scans).
+    async fn next_reverse(&mut self) -> Result<Option<RowResult>, RegionError> {
+        if let Some(chunk) = self.pending.pop_front() {
+            return Ok(Some(chunk));
+        }
+        if let Some(Reverse::Unfilled) = self.reverse {
+            let mut all = VecDeque::new();
+            while let Some(cells) = self.next_full_row().await? {
+                all.push_front(RowResult {
+                    row: cells[0].row.clone(),
+                    cells,
+                });
+            }
+            self.reverse = Some(Reverse::Filled(all));
+        }
+        if self.limit > 0 && self.rows >= self.limit {
+            return Ok(None);
+        }
+        let Some(Reverse::Filled(rows)) = self.reverse.as_mut() else {
+            return Ok(None);
+        };
+        let Some(row) = rows.pop_front() else {
+            return Ok(None);
+        };
+        self.rows += 1;
+        if self.batch == 0 || row.cells.len() <= self.batch {
+            return Ok(Some(row));
+        }
+        for chunk in row.cells.chunks(self.batch) {
+            self.pending.push_back(RowResult {
+                row: row.row.clone(),
+                cells: chunk.to_vec(),
+            });
+        }
+        Ok(self.pending.pop_front())
+    }
+}

@@ -1,0 +1,169 @@
+//! A store: one column family of a region — its memstore and its files — and
+//! the per-family read stream that merges them and resolves versions.
+//!
+//! The file set is an immutable list swapped atomically (flush adds a file,
+//! compaction replaces inputs with the output). A reader snapshots the memstore
+//! segments *first* and the file set *second*: a flush installs its file before
+//! it drops the flushed segments, so a read can see a cell twice (merged away)
+//! but never miss it.
+
+use super::config::FamilyConfig;
+use super::merge::{MergeIter, Source};
+use super::ops::Columns;
+use super::versions::{FamilyResolver, ResolveSpec};
+use crate::cell::{Cell, CellError};
+use crate::manifest::{FilePin, StoreFile};
+use crate::memstore::{Memstore, Segment};
+use crate::sst::{ScanRange, SstError, SstReader};
+use bytes::Bytes;
+use std::sync::{Arc, RwLock};
+
+/// A live file of a store: its reader, its manifest entry, and a pin that keeps
+/// GC away while anyone holds it.
+#[derive(Debug, Clone)]
+pub(crate) struct LiveFile {
+    pub(crate) reader: SstReader,
+    pub(crate) entry: StoreFile,
+    pub(crate) _pin: Arc<FilePin>,
+}
+
+/// One column family of a region.
+#[derive(Debug)]
+pub(crate) struct Store {
+    pub(crate) config: FamilyConfig,
+    pub(crate) memstore: Memstore,
+    /// Newest first.
+    files: RwLock<Arc<Vec<LiveFile>>>,
+}
+
+/// What a read of one store sees.
+pub(crate) struct StoreSnapshot {
+    pub(crate) segments: Vec<Arc<Segment>>,
+    pub(crate) files: Arc<Vec<LiveFile>>,
+}
+
+impl Store {
+    pub(crate) fn new(config: FamilyConfig, files: Vec<LiveFile>) -> Store {
+        Store {
+            config,
+            memstore: Memstore::new(),
+            files: RwLock::new(Arc::new(files)),
+        }
+    }
+
+    pub(crate) fn name(&self) -> &Bytes {
+        &self.config.name
+    }
+
+    /// The current file set, newest first.
+    pub(crate) fn files(&self) -> Arc<Vec<LiveFile>> {
+        self.files.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Replaces the file set: removes `remove` (by id) and puts `add` in front.
+    pub(crate) fn swap_files(&self, remove: &[crate::sst::FileId], add: Option<LiveFile>) {
+        let mut files = self.files.write().unwrap_or_else(|e| e.into_inner());
+        let mut next: Vec<LiveFile> = add.into_iter().collect();
+        next.extend(
+            files
+                .iter()
+                .filter(|f| !remove.contains(&f.entry.id))
+                .cloned(),
+        );
+        *files = Arc::new(next);
+    }
+
+    /// Segments first, then files (see the module doc for why).
+    pub(crate) fn snapshot(&self) -> StoreSnapshot {
+        let segments = self.memstore.segments();
+        let files = self.files();
+        StoreSnapshot { segments, files }
+    }
+}
+
+impl StoreSnapshot {
+    /// A merged stream over `range`, skipping files that cannot hold `only_row`
+    /// (bloom filter and key range) or the time range.
+    pub(crate) fn merge(
+        &self,
+        range: &ScanRange,
+        only_row: Option<&[u8]>,
+        time: (i64, i64),
+    ) -> Result<MergeIter, CellError> {
+        let mut sources = Vec::with_capacity(self.segments.len() + self.files.len());
+        for seg in &self.segments {
+            if !seg.is_empty() {
+                sources.push(Source::memstore(seg.clone(), range)?);
+            }
+        }
+        for f in self.files.iter() {
+            if let Some(row) = only_row
+                && !f.reader.may_contain_row(row)
+            {
+                continue;
+            }
+            // A file whose newest cell is older than the range's start cannot
+            // contribute, nor can one entirely newer than its end — except for
+            // delete markers, which may mask older files, so only skip on the
+            // lower bound of the time range.
+            if f.entry.max_timestamp < time.0 {
+                continue;
+            }
+            sources.push(Source::sst(&f.reader, range.clone()));
+        }
+        Ok(MergeIter::new(sources))
+    }
+}
+
+/// The visible cells of one family, row by row.
+pub(crate) struct FamilyStream {
+    merge: MergeIter,
+    resolver: FamilyResolver,
+    columns: Columns,
+    peeked: Option<Cell>,
+    exhausted: bool,
+}
+
+impl FamilyStream {
+    pub(crate) fn new(merge: MergeIter, spec: ResolveSpec, columns: Columns) -> FamilyStream {
+        FamilyStream {
+            merge,
+            resolver: FamilyResolver::new(spec),
+            columns,
+            peeked: None,
+            exhausted: false,
+        }
+    }
+
+    async fn peek(&mut self) -> Result<Option<&Cell>, SstError> {
+        if self.peeked.is_none() && !self.exhausted {
+            self.peeked = self.merge.next().await?;
+            self.exhausted = self.peeked.is_none();
+        }
+        Ok(self.peeked.as_ref())
+    }
+
+    /// The row of the next raw cell (visible or not), if any.
+    pub(crate) async fn next_row(&mut self) -> Result<Option<Bytes>, SstError> {
+        Ok(self.peek().await?.map(|c| c.row.clone()))
+    }
+
+    /// Consumes every raw cell of `row` and returns the visible ones.
+    pub(crate) async fn take_row(
+        &mut self,
+        row: &[u8],
+        out: &mut Vec<Cell>,
+    ) -> Result<(), SstError> {
+        self.resolver.reset();
+        while let Some(c) = self.peek().await? {
+            if &c.row[..] != row {
+                break;
+            }
+            let cell = self.peeked.take().expect("peeked above");
+            if self.resolver.accept(&cell) && self.columns.wants(&cell.family, &cell.qualifier) {
+                out.push(cell);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,240 @@
+//! Local segment files: `<dir>/<segment:020>.wal`. Blocking code only; callers run it on
+//! a blocking thread (`spawn_blocking`), never on a tokio worker.
+//!
+//! Durability protocol: a new segment is created with `create_new`, its header written
+//! and `fdatasync`ed, then the directory is `fsync`ed, before any record goes in. Each
+//! group commit is one `write_all` and one `fdatasync`. So after a crash every segment
+//! but the last ends on a record boundary, and the last has at most a torn tail (the
+//! batch in flight), which recovery cuts and truncates away — physically, so that the
+//! invariant still holds once a newer segment exists.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use super::WalEntry;
+use super::error::WalError;
+use super::record::{self, HEADER_LEN, HeaderError};
+use super::retention::{self, RegionMaxes};
+
+/// File name of segment `n`.
+pub(crate) fn segment_name(n: u64) -> String {
+    format!("{n:020}.wal")
+}
+
+/// Parses a segment file or object name; `None` for anything else.
+pub(crate) fn parse_segment_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(".wal")?;
+    if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// What recovery found in the existing segments.
+#[derive(Debug, Default)]
+pub(crate) struct Recovered {
+    /// Entries in log order, grouped by region.
+    pub entries: HashMap<String, Vec<WalEntry>>,
+    pub entry_count: u64,
+    /// Segments that remain, with their per-region max seq.
+    pub segments: Vec<(u64, RegionMaxes)>,
+    /// Highest segment number seen (including removed torn ones).
+    pub max_segment: Option<u64>,
+    pub tails_cut: u64,
+    pub segments_removed: u64,
+}
+
+impl Recovered {
+    pub(crate) fn add(&mut self, segment: u64, entries: Vec<WalEntry>) {
+        let mut maxes = RegionMaxes::new();
+        for e in entries {
+            retention::note(&mut maxes, &e.region, e.seq);
+            self.entry_count += 1;
+            self.entries.entry(e.region.clone()).or_default().push(e);
+        }
+        self.segments.push((segment, maxes));
+    }
+}
+
+fn sync_dir(dir: &Path) -> Result<(), WalError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| WalError::io(dir.display(), "fsync WAL directory", e))
+}
+
+/// Reads every segment in `dir` (created if missing), oldest first; cuts the torn tail of
+/// the last one. Errors on corruption anywhere else.
+pub(crate) fn recover(dir: &Path) -> Result<Recovered, WalError> {
+    fs::create_dir_all(dir).map_err(|e| WalError::io(dir.display(), "create WAL directory", e))?;
+    let mut numbers = Vec::new();
+    let listing =
+        fs::read_dir(dir).map_err(|e| WalError::io(dir.display(), "list WAL directory", e))?;
+    for item in listing {
+        let item = item.map_err(|e| WalError::io(dir.display(), "list WAL directory", e))?;
+        if let Some(n) = item.file_name().to_str().and_then(parse_segment_name) {
+            numbers.push(n);
+        }
+    }
+    numbers.sort_unstable();
+    let mut out = Recovered {
+        max_segment: numbers.last().copied(),
+        ..Recovered::default()
+    };
+    for (i, &n) in numbers.iter().enumerate() {
+        let last = i + 1 == numbers.len();
+        let path = dir.join(segment_name(n));
+        let shown = path.display().to_string();
+        let data =
+            Bytes::from(fs::read(&path).map_err(|e| WalError::io(&shown, "read segment", e))?);
+        match record::decode_header(&data) {
+            Ok(h) if h.segment == n => {}
+            Ok(h) => {
+                return Err(WalError::Corrupt {
+                    segment: shown,
+                    offset: 0,
+                    reason: format!(
+                        "header says segment {} but the file name says {n}",
+                        h.segment
+                    ),
+                });
+            }
+            Err(HeaderError::UnsupportedVersion(found)) => {
+                return Err(WalError::UnsupportedVersion {
+                    segment: shown,
+                    found,
+                    supported: record::FORMAT_VERSION,
+                });
+            }
+            // A crash while creating the newest segment: its header is synced before any
+            // record is written, so a file no longer than a header holds no entries.
+            Err(e) if last && data.len() <= HEADER_LEN => {
+                tracing::warn!(
+                    segment = %shown,
+                    len = data.len(),
+                    reason = %e,
+                    "WAL: removing a segment torn while it was being created (it holds no entries)"
+                );
+                fs::remove_file(&path)
+                    .map_err(|e| WalError::io(&shown, "remove torn segment", e))?;
+                sync_dir(dir)?;
+                out.tails_cut += 1;
+                out.segments_removed += 1;
+                continue;
+            }
+            Err(e) => {
+                return Err(WalError::Corrupt {
+                    segment: shown,
+                    offset: 0,
+                    reason: e.to_string(),
+                });
+            }
+        }
+        let scan = record::scan_records(&data, HEADER_LEN);
+        if let Some(bad) = scan.bad {
+            if !last {
+                return Err(WalError::Corrupt {
+                    segment: shown,
+                    offset: bad.offset as u64,
+                    reason: bad.reason,
+                });
+            }
+            tracing::warn!(
+                segment = %shown,
+                offset = bad.offset,
+                dropped_bytes = data.len() - scan.valid_len,
+                reason = %bad.reason,
+                "WAL: cutting the torn tail of the last segment (a write in flight at a crash)"
+            );
+            // Truncate for real: once a newer segment exists this one is no longer the
+            // last, and only the last may end in a bad record.
+            let file = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| WalError::io(&shown, "open segment to cut its torn tail", e))?;
+            file.set_len(scan.valid_len as u64)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| WalError::io(&shown, "truncate torn tail", e))?;
+            out.tails_cut += 1;
+        }
+        out.add(n, scan.entries);
+    }
+    Ok(out)
+}
+
+/// A segment file open for appends.
+#[derive(Debug)]
+pub(crate) struct SegmentFile {
+    pub number: u64,
+    pub path: PathBuf,
+    file: File,
+    /// Bytes in the file.
+    pub len: u64,
+}
+
+impl SegmentFile {
+    /// Creates segment `number` in `dir` with its header, durable before returning.
+    pub fn create(dir: &Path, number: u64, writer: u128) -> Result<SegmentFile, WalError> {
+        let path = dir.join(segment_name(number));
+        let shown = path.display().to_string();
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| WalError::io(&shown, "create segment", e))?;
+        file.write_all(&record::encode_header(number, writer))
+            .and_then(|()| file.sync_all())
+            .map_err(|e| WalError::io(&shown, "write segment header", e))?;
+        sync_dir(dir)?;
+        Ok(SegmentFile {
+            number,
+            path,
+            file,
+            len: HEADER_LEN as u64,
+        })
+    }
+
+    /// Appends `batch` and makes it durable: one `write_all`, one `fdatasync`.
+    pub fn append(&mut self, batch: &[u8]) -> Result<(), WalError> {
+        self.file
+            .write_all(batch)
+            .map_err(|e| WalError::io(self.path.display(), "write", e))?;
+        self.file
+            .sync_data()
+            .map_err(|e| WalError::io(self.path.display(), "fdatasync", e))?;
+        self.len += batch.len() as u64;
+        Ok(())
+    }
+}
+
+/// Removes segment files; a missing file is not an error.
+pub(crate) fn remove_segments(dir: &Path, numbers: &[u64]) -> Result<(), WalError> {
+    for &n in numbers {
+        let path = dir.join(segment_name(n));
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(WalError::io(path.display(), "delete flushed segment", e)),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        assert_eq!(segment_name(42), "00000000000000000042.wal");
+        assert_eq!(parse_segment_name(&segment_name(42)), Some(42));
+        assert_eq!(parse_segment_name(&segment_name(u64::MAX)), Some(u64::MAX));
+        assert_eq!(parse_segment_name("42.wal"), None);
+        assert_eq!(parse_segment_name("0000000000000000004x.wal"), None);
+        assert_eq!(parse_segment_name("00000000000000000042.wal.tmp"), None);
+        assert_eq!(parse_segment_name("99999999999999999999.wal"), None);
+    }
+}

@@ -1,0 +1,344 @@
+//! [`Wal`]: the handle regions use — open (recover), append, take recovered entries,
+//! mark flushed, metrics, close. The writing itself happens in [`super::writer`].
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+
+use super::error::WalError;
+use super::local::{self, Recovered, SegmentFile};
+use super::metrics::WalMetricsSnapshot;
+use super::record::{self, MAX_RECORD_BYTES, MAX_REGION_BYTES};
+use super::writer::{Command, Pending, Shared, Sink, WalWriter};
+use super::{WalBackend, WalEntry, WalOptions, object};
+use crate::object::Bucket;
+
+/// The write-ahead log of one server. Cheap to clone; clones share one log.
+#[derive(Clone)]
+pub struct Wal {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Wal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wal")
+            .field("location", &self.inner.location)
+            .field("closed", &self.inner.closed.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// Where segments are deleted from.
+enum Store {
+    Local(PathBuf),
+    Object { bucket: Bucket, prefix: String },
+}
+
+struct Inner {
+    tx: mpsc::UnboundedSender<Command>,
+    /// Bytes of queued appends (permits = record bytes).
+    queue: Arc<Semaphore>,
+    queue_permits: u32,
+    closed: AtomicBool,
+    shared: Arc<Shared>,
+    recovered: Mutex<HashMap<String, Vec<WalEntry>>>,
+    store: Store,
+    location: String,
+}
+
+fn blocking_failed(
+    path: impl std::fmt::Display,
+    action: &'static str,
+    e: tokio::task::JoinError,
+) -> WalError {
+    WalError::io(
+        path,
+        action,
+        std::io::Error::other(format!("blocking task failed: {e}")),
+    )
+}
+
+impl Wal {
+    /// Reads every existing segment once (oldest first), keeps the recovered entries
+    /// grouped by region for [`Wal::take_recovered`], and starts a new segment for new
+    /// appends (never appending to an old one).
+    ///
+    /// Local backend: the torn tail of the last segment (a crash mid-write) is cut,
+    /// truncated away, counted in `corrupt_tails_cut` and logged; a bad record in any
+    /// earlier segment, or in any object, is [`WalError::Corrupt`].
+    pub async fn open(options: WalOptions) -> Result<Wal, WalError> {
+        if options.max_batch_bytes == 0 {
+            return Err(WalError::InvalidOptions {
+                option: "max_batch_bytes",
+                message: "must be at least 1".into(),
+            });
+        }
+        if options.segment_bytes == 0 {
+            return Err(WalError::InvalidOptions {
+                option: "segment_bytes",
+                message: "must be at least 1".into(),
+            });
+        }
+        let writer_id = ulid::Ulid::new().0;
+        let shared = Arc::new(Shared::default());
+        let (recovered, sink, store, location, current) = match options.backend {
+            WalBackend::Local { dir } => {
+                let d = dir.clone();
+                let (recovered, file) = tokio::task::spawn_blocking(move || {
+                    let recovered = local::recover(&d)?;
+                    let next = next_segment(&recovered, &d.display().to_string())?;
+                    let file = SegmentFile::create(&d, next, writer_id)?;
+                    Ok::<_, WalError>((recovered, file))
+                })
+                .await
+                .map_err(|e| blocking_failed(dir.display(), "recover", e))??;
+                let current = Some(file.number);
+                let sink = Sink::Local {
+                    dir: dir.clone(),
+                    file: Some(file),
+                    segment_bytes: options.segment_bytes,
+                    writer_id,
+                };
+                let location = dir.display().to_string();
+                (recovered, sink, Store::Local(dir), location, current)
+            }
+            WalBackend::Object { bucket, prefix } => {
+                let prefix = prefix.trim_matches('/').to_owned();
+                let recovered = object::recover(&bucket, &prefix).await?;
+                let next = next_segment(&recovered, &prefix)?;
+                let sink = Sink::Object {
+                    bucket: bucket.clone(),
+                    prefix: prefix.clone(),
+                    next,
+                    writer_id,
+                };
+                let location = format!("{}/{prefix}", bucket.location());
+                (
+                    recovered,
+                    sink,
+                    Store::Object { bucket, prefix },
+                    location,
+                    None,
+                )
+            }
+        };
+        let Recovered {
+            entries,
+            entry_count,
+            segments,
+            tails_cut,
+            segments_removed,
+            ..
+        } = recovered;
+        {
+            let m = &shared.metrics;
+            m.recovered_entries.store(entry_count, Ordering::Relaxed);
+            m.corrupt_tails_cut.store(tails_cut, Ordering::Relaxed);
+            m.segments_deleted
+                .store(segments_removed, Ordering::Relaxed);
+            m.segments_created
+                .store(u64::from(current.is_some()), Ordering::Relaxed);
+            let mut table = shared.table();
+            for (n, maxes) in segments {
+                table.add_sealed(n, maxes);
+            }
+            if let Some(n) = current {
+                table.start_current(n);
+            }
+            shared.publish_live(&table);
+        }
+        tracing::info!(
+            wal = %location,
+            recovered_entries = entry_count,
+            regions = entries.len(),
+            tails_cut,
+            "WAL opened"
+        );
+        let queue_permits =
+            u32::try_from(options.max_batch_bytes.saturating_mul(2)).unwrap_or(u32::MAX);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let writer = WalWriter {
+            rx,
+            sink,
+            shared: shared.clone(),
+            max_batch_bytes: options.max_batch_bytes,
+            poisoned: None,
+            buf: Vec::new(),
+        };
+        tokio::spawn(writer.run());
+        Ok(Wal {
+            inner: Arc::new(Inner {
+                tx,
+                queue: Arc::new(Semaphore::new(queue_permits as usize)),
+                queue_permits,
+                closed: AtomicBool::new(false),
+                shared,
+                recovered: Mutex::new(entries),
+                store,
+                location,
+            }),
+        })
+    }
+
+    /// Appends one entry and returns once it is durable (local: written and
+    /// `fdatasync`ed; object: the PUT holding it acknowledged). Concurrent appends share
+    /// one sync. Waits while the append queue is full.
+    ///
+    /// An `Err` means the outcome is unknown: the entry may still be recovered after a
+    /// restart (intact), or not. If the future is dropped before it completes, likewise.
+    pub async fn append(&self, region: &str, seq: u64, payload: Bytes) -> Result<(), WalError> {
+        let inner = &self.inner;
+        if inner.closed.load(Ordering::Acquire) {
+            return Err(WalError::Closed);
+        }
+        if region.len() > MAX_REGION_BYTES {
+            return Err(WalError::EntryTooLarge {
+                region: region.to_owned(),
+                seq,
+                what: "region name",
+                bytes: region.len(),
+                limit: MAX_REGION_BYTES,
+            });
+        }
+        let body = record::body_len(region, payload.len());
+        if body > MAX_RECORD_BYTES {
+            return Err(WalError::EntryTooLarge {
+                region: region.to_owned(),
+                seq,
+                what: "record",
+                bytes: body,
+                limit: MAX_RECORD_BYTES,
+            });
+        }
+        let record = record::encode_record(region, seq, &payload);
+        let weight = u32::try_from(record.len())
+            .unwrap_or(u32::MAX)
+            .clamp(1, inner.queue_permits);
+        let permit = inner
+            .queue
+            .clone()
+            .acquire_many_owned(weight)
+            .await
+            .map_err(|_| WalError::Closed)?;
+        let (done, answer) = oneshot::channel();
+        inner
+            .tx
+            .send(Command::Append(Pending {
+                region: region.to_owned(),
+                seq,
+                record,
+                done,
+                permit,
+            }))
+            .map_err(|_| WalError::Closed)?;
+        // A dropped sender means the writer stopped without answering: it was closed.
+        answer.await.map_err(|_| WalError::Closed)?
+    }
+
+    /// Entries recovered at open for `region` with seq > `after_seq`, sorted by seq
+    /// (entries with equal seq keep their log order). The WAL forgets all of the
+    /// region's recovered entries after this call.
+    pub fn take_recovered(&self, region: &str, after_seq: u64) -> Vec<WalEntry> {
+        let entries = self
+            .inner
+            .recovered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(region)
+            .unwrap_or_default();
+        let mut out: Vec<WalEntry> = entries.into_iter().filter(|e| e.seq > after_seq).collect();
+        out.sort_by_key(|e| e.seq);
+        out
+    }
+
+    /// Regions that still have recovered entries not yet taken.
+    pub fn recovered_regions(&self) -> Vec<String> {
+        let mut regions: Vec<String> = self
+            .inner
+            .recovered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        regions.sort();
+        regions
+    }
+
+    /// The region's data up to `seq` is durable elsewhere (flushed to SSTs). Deletes
+    /// every segment — old or from this run, except the one being written — whose
+    /// entries are all at or below the flushed seq of their region. If a deletion fails
+    /// the segments stay tracked and a later call retries them.
+    pub async fn mark_flushed(&self, region: &str, seq: u64) -> Result<(), WalError> {
+        let shared = &self.inner.shared;
+        let victims = shared.table().mark_flushed(region, seq);
+        if victims.is_empty() {
+            return Ok(());
+        }
+        let numbers: Vec<u64> = victims.iter().map(|(n, _)| *n).collect();
+        let result = match &self.inner.store {
+            Store::Local(dir) => {
+                let (d, n) = (dir.clone(), numbers.clone());
+                tokio::task::spawn_blocking(move || local::remove_segments(&d, &n))
+                    .await
+                    .unwrap_or_else(|e| Err(blocking_failed(dir.display(), "delete segments", e)))
+            }
+            Store::Object { bucket, prefix } => {
+                object::remove_segments(bucket, prefix, &numbers).await
+            }
+        };
+        let mut table = shared.table();
+        match result {
+            Ok(()) => {
+                tracing::debug!(wal = %self.inner.location, region, seq, segments = ?numbers, "WAL segments deleted");
+                shared
+                    .metrics
+                    .segments_deleted
+                    .fetch_add(numbers.len() as u64, Ordering::Relaxed);
+                shared.publish_live(&table);
+                Ok(())
+            }
+            Err(e) => {
+                table.restore(victims);
+                Err(e)
+            }
+        }
+    }
+
+    /// A snapshot of the counters.
+    pub fn metrics(&self) -> WalMetricsSnapshot {
+        self.inner.shared.metrics.snapshot()
+    }
+
+    /// Where the segments live (directory, or bucket location and prefix).
+    pub fn location(&self) -> &str {
+        &self.inner.location
+    }
+
+    /// Stops accepting appends, finishes the batches already queued, closes the segment.
+    /// Idempotent; appends racing with it get [`WalError::Closed`] or succeed.
+    pub async fn close(&self) -> Result<(), WalError> {
+        self.inner.closed.store(true, Ordering::Release);
+        let (reply, answer) = oneshot::channel();
+        if self.inner.tx.send(Command::Close(reply)).is_err() {
+            return Ok(()); // The writer already stopped.
+        }
+        answer.await.unwrap_or(Ok(()))
+    }
+}
+
+/// The number of the segment after everything recovered.
+fn next_segment(recovered: &Recovered, location: &str) -> Result<u64, WalError> {
+    match recovered.max_segment {
+        None => Ok(1),
+        Some(n) => n.checked_add(1).ok_or_else(|| WalError::Corrupt {
+            segment: location.to_owned(),
+            offset: 0,
+            reason: "segment numbers are exhausted (a segment is numbered u64::MAX)".into(),
+        }),
+    }
+}

@@ -1,0 +1,299 @@
+//! WAL scenarios against the real backends: local files in a temp dir, and buckets.
+
+use super::*;
+use bytes::Bytes;
+use std::path::Path;
+
+fn payload(region: &str, seq: u64) -> Bytes {
+    Bytes::from(format!(
+        "{region}:{seq}:{}",
+        "p".repeat((seq % 13) as usize)
+    ))
+}
+
+fn segment_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".wal"))
+        .collect();
+    names.sort();
+    names
+}
+
+fn seqs(entries: &[WalEntry]) -> Vec<u64> {
+    entries.iter().map(|e| e.seq).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_appends_are_batched_and_all_recovered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wal = Wal::open(WalOptions::local(dir.path()))
+        .await
+        .expect("open");
+    let tasks = 32u64;
+    let per_task = 40u64;
+    let mut handles = Vec::new();
+    for t in 0..tasks {
+        let wal = wal.clone();
+        handles.push(tokio::spawn(async move {
+            let region = format!("region-{}", t % 4);
+            for i in 0..per_task {
+                let seq = t * 1000 + i;
+                wal.append(&region, seq, payload(&region, seq))
+                    .await
+                    .expect("append");
+            }
+        }));
+    }
+    for h in handles {
+        h.await.expect("task");
+    }
+    let m = wal.metrics();
+    assert_eq!(m.appends, tasks * per_task);
+    assert!(m.syncs < m.appends, "group commit batched nothing: {m:?}");
+    assert_eq!(m.batch_entries_sum, m.appends);
+    assert!(m.batch_entries_max > 1);
+    assert_eq!(m.batch_entries_histogram.iter().sum::<u64>(), m.syncs);
+    assert_eq!(m.sync_micros_histogram.iter().sum::<u64>(), m.syncs);
+    wal.close().await.expect("close");
+
+    let wal = Wal::open(WalOptions::local(dir.path()))
+        .await
+        .expect("reopen");
+    assert_eq!(wal.metrics().recovered_entries, tasks * per_task);
+    for r in 0..4u64 {
+        let region = format!("region-{r}");
+        let got = wal.take_recovered(&region, 0);
+        let mut want: Vec<u64> = (0..tasks)
+            .filter(|t| t % 4 == r)
+            .flat_map(|t| (0..per_task).map(move |i| t * 1000 + i))
+            .filter(|&s| s > 0)
+            .collect();
+        want.sort_unstable();
+        assert_eq!(seqs(&got), want, "{region}");
+        for e in &got {
+            assert_eq!(e.payload, payload(&region, e.seq));
+            assert_eq!(e.region, region);
+        }
+    }
+}
+
+#[tokio::test]
+async fn reopen_after_close_and_after_drop_filters_and_sorts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wal = Wal::open(WalOptions::local(dir.path()))
+        .await
+        .expect("open");
+    for seq in [5u64, 3, 9, 1, 7] {
+        wal.append("a", seq, payload("a", seq))
+            .await
+            .expect("append");
+        wal.append("b", seq * 10, payload("b", seq * 10))
+            .await
+            .expect("append");
+    }
+    wal.close().await.expect("close");
+    assert!(matches!(
+        wal.append("a", 100, Bytes::new()).await,
+        Err(WalError::Closed)
+    ));
+    wal.close().await.expect("close twice");
+
+    let wal = Wal::open(WalOptions::local(dir.path()))
+        .await
+        .expect("reopen");
+    // Second run: appended, then dropped without close.
+    wal.append("a", 11, payload("a", 11)).await.expect("append");
+    wal.append("c", 1, payload("c", 1)).await.expect("append");
+    drop(wal);
+
+    let wal = Wal::open(WalOptions::local(dir.path()))
+        .await
+        .expect("reopen 2");
+    assert_eq!(wal.recovered_regions(), vec!["a", "b", "c"]);
+    let a = wal.take_recovered("a", 3);
+    assert_eq!(seqs(&a), vec![5, 7, 9, 11]);
+    assert!(a.iter().all(|e| e.payload == payload("a", e.seq)));
+    assert!(
+        wal.take_recovered("a", 0).is_empty(),
+        "taken entries are forgotten"
+    );
+    assert_eq!(seqs(&wal.take_recovered("b", 0)), vec![10, 30, 50, 70, 90]);
+    assert_eq!(seqs(&wal.take_recovered("c", 0)), vec![1]);
+    assert!(wal.take_recovered("nobody", 0).is_empty());
+    // Three opens, three segments; none reused.
+    assert_eq!(
+        segment_files(dir.path()),
+        vec![
+            "00000000000000000001.wal",
+            "00000000000000000002.wal",
+            "00000000000000000003.wal"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn segments_roll_and_are_deleted_once_every_region_is_flushed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = WalOptions {
+        segment_bytes: 256,
+        ..WalOptions::local(dir.path())
+    };
+    let wal = Wal::open(options.clone()).await.expect("open");
+    // Region b writes once, into the first segment only.
+    wal.append("b", 1, payload("b", 1)).await.expect("append");
+    for seq in 1..=60u64 {
+        wal.append("a", seq, payload("a", seq))
+            .await
+            .expect("append");
+    }
+    let files = segment_files(dir.path());
+    assert!(files.len() > 5, "expected rolling, got {files:?}");
+    let m = wal.metrics();
+    assert_eq!(m.segments_live, files.len() as u64);
+    assert_eq!(m.segments_created, files.len() as u64);
+
+    // Flushing a everywhere frees every segment but the first (pinned by b) and the
+    // current one.
+    wal.mark_flushed("a", 1000).await.expect("mark");
+    let left = segment_files(dir.path());
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert_eq!(left[0], files[0]);
+    assert_eq!(left[1], *files.last().expect("current"));
+    wal.mark_flushed("b", 0)
+        .await
+        .expect("mark b below its entry");
+    assert_eq!(segment_files(dir.path()).len(), 2);
+    wal.mark_flushed("b", 1).await.expect("mark b");
+    assert_eq!(
+        segment_files(dir.path()),
+        vec![files.last().expect("current").clone()]
+    );
+    assert_eq!(wal.metrics().segments_live, 1);
+    assert_eq!(wal.metrics().segments_deleted, files.len() as u64 - 1);
+
+    // The current segment still takes appends and is recovered.
+    wal.append("a", 61, payload("a", 61)).await.expect("append");
+    drop(wal);
+    let wal = Wal::open(options).await.expect("reopen");
+    let a = wal.take_recovered("a", 0);
+    assert!(seqs(&a).contains(&61));
+    assert!(a.iter().all(|e| e.payload == payload("a", e.seq)));
+    // Old segments are tracked from recovery: flushing deletes them too.
+    wal.mark_flushed("a", 61).await.expect("mark");
+    assert_eq!(
+        segment_files(dir.path()).len(),
+        1,
+        "only the new current segment"
+    );
+}
+
+#[tokio::test]
+async fn object_backend_recovers_and_deletes() {
+    let bucket = crate::object::Bucket::memory();
+    let options = WalOptions::object(bucket.clone(), "wal/server-1/");
+    let wal = Wal::open(options.clone()).await.expect("open");
+    for seq in 1..=20u64 {
+        wal.append("a", seq, payload("a", seq))
+            .await
+            .expect("append");
+    }
+    wal.append("b", 7, payload("b", 7)).await.expect("append");
+    let objects = bucket.list("wal/server-1").await.expect("list");
+    assert_eq!(
+        objects.len() as u64,
+        wal.metrics().syncs,
+        "one object per batch"
+    );
+    assert_eq!(objects[0].path, "wal/server-1/00000000000000000001.wal");
+    wal.close().await.expect("close");
+
+    let wal = Wal::open(options.clone()).await.expect("reopen");
+    assert_eq!(seqs(&wal.take_recovered("a", 15)), vec![16, 17, 18, 19, 20]);
+    wal.append("a", 21, payload("a", 21))
+        .await
+        .expect("append after reopen");
+    wal.mark_flushed("a", 21).await.expect("mark");
+    let left = bucket.list("wal/server-1").await.expect("list");
+    assert_eq!(left.len(), 1, "only b's object is pinned: {left:?}");
+    wal.mark_flushed("b", 7).await.expect("mark");
+    assert!(bucket.list("wal/server-1").await.expect("list").is_empty());
+    assert_eq!(wal.metrics().segments_live, 0);
+}
+
+#[tokio::test]
+async fn two_writers_on_one_prefix_conflict_clearly() {
+    let bucket = crate::object::Bucket::memory();
+    let options = WalOptions::object(bucket.clone(), "wal/s");
+    let first = Wal::open(options.clone()).await.expect("open");
+    let second = Wal::open(options).await.expect("open");
+    first.append("a", 1, payload("a", 1)).await.expect("append");
+    let err = second
+        .append("a", 2, payload("a", 2))
+        .await
+        .expect_err("conflict");
+    assert!(matches!(err, WalError::ConcurrentWriter { .. }), "{err}");
+    assert!(
+        err.to_string().contains("wal/s/00000000000000000001.wal"),
+        "{err}"
+    );
+    let err = second
+        .append("a", 3, payload("a", 3))
+        .await
+        .expect_err("poisoned");
+    assert!(matches!(err, WalError::Poisoned { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn corrupt_object_is_an_error_naming_it() {
+    let bucket = crate::object::Bucket::memory();
+    let options = WalOptions::object(bucket.clone(), "wal/s");
+    let wal = Wal::open(options.clone()).await.expect("open");
+    wal.append("a", 1, payload("a", 1)).await.expect("append");
+    wal.append("a", 2, payload("a", 2)).await.expect("append");
+    wal.close().await.expect("close");
+    let key = "wal/s/00000000000000000002.wal";
+    let mut data = bucket.get(key).await.expect("get").to_vec();
+    let last = data.len() - 1;
+    data[last] ^= 1;
+    bucket.put(key, data.into()).await.expect("put");
+    let err = Wal::open(options).await.expect_err("corrupt");
+    assert!(
+        matches!(&err, WalError::Corrupt { segment, .. } if segment == key),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn limits_and_options_are_checked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = WalOptions {
+        max_batch_bytes: 0,
+        ..WalOptions::local(dir.path())
+    };
+    assert!(matches!(
+        Wal::open(bad).await,
+        Err(WalError::InvalidOptions { .. })
+    ));
+    let wal = Wal::open(WalOptions::local(dir.path()))
+        .await
+        .expect("open");
+    let long = "r".repeat(MAX_REGION_BYTES + 1);
+    let err = wal
+        .append(&long, 1, Bytes::new())
+        .await
+        .expect_err("too long");
+    assert!(matches!(err, WalError::EntryTooLarge { .. }), "{err}");
+    // An entry larger than a batch still goes through, alone.
+    let small = WalOptions {
+        max_batch_bytes: 64,
+        ..WalOptions::local(dir.path())
+    };
+    drop(wal);
+    let wal = Wal::open(small).await.expect("open");
+    wal.append("a", 1, Bytes::from(vec![1u8; 10_000]))
+        .await
+        .expect("big entry");
+    assert_eq!(wal.metrics().appends, 1);
+}

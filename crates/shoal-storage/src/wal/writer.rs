@@ -1,0 +1,337 @@
+//! [`WalWriter`]: the single task that owns the segment being written and turns queued
+//! appends into group commits.
+//!
+//! Appenders encode their record, take queue permits worth its size (the queue is bounded
+//! in bytes: `append` waits when it is full) and send it here. The writer takes the first
+//! queued append, then everything else already queued up to `max_batch_bytes`, and makes
+//! the whole batch durable with one write + `fdatasync` (local, on a blocking thread) or
+//! one create-if-absent PUT (object). Appends that arrive while a batch is syncing wait in
+//! the queue and form the next batch, so batches grow with load and shrink to one entry
+//! when idle, with no timer.
+//!
+//! Invariants: an append is answered `Ok` only after the bytes holding it are durable and
+//! the retention table knows the segment holds it; the retention table is updated before
+//! any ack, so `mark_flushed` can never delete a segment holding an unaccounted entry.
+//! After a local write or sync fails, the segment's state is unknown (a failed fsync may
+//! have dropped dirty pages), so the writer is poisoned and answers every later append
+//! with [`WalError::Poisoned`]; a restart recovers what is on disk.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use bytes::Bytes;
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
+
+use super::error::WalError;
+use super::local::SegmentFile;
+use super::metrics::WalMetrics;
+use super::object;
+use super::record::{self, HEADER_LEN};
+use super::retention::{self, RegionMaxes, SegmentTable};
+use crate::object::Bucket;
+
+/// One queued append.
+pub(crate) struct Pending {
+    pub region: String,
+    pub seq: u64,
+    /// The encoded record (prefix and body).
+    pub record: Vec<u8>,
+    pub done: oneshot::Sender<Result<(), WalError>>,
+    /// Queue space, released when the append is answered.
+    pub permit: OwnedSemaphorePermit,
+}
+
+pub(crate) enum Command {
+    Append(Pending),
+    /// Finish queued work, close the segment, answer, stop.
+    Close(oneshot::Sender<Result<(), WalError>>),
+}
+
+/// State shared by the writer and the [`super::Wal`] handles.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    pub table: Mutex<SegmentTable>,
+    pub metrics: WalMetrics,
+}
+
+impl Shared {
+    pub fn table(&self) -> MutexGuard<'_, SegmentTable> {
+        // The table is consistent after every statement, so a panic elsewhere while
+        // holding the lock leaves nothing half-done.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn publish_live(&self, table: &SegmentTable) {
+        self.metrics
+            .segments_live
+            .store(table.live(), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Where batches go.
+pub(crate) enum Sink {
+    Local {
+        dir: PathBuf,
+        /// `None` only while a write is running on the blocking pool, or after a failure
+        /// lost the handle.
+        file: Option<SegmentFile>,
+        segment_bytes: u64,
+        writer_id: u128,
+    },
+    Object {
+        bucket: Bucket,
+        prefix: String,
+        next: u64,
+        writer_id: u128,
+    },
+}
+
+pub(crate) struct WalWriter {
+    pub rx: mpsc::UnboundedReceiver<Command>,
+    pub sink: Sink,
+    pub shared: Arc<Shared>,
+    pub max_batch_bytes: usize,
+    pub poisoned: Option<Arc<WalError>>,
+    /// Reused batch buffer (local backend).
+    pub buf: Vec<u8>,
+}
+
+fn join_error(
+    path: impl std::fmt::Display,
+    action: &'static str,
+    e: tokio::task::JoinError,
+) -> WalError {
+    WalError::io(
+        path,
+        action,
+        std::io::Error::other(format!("blocking task failed: {e}")),
+    )
+}
+
+impl WalWriter {
+    pub async fn run(mut self) {
+        let mut carry: Option<Command> = None;
+        loop {
+            let command = match carry.take() {
+                Some(c) => c,
+                None => match self.rx.recv().await {
+                    Some(c) => c,
+                    // Every `Wal` handle is gone: nobody can append or wait any more.
+                    None => {
+                        self.finish();
+                        return;
+                    }
+                },
+            };
+            let first = match command {
+                Command::Append(p) => p,
+                Command::Close(reply) => {
+                    self.finish();
+                    self.refuse_rest();
+                    let _ = reply.send(Ok(()));
+                    return;
+                }
+            };
+            let mut bytes = first.record.len();
+            let mut batch = vec![first];
+            while bytes < self.max_batch_bytes {
+                match self.rx.try_recv() {
+                    Ok(Command::Append(p)) if bytes + p.record.len() <= self.max_batch_bytes => {
+                        bytes += p.record.len();
+                        batch.push(p);
+                    }
+                    Ok(other) => {
+                        carry = Some(other);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            self.commit(batch, bytes).await;
+        }
+    }
+
+    /// Makes `batch` durable and answers every append in it.
+    async fn commit(&mut self, batch: Vec<Pending>, bytes: usize) {
+        if let Some(cause) = &self.poisoned {
+            let err = WalError::Poisoned {
+                cause: cause.clone(),
+            };
+            self.answer(batch, Err(err));
+            return;
+        }
+        let started = Instant::now();
+        let result = match &mut self.sink {
+            Sink::Local { .. } => self.write_local(&batch, bytes).await,
+            Sink::Object { .. } => self.write_object(&batch, bytes).await,
+        };
+        match result {
+            Ok(()) => {
+                let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+                self.shared
+                    .metrics
+                    .record_sync(batch.len() as u64, bytes as u64, micros);
+                self.answer(batch, Ok(()));
+                self.maybe_roll().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, entries = batch.len(), "WAL group commit failed");
+                let poison = match (&self.sink, &e) {
+                    (Sink::Local { .. }, _) | (_, WalError::ConcurrentWriter { .. }) => true,
+                    // A failed PUT leaves nothing half-written: the next batch goes to a
+                    // fresh object.
+                    (Sink::Object { .. }, _) => false,
+                };
+                if poison {
+                    self.poisoned = Some(Arc::new(e.clone()));
+                }
+                self.answer(batch, Err(e));
+            }
+        }
+    }
+
+    fn answer(&self, batch: Vec<Pending>, result: Result<(), WalError>) {
+        if result.is_err() {
+            self.shared.metrics.record_failures(batch.len() as u64);
+        }
+        for p in batch {
+            // The appender may have given up (its future dropped); nothing to do then.
+            let _ = p.done.send(result.clone());
+            drop(p.permit);
+        }
+    }
+
+    async fn write_local(&mut self, batch: &[Pending], bytes: usize) -> Result<(), WalError> {
+        let Sink::Local { dir, file, .. } = &mut self.sink else {
+            unreachable!("write_local on a local sink only")
+        };
+        let mut segment = file.take().ok_or_else(|| {
+            WalError::io(
+                dir.display(),
+                "write",
+                std::io::Error::other("no open segment"),
+            )
+        })?;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf.reserve(bytes);
+        for p in batch {
+            buf.extend_from_slice(&p.record);
+        }
+        let path = segment.path.display().to_string();
+        let (segment, mut buf, result) = tokio::task::spawn_blocking(move || {
+            let result = segment.append(&buf);
+            (segment, buf, result)
+        })
+        .await
+        .map_err(|e| join_error(&path, "write", e))?;
+        *file = Some(segment);
+        if buf.capacity() > 2 * self.max_batch_bytes {
+            buf = Vec::new();
+        }
+        self.buf = buf;
+        result?;
+        let mut table = self.shared.table();
+        for p in batch {
+            table.note_current(&p.region, p.seq);
+        }
+        Ok(())
+    }
+
+    async fn write_object(&mut self, batch: &[Pending], bytes: usize) -> Result<(), WalError> {
+        let Sink::Object {
+            bucket,
+            prefix,
+            next,
+            writer_id,
+        } = &mut self.sink
+        else {
+            unreachable!("write_object on an object sink only")
+        };
+        let number = *next;
+        *next += 1;
+        let mut data = Vec::with_capacity(HEADER_LEN + bytes);
+        data.extend_from_slice(&record::encode_header(number, *writer_id));
+        let mut maxes = RegionMaxes::new();
+        for p in batch {
+            data.extend_from_slice(&p.record);
+            retention::note(&mut maxes, &p.region, p.seq);
+        }
+        object::put_segment(bucket, prefix, number, Bytes::from(data)).await?;
+        let mut table = self.shared.table();
+        table.add_sealed(number, maxes);
+        self.shared
+            .metrics
+            .segments_created
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.shared.publish_live(&table);
+        Ok(())
+    }
+
+    /// Starts a new local segment once the current one reaches `segment_bytes`.
+    async fn maybe_roll(&mut self) {
+        let Sink::Local {
+            dir,
+            file,
+            segment_bytes,
+            writer_id,
+        } = &mut self.sink
+        else {
+            return;
+        };
+        let Some(current) = file.as_ref() else { return };
+        if current.len < *segment_bytes {
+            return;
+        }
+        let next = current.number + 1;
+        let (d, w) = (dir.clone(), *writer_id);
+        let created = tokio::task::spawn_blocking(move || SegmentFile::create(&d, next, w))
+            .await
+            .unwrap_or_else(|e| Err(join_error(dir.display(), "create segment", e)));
+        match created {
+            Ok(new) => {
+                *file = Some(new);
+                let mut table = self.shared.table();
+                table.start_current(next);
+                self.shared
+                    .metrics
+                    .segments_created
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.shared.publish_live(&table);
+            }
+            Err(e) => {
+                // Appending on to the old segment would be safe, but a half-created newer
+                // file would make it "not the last" at the next open; stop instead.
+                tracing::error!(error = %e, "WAL: could not start a new segment; refusing appends");
+                self.poisoned = Some(Arc::new(e));
+            }
+        }
+    }
+
+    /// Closes the segment being written (it becomes sealed, deletable once covered).
+    fn finish(&mut self) {
+        if let Sink::Local { file, .. } = &mut self.sink {
+            *file = None;
+            let mut table = self.shared.table();
+            table.seal_current();
+            self.shared.publish_live(&table);
+        }
+    }
+
+    /// After close: answer whatever is still queued with `Closed`.
+    fn refuse_rest(&mut self) {
+        self.rx.close();
+        while let Ok(command) = self.rx.try_recv() {
+            match command {
+                Command::Append(p) => {
+                    self.shared.metrics.record_failures(1);
+                    let _ = p.done.send(Err(WalError::Closed));
+                }
+                Command::Close(reply) => {
+                    let _ = reply.send(Ok(()));
+                }
+            }
+        }
+    }
+}
