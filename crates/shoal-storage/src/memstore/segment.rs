@@ -106,6 +106,22 @@ impl Segment {
         Some((entry.key().clone(), entry.value().clone()))
     }
 
+    /// The last cell whose key is before `before` (or the last cell if `None`):
+    /// the backward counterpart of [`Segment::next_after`].
+    pub fn prev_before(&self, before: Option<&MemKey>) -> Option<(MemKey, Bytes)> {
+        let entry = match before {
+            None => self.map.back(),
+            Some(k) => self.map.upper_bound(Bound::Excluded(k)),
+        }?;
+        Some((entry.key().clone(), entry.value().clone()))
+    }
+
+    /// The last cell whose key is ≤ `at`.
+    pub fn last_at_or_before(&self, at: &MemKey) -> Option<(MemKey, Bytes)> {
+        let entry = self.map.upper_bound(Bound::Included(at))?;
+        Some((entry.key().clone(), entry.value().clone()))
+    }
+
     /// The first cell whose key is ≥ `from`.
     pub fn first_at_or_after(&self, from: &MemKey) -> Option<(MemKey, Bytes)> {
         let entry = self.map.lower_bound(Bound::Included(from))?;

@@ -129,9 +129,9 @@ impl Region {
         let sources = inputs
             .iter()
             .rev()
-            .map(|f| Source::sst(&f.reader, ScanRange::all()))
+            .map(|f| Source::sst(&f.reader, ScanRange::all(), false))
             .collect();
-        let mut merge = MergeIter::new(sources);
+        let mut merge = MergeIter::new(sources, false);
         let id = FileId::generate();
         let path = self.new_file_path(store, id);
         let sink = UploadSink::new(&self.inner.env.bucket, &path)
@@ -233,8 +233,19 @@ impl Region {
         }
         let region = self.clone();
         tokio::spawn(async move {
-            if let Err(e) = region.compact(false).await {
-                tracing::error!(region = %region.id(), error = %e, "background compaction failed");
+            match region.compact(false).await {
+                Ok(reports) if !reports.is_empty() => {
+                    // Inputs of the compaction become garbage once the grace period
+                    // (and every reader) has passed; sweep what is already eligible.
+                    let options = crate::manifest::GcOptions::default();
+                    if let Err(e) = region.collect_garbage(&options).await {
+                        tracing::warn!(region = %region.id(), error = %e, "garbage collection failed");
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!(region = %region.id(), error = %e, "background compaction failed")
+                }
             }
             region
                 .inner

@@ -177,14 +177,16 @@ impl Region {
                 let range = crate::sst::ScanRange::all();
                 let mut sources = Vec::with_capacity(segments.len());
                 for s in segments.iter().rev() {
-                    sources.push(super::merge::Source::memstore(s.clone(), &range).map_err(
-                        |source| crate::sst::SstError::Cell {
-                            file: path.clone(),
-                            source,
-                        },
-                    )?);
+                    sources.push(
+                        super::merge::Source::memstore(s.clone(), &range, false).map_err(
+                            |source| crate::sst::SstError::Cell {
+                                file: path.clone(),
+                                source,
+                            },
+                        )?,
+                    );
                 }
-                let mut merge = super::merge::MergeIter::new(sources);
+                let mut merge = super::merge::MergeIter::new(sources, false);
                 while let Some(cell) = merge.next().await? {
                     writer.add(&cell).await?;
                 }

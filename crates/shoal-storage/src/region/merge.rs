@@ -1,90 +1,128 @@
 //! Merging iterator: the cells of several sorted sources (memstore segments and
-//! SST files) as one sorted stream, each key once.
+//! SST files) as one sorted stream — ascending, or descending for reverse
+//! scans — each key once.
 //!
 //! Sources are ordered newest first, so when two sources hold an identical key
 //! (all six fields equal — the same write, as WAL replay after a flush can
 //! produce) the first source's copy is returned and the others are skipped.
 
-use crate::cell::{Cell, CellKey, KeyRef};
+use crate::cell::{Cell, CellError, CellKey};
 use crate::memstore::{MemKey, Segment};
-use crate::sst::{ScanRange, SstError, SstIter, SstReader};
+use crate::sst::{ScanRange, SstError, SstIter, SstReader, SstRevIter};
+use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
+/// A memstore segment walked by re-seeking from the last key returned, so the
+/// cursor holds no borrow and can live across awaits.
+pub(crate) struct MemCursor {
+    segment: Arc<Segment>,
+    /// The bound to start from (taken on the first step).
+    from: Option<(MemKey, bool)>,
+    last: Option<MemKey>,
+    /// The bound to stop at.
+    stop: Bound<CellKey>,
+    reverse: bool,
+    done: bool,
+}
+
+impl MemCursor {
+    fn new(
+        segment: Arc<Segment>,
+        range: &ScanRange,
+        reverse: bool,
+    ) -> Result<MemCursor, CellError> {
+        let (from_bound, stop) = if reverse {
+            (&range.end, range.start.clone())
+        } else {
+            (&range.start, range.end.clone())
+        };
+        let from = match from_bound {
+            Bound::Included(k) => Some((MemKey::new(&k.as_ref())?, true)),
+            Bound::Excluded(k) => Some((MemKey::new(&k.as_ref())?, false)),
+            Bound::Unbounded => None,
+        };
+        Ok(MemCursor {
+            segment,
+            from,
+            last: None,
+            stop,
+            reverse,
+            done: false,
+        })
+    }
+
+    fn next(&mut self) -> Option<Cell> {
+        if self.done {
+            return None;
+        }
+        let seg = &self.segment;
+        let entry = match (self.last.as_ref(), self.from.take(), self.reverse) {
+            (Some(l), _, false) => seg.next_after(Some(l)),
+            (Some(l), _, true) => seg.prev_before(Some(l)),
+            (None, Some((k, true)), false) => seg.first_at_or_after(&k),
+            (None, Some((k, false)), false) => seg.next_after(Some(&k)),
+            (None, Some((k, true)), true) => seg.last_at_or_before(&k),
+            (None, Some((k, false)), true) => seg.prev_before(Some(&k)),
+            (None, None, false) => seg.next_after(None),
+            (None, None, true) => seg.prev_before(None),
+        };
+        let Some((key, value)) = entry else {
+            self.done = true;
+            return None;
+        };
+        let Some(cell) = crate::memstore::to_cell(&key, &value) else {
+            self.done = true;
+            return None;
+        };
+        let within = match (&self.stop, self.reverse) {
+            (Bound::Unbounded, _) => true,
+            (Bound::Included(e), false) => cell.key() <= e.as_ref(),
+            (Bound::Excluded(e), false) => cell.key() < e.as_ref(),
+            (Bound::Included(s), true) => cell.key() >= s.as_ref(),
+            (Bound::Excluded(s), true) => cell.key() > s.as_ref(),
+        };
+        if !within {
+            self.done = true;
+            return None;
+        }
+        self.last = Some(key);
+        Some(cell)
+    }
+}
+
 /// One sorted input.
 pub(crate) enum Source {
-    /// A memstore segment; `last` is the key returned last (re-seeked each step).
-    Mem {
-        segment: Arc<Segment>,
-        start: Option<MemKey>,
-        last: Option<MemKey>,
-        end: Bound<CellKey>,
-        done: bool,
-    },
-    /// An SST file.
+    /// A memstore segment.
+    Mem(MemCursor),
+    /// An SST file, forward.
     Sst(Box<SstIter>),
+    /// An SST file, backward.
+    SstRev(Box<SstRevIter>),
 }
 
 impl Source {
     pub(crate) fn memstore(
         segment: Arc<Segment>,
         range: &ScanRange,
-    ) -> Result<Source, crate::cell::CellError> {
-        let start = match &range.start {
-            Bound::Included(k) | Bound::Excluded(k) => Some(MemKey::new(&k.as_ref())?),
-            Bound::Unbounded => None,
-        };
-        Ok(Source::Mem {
-            segment,
-            start,
-            last: None,
-            end: range.end.clone(),
-            done: false,
-        })
+        reverse: bool,
+    ) -> Result<Source, CellError> {
+        Ok(Source::Mem(MemCursor::new(segment, range, reverse)?))
     }
 
-    pub(crate) fn sst(reader: &SstReader, range: ScanRange) -> Source {
-        Source::Sst(Box::new(reader.iter(range)))
+    pub(crate) fn sst(reader: &SstReader, range: ScanRange, reverse: bool) -> Source {
+        if reverse {
+            Source::SstRev(Box::new(reader.rev_iter(range)))
+        } else {
+            Source::Sst(Box::new(reader.iter(range)))
+        }
     }
 
     async fn next(&mut self) -> Result<Option<Cell>, SstError> {
         match self {
+            Source::Mem(m) => Ok(m.next()),
             Source::Sst(it) => it.next().await,
-            Source::Mem {
-                segment,
-                start,
-                last,
-                end,
-                done,
-            } => {
-                if *done {
-                    return Ok(None);
-                }
-                let entry = match (last.as_ref(), start.take()) {
-                    (Some(l), _) => segment.next_after(Some(l)),
-                    (None, Some(s)) => segment.first_at_or_after(&s),
-                    (None, None) => segment.next_after(None),
-                };
-                let Some((key, value)) = entry else {
-                    *done = true;
-                    return Ok(None);
-                };
-                let Some(cell) = crate::memstore::to_cell(&key, &value) else {
-                    *done = true;
-                    return Ok(None);
-                };
-                let within = match end {
-                    Bound::Unbounded => true,
-                    Bound::Included(e) => cell.key() <= e.as_ref(),
-                    Bound::Excluded(e) => cell.key() < e.as_ref(),
-                };
-                if !within {
-                    *done = true;
-                    return Ok(None);
-                }
-                *last = Some(key);
-                Ok(Some(cell))
-            }
+            Source::SstRev(it) => it.next().await,
         }
     }
 }
@@ -93,16 +131,18 @@ impl Source {
 pub(crate) struct MergeIter {
     sources: Vec<Source>,
     heads: Vec<Option<Cell>>,
+    reverse: bool,
     started: bool,
 }
 
 impl MergeIter {
-    /// Merges `sources`, newest first.
-    pub(crate) fn new(sources: Vec<Source>) -> MergeIter {
+    /// Merges `sources` (newest first), ascending or descending.
+    pub(crate) fn new(sources: Vec<Source>, reverse: bool) -> MergeIter {
         let n = sources.len();
         MergeIter {
             sources,
             heads: vec![None; n],
+            reverse,
             started: false,
         }
     }
@@ -115,27 +155,27 @@ impl MergeIter {
                 self.heads[i] = self.sources[i].next().await?;
             }
         }
-        let mut min: Option<usize> = None;
+        let want = if self.reverse {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
+        let mut best: Option<usize> = None;
         for (i, head) in self.heads.iter().enumerate() {
-            if let Some(c) = head {
-                let better = match min {
-                    None => true,
-                    Some(m) => {
-                        let cur: KeyRef<'_> =
-                            self.heads[m].as_ref().map(|x| x.key()).unwrap_or(c.key());
-                        c.key() < cur
-                    }
-                };
-                if better {
-                    min = Some(i);
-                }
+            let Some(c) = head else { continue };
+            let better = match best.and_then(|b| self.heads[b].as_ref()) {
+                None => true,
+                Some(cur) => c.key().cmp(&cur.key()) == want,
+            };
+            if better {
+                best = Some(i);
             }
         }
-        let Some(m) = min else {
+        let Some(b) = best else {
             return Ok(None);
         };
-        let out = self.heads[m].take();
-        self.heads[m] = self.sources[m].next().await?;
+        let out = self.heads[b].take();
+        self.heads[b] = self.sources[b].next().await?;
         if let Some(cell) = &out {
             // Skip identical keys in other (older) sources.
             for i in 0..self.heads.len() {

@@ -23,12 +23,7 @@ pub struct RegionScanner {
     rows: usize,
     pending: VecDeque<RowResult>,
     region: Region,
-    reverse: Option<Reverse>,
-}
-
-enum Reverse {
-    Unfilled,
-    Filled(VecDeque<RowResult>),
+    reverse: bool,
 }
 
 impl Region {
@@ -127,7 +122,12 @@ impl Region {
             let store = self.store(family)?;
             let snapshot = store.snapshot();
             let merge = snapshot
-                .merge(&range, only_row, (scan.time_range.min, scan.time_range.max))
+                .merge(
+                    &range,
+                    only_row,
+                    (scan.time_range.min, scan.time_range.max),
+                    scan.reverse,
+                )
                 .map_err(|source| RegionError::Cell {
                     region: self.id().to_string(),
                     source,
@@ -148,7 +148,7 @@ impl Region {
                     .map(|q| [(family.clone(), q.clone())].into_iter().collect())
                     .unwrap_or_default(),
             };
-            families.push(FamilyStream::new(merge, spec, columns));
+            families.push(FamilyStream::new(merge, spec, columns, scan.reverse));
         }
         Ok(RegionScanner {
             families,
@@ -157,7 +157,7 @@ impl Region {
             rows: 0,
             pending: VecDeque::new(),
             region: self.clone(),
-            reverse: scan.reverse.then_some(Reverse::Unfilled),
+            reverse: scan.reverse,
         })
     }
 }
@@ -173,9 +173,6 @@ fn row_successor(row: &[u8]) -> Bytes {
 impl RegionScanner {
     /// The next row (or chunk of a row, with a batch size), or `None` at the end.
     pub async fn next(&mut self) -> Result<Option<RowResult>, RegionError> {
-        if self.reverse.is_some() {
-            return self.next_reverse().await;
-        }
         if let Some(chunk) = self.pending.pop_front() {
             return Ok(Some(chunk));
         }
@@ -206,8 +203,11 @@ impl RegionScanner {
             let mut next: Option<Bytes> = None;
             for f in &mut self.families {
                 let row = f.next_row().await.map_err(|e| self.region.sst_error(e))?;
+                // Forward scans take the smallest next row, reverse the largest.
                 if let Some(r) = row
-                    && next.as_ref().is_none_or(|n| r < *n)
+                    && next
+                        .as_ref()
+                        .is_none_or(|n| if self.reverse { r > *n } else { r < *n })
                 {
                     next = Some(r);
                 }
@@ -225,44 +225,5 @@ impl RegionScanner {
                 return Ok(Some(cells));
             }
         }
-    }
-
-    /// Reverse scans collect the range's rows, then return them last first.
-    /// Memory is bounded by the scan range, so reverse scans suit bounded ranges
-    /// (as in HBase, where they are also much slower than forward scans).
-    async fn next_reverse(&mut self) -> Result<Option<RowResult>, RegionError> {
-        if let Some(chunk) = self.pending.pop_front() {
-            return Ok(Some(chunk));
-        }
-        if let Some(Reverse::Unfilled) = self.reverse {
-            let mut all = VecDeque::new();
-            while let Some(cells) = self.next_full_row().await? {
-                all.push_front(RowResult {
-                    row: cells[0].row.clone(),
-                    cells,
-                });
-            }
-            self.reverse = Some(Reverse::Filled(all));
-        }
-        if self.limit > 0 && self.rows >= self.limit {
-            return Ok(None);
-        }
-        let Some(Reverse::Filled(rows)) = self.reverse.as_mut() else {
-            return Ok(None);
-        };
-        let Some(row) = rows.pop_front() else {
-            return Ok(None);
-        };
-        self.rows += 1;
-        if self.batch == 0 || row.cells.len() <= self.batch {
-            return Ok(Some(row));
-        }
-        for chunk in row.cells.chunks(self.batch) {
-            self.pending.push_back(RowResult {
-                row: row.row.clone(),
-                cells: chunk.to_vec(),
-            });
-        }
-        Ok(self.pending.pop_front())
     }
 }

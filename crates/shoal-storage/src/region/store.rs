@@ -89,11 +89,12 @@ impl StoreSnapshot {
         range: &ScanRange,
         only_row: Option<&[u8]>,
         time: (i64, i64),
+        reverse: bool,
     ) -> Result<MergeIter, CellError> {
         let mut sources = Vec::with_capacity(self.segments.len() + self.files.len());
         for seg in &self.segments {
             if !seg.is_empty() {
-                sources.push(Source::memstore(seg.clone(), range)?);
+                sources.push(Source::memstore(seg.clone(), range, reverse)?);
             }
         }
         for f in self.files.iter() {
@@ -109,15 +110,17 @@ impl StoreSnapshot {
             if f.entry.max_timestamp < time.0 {
                 continue;
             }
-            sources.push(Source::sst(&f.reader, range.clone()));
+            sources.push(Source::sst(&f.reader, range.clone(), reverse));
         }
-        Ok(MergeIter::new(sources))
+        Ok(MergeIter::new(sources, reverse))
     }
 }
 
 /// The visible cells of one family, row by row.
 pub(crate) struct FamilyStream {
     merge: MergeIter,
+    reverse: bool,
+    raw: Vec<Cell>,
     resolver: FamilyResolver,
     columns: Columns,
     peeked: Option<Cell>,
@@ -125,9 +128,16 @@ pub(crate) struct FamilyStream {
 }
 
 impl FamilyStream {
-    pub(crate) fn new(merge: MergeIter, spec: ResolveSpec, columns: Columns) -> FamilyStream {
+    pub(crate) fn new(
+        merge: MergeIter,
+        spec: ResolveSpec,
+        columns: Columns,
+        reverse: bool,
+    ) -> FamilyStream {
         FamilyStream {
             merge,
+            reverse,
+            raw: Vec::new(),
             resolver: FamilyResolver::new(spec),
             columns,
             peeked: None,
@@ -148,18 +158,37 @@ impl FamilyStream {
         Ok(self.peek().await?.map(|c| c.row.clone()))
     }
 
-    /// Consumes every raw cell of `row` and returns the visible ones.
+    /// Consumes every raw cell of `row` and returns the visible ones, in cell
+    /// order. A reverse stream delivers a row's cells backwards; they are
+    /// gathered (one row's worth of memory) and resolved forwards.
     pub(crate) async fn take_row(
         &mut self,
         row: &[u8],
         out: &mut Vec<Cell>,
     ) -> Result<(), SstError> {
         self.resolver.reset();
+        if !self.reverse {
+            while let Some(c) = self.peek().await? {
+                if &c.row[..] != row {
+                    break;
+                }
+                let cell = self.peeked.take().expect("peeked above");
+                if self.resolver.accept(&cell) && self.columns.wants(&cell.family, &cell.qualifier)
+                {
+                    out.push(cell);
+                }
+            }
+            return Ok(());
+        }
+        self.raw.clear();
         while let Some(c) = self.peek().await? {
             if &c.row[..] != row {
                 break;
             }
             let cell = self.peeked.take().expect("peeked above");
+            self.raw.push(cell);
+        }
+        for cell in self.raw.drain(..).rev() {
             if self.resolver.accept(&cell) && self.columns.wants(&cell.family, &cell.qualifier) {
                 out.push(cell);
             }

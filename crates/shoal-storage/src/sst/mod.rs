@@ -15,7 +15,7 @@
 //!
 //! Module map: [`block`] (entries, prefix compression, restarts), `compression`
 //! (frames), `bloom`, `footer`, `meta`, `writer` (streaming writer and
-//! sinks), `reader` (open and block reads), `iter` (range scans), `object_io` (upload sink and bucket fetcher), `fetch` (the
+//! sinks), `reader` (open and block reads), `iter` and `rev_iter` (forward and backward range scans), `object_io` (upload sink and bucket fetcher), `fetch` (the
 //! [`BlockFetcher`] seam the block cache sits behind).
 
 pub mod block;
@@ -28,6 +28,7 @@ mod iter;
 mod meta;
 mod object_io;
 mod reader;
+mod rev_iter;
 mod varint;
 mod writer;
 
@@ -40,6 +41,7 @@ pub use iter::{ScanRange, SstIter};
 pub use meta::FileMeta;
 pub use object_io::{BucketFetcher, UploadSink};
 pub use reader::{DEFAULT_OPEN_READ_SIZE, SstReader};
+pub use rev_iter::SstRevIter;
 pub use writer::{SstSink, SstSummary, SstWriter, SstWriterOptions};
 
 #[cfg(test)]

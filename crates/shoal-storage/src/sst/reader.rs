@@ -308,6 +308,11 @@ impl SstReader {
         SstIter::new(self.clone(), range)
     }
 
+    /// A backward iterator over the cells in `range`, starting at the largest.
+    pub fn rev_iter(&self, range: ScanRange) -> super::rev_iter::SstRevIter {
+        super::rev_iter::SstRevIter::new(self.clone(), range)
+    }
+
     /// The first cell at or after `key`, if any (a point lookup).
     pub async fn first_at_or_after(&self, key: KeyRef<'_>) -> Result<Option<Cell>, SstError> {
         let mut it = self.iter(ScanRange::all());

@@ -128,8 +128,15 @@ proptest! {
                     .filter(|c| c.row >= start.as_bytes() && c.row < stop.as_bytes())
                     .cloned()
                     .collect();
-                let got = collect(reader.iter(ScanRange::rows(start.clone(), stop))).await;
-                prop_assert_eq!(got, expect);
+                let got = collect(reader.iter(ScanRange::rows(start.clone(), stop.clone()))).await;
+                prop_assert_eq!(&got, &expect);
+                let mut rev = reader.rev_iter(ScanRange::rows(start.clone(), stop));
+                let mut backwards = Vec::new();
+                while let Some(c) = rev.next().await.unwrap() {
+                    backwards.push(c);
+                }
+                backwards.reverse();
+                prop_assert_eq!(backwards, expect);
 
                 // Point lookup: first cell at or after the row's first key.
                 let first = reader.first_at_or_after(KeyRef::first_of_row(start.as_bytes())).await.unwrap();
@@ -148,8 +155,23 @@ proptest! {
             let range = ScanRange { start: Bound::Excluded(k.clone()), end: Bound::Included(cells[cells.len() - 1].key().to_owned_key()) };
             let got = collect(reader.iter(range)).await;
             prop_assert_eq!(got, cells[cells.len() / 2 + 1..].to_vec());
-            let range = ScanRange { start: Bound::Unbounded, end: Bound::Included(k) };
-            prop_assert_eq!(collect(reader.iter(range)).await, cells[..=cells.len() / 2].to_vec());
+            let range = ScanRange { start: Bound::Unbounded, end: Bound::Included(k.clone()) };
+            prop_assert_eq!(collect(reader.iter(range.clone())).await, cells[..=cells.len() / 2].to_vec());
+            let mut rev = reader.rev_iter(range);
+            let mut backwards = Vec::new();
+            while let Some(c) = rev.next().await.unwrap() {
+                backwards.push(c);
+            }
+            backwards.reverse();
+            prop_assert_eq!(backwards, cells[..=cells.len() / 2].to_vec());
+            let range = ScanRange { start: Bound::Excluded(k), end: Bound::Unbounded };
+            let mut rev = reader.rev_iter(range);
+            let mut backwards = Vec::new();
+            while let Some(c) = rev.next().await.unwrap() {
+                backwards.push(c);
+            }
+            backwards.reverse();
+            prop_assert_eq!(backwards, cells[cells.len() / 2 + 1..].to_vec());
             Ok(())
         })?;
     }
