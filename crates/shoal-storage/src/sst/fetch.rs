@@ -8,6 +8,7 @@
 //! checksum and decompresses, so corruption anywhere below is caught.
 
 use super::SstError;
+use super::block::Block;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use std::collections::HashMap;
@@ -85,6 +86,19 @@ pub trait BlockFetcher: Send + Sync + 'static {
         file: FileId,
         len: u64,
     ) -> BoxFuture<'a, Result<(Bytes, u64), SstError>>;
+
+    /// A decoded data block held in memory, if this source caches them. The
+    /// reader asks before [`BlockFetcher::fetch`], so a hit skips the checksum
+    /// and decompression as well as the I/O.
+    fn cached_block(&self, addr: &BlockAddr) -> Option<Block> {
+        let _ = addr;
+        None
+    }
+
+    /// Offers a block the reader just fetched and decoded for caching.
+    fn offer_block(&self, addr: BlockAddr, block: &Block) {
+        let _ = (addr, block);
+    }
 }
 
 /// Files held in memory: for tests, benchmarks and tools. Counts its requests.

@@ -42,7 +42,7 @@ pub use meta::FileMeta;
 pub use object_io::{BucketFetcher, UploadSink};
 pub use reader::{DEFAULT_OPEN_READ_SIZE, SstReader};
 pub use rev_iter::SstRevIter;
-pub use writer::{SstSink, SstSummary, SstWriter, SstWriterOptions};
+pub use writer::{BlockObserver, SstSink, SstSummary, SstWriter, SstWriterOptions};
 
 #[cfg(test)]
 mod tests;

@@ -287,6 +287,9 @@ impl SstReader {
                 format!("block {i} of {} requested", self.data_block_count()),
             )
         })?;
+        if let Some(block) = self.inner.fetcher.cached_block(&addr) {
+            return Ok(block);
+        }
         let frame = self
             .inner
             .fetcher
@@ -300,7 +303,10 @@ impl SstReader {
             ));
         }
         let raw = unseal(&frame).map_err(|r| SstError::corruption(path, addr.offset, r))?;
-        Block::new(raw).map_err(|e: BlockError| SstError::corruption(path, addr.offset, e.0))
+        let block = Block::new(raw)
+            .map_err(|e: BlockError| SstError::corruption(path, addr.offset, e.0))?;
+        self.inner.fetcher.offer_block(addr, &block);
+        Ok(block)
     }
 
     /// An iterator over the cells in `range`, positioned before the first.

@@ -363,3 +363,36 @@ fn a_cell_larger_than_a_block_gets_its_own_block() {
         assert_eq!(collect(reader.iter(ScanRange::all())).await, cells);
     });
 }
+
+#[test]
+fn block_observer_sees_every_data_block_as_stored() {
+    block_on(async {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut out = Vec::new();
+        let opts = SstWriterOptions {
+            block_size: 1024,
+            ..SstWriterOptions::default()
+        };
+        let mut w = SstWriter::new(FileId(7), "t.sst", "cf", opts, &mut out).unwrap();
+        let sink = seen.clone();
+        w.set_block_observer(Box::new(move |addr, raw, frame| {
+            sink.lock()
+                .unwrap()
+                .push((addr, raw.clone(), frame.clone()));
+        }));
+        for c in many_rows(500) {
+            w.add(&c).await.unwrap();
+        }
+        w.finish().await.unwrap();
+        let reader = open(out.clone()).await.1.unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), reader.data_block_count());
+        for (i, (addr, raw, frame)) in seen.iter().enumerate() {
+            assert_eq!(Some(*addr), reader.block_addr(i));
+            let start = addr.offset as usize;
+            assert_eq!(&out[start..start + addr.len as usize], &frame[..]);
+            let block = reader.read_block(i).await.unwrap();
+            assert_eq!(block.len(), raw.len());
+        }
+    });
+}

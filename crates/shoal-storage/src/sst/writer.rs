@@ -14,7 +14,7 @@ use super::SstError;
 use super::block::BlockBuilder;
 use super::bloom::{BloomBuilder, BloomKind, bloom_hash, row_col_hash};
 use super::compression::{Compression, seal};
-use super::fetch::FileId;
+use super::fetch::{BlockAddr, FileId};
 use super::footer::{BlockHandle, FORMAT_VERSION, Footer};
 use super::meta::FileMeta;
 use super::varint::put_varint;
@@ -155,9 +155,15 @@ pub struct SstSummary {
     pub index_levels: u8,
 }
 
+/// Called with each data block as it is written: its address, the raw
+/// (decoded) block and the frame as stored. This is how flush output enters
+/// the block cache while it is written (cache-on-write).
+pub type BlockObserver = Box<dyn FnMut(BlockAddr, &Bytes, &Bytes) + Send>;
+
 /// Writes one SST from cells added in order.
 pub struct SstWriter<S: SstSink> {
     id: FileId,
+    observer: Option<BlockObserver>,
     path: String,
     family: Bytes,
     options: SstWriterOptions,
@@ -191,6 +197,7 @@ impl<S: SstSink> SstWriter<S> {
             .then(|| BloomBuilder::new(options.bloom, options.bloom_bits_per_key));
         Ok(SstWriter {
             id,
+            observer: None,
             path: path.into(),
             family: family.into(),
             block: BlockBuilder::new(options.restart_interval),
@@ -209,6 +216,11 @@ impl<S: SstSink> SstWriter<S> {
             deletes: 0,
             raw_data_bytes: 0,
         })
+    }
+
+    /// Calls `observer` with every data block written from now on.
+    pub fn set_block_observer(&mut self, observer: BlockObserver) {
+        self.observer = Some(observer);
     }
 
     /// Cells added so far.
@@ -293,8 +305,25 @@ impl<S: SstSink> SstWriter<S> {
         let last_key = self.block.last_key().to_vec();
         let raw = self.block.finish();
         self.raw_data_bytes += raw.len() as u64;
-        let frame = seal(&raw, self.options.compression, self.options.zstd_level);
-        let handle = self.write_frame(frame).await?;
+        let frame = Bytes::from(seal(
+            &raw,
+            self.options.compression,
+            self.options.zstd_level,
+        ));
+        let handle = BlockHandle {
+            offset: self.offset,
+            len: frame.len() as u64,
+        };
+        if let Some(observer) = &mut self.observer {
+            let addr = BlockAddr {
+                file: self.id,
+                offset: handle.offset,
+                len: handle.len,
+            };
+            observer(addr, &Bytes::from(raw), &frame);
+        }
+        self.offset += handle.len;
+        self.sink.write(frame).await?;
         self.index.push((last_key, handle));
         Ok(())
     }
