@@ -385,7 +385,7 @@ fn block_observer_sees_every_data_block_as_stored() {
         }
         w.finish().await.unwrap();
         let reader = open(out.clone()).await.1.unwrap();
-        let seen = seen.lock().unwrap();
+        let seen = seen.lock().unwrap().clone();
         assert_eq!(seen.len(), reader.data_block_count());
         for (i, (addr, raw, frame)) in seen.iter().enumerate() {
             assert_eq!(Some(*addr), reader.block_addr(i));
