@@ -57,6 +57,61 @@ pub fn decode_payload(payload: &Bytes) -> Result<Vec<Cell>, CellError> {
     Ok(cells)
 }
 
+/// `i64::MAX` is HBase's LATEST_TIMESTAMP: a change stamped with it is
+/// treated as unstamped ("now", or "the newest version" for a version delete).
+fn latest_means_now(op: RowOp, now: i64) -> RowOp {
+    let latest = |t: Option<i64>| t.filter(|&t| t != i64::MAX);
+    match op {
+        RowOp::Put {
+            family,
+            qualifier,
+            timestamp,
+            value,
+        } => RowOp::Put {
+            family,
+            qualifier,
+            timestamp: latest(timestamp),
+            value,
+        },
+        RowOp::DeleteVersion {
+            family,
+            qualifier,
+            timestamp,
+        } => RowOp::DeleteVersion {
+            family,
+            qualifier,
+            timestamp: latest(timestamp),
+        },
+        RowOp::DeleteColumn {
+            family,
+            qualifier,
+            timestamp,
+        } => RowOp::DeleteColumn {
+            family,
+            qualifier,
+            timestamp: latest(timestamp),
+        },
+        RowOp::DeleteFamily { family, timestamp } => RowOp::DeleteFamily {
+            family,
+            timestamp: latest(timestamp),
+        },
+        RowOp::DeleteFamilyVersion { family, timestamp } => RowOp::DeleteFamilyVersion {
+            family,
+            timestamp: latest(Some(timestamp)).unwrap_or(now),
+        },
+        RowOp::DeleteRow { timestamp } => RowOp::DeleteRow {
+            timestamp: latest(timestamp),
+        },
+    }
+}
+
+/// The timestamp of an increment's or append's result: after the previous
+/// version and not before now, capped below LATEST_TIMESTAMP so the result
+/// stays readable.
+fn next_timestamp(now: i64, previous: i64) -> i64 {
+    now.max(previous.saturating_add(1)).min(i64::MAX - 1)
+}
+
 impl Region {
     fn invalid(&self, reason: impl Into<String>) -> RegionError {
         RegionError::InvalidArgument {
@@ -96,6 +151,7 @@ impl Region {
         // number (they read the row; the row lock keeps the answer stable).
         let mut specs = Vec::with_capacity(mutation.ops.len());
         for op in &mutation.ops {
+            let op = &latest_means_now(op.clone(), now);
             let spec = match op {
                 RowOp::DeleteVersion {
                     family,
@@ -311,10 +367,7 @@ impl Region {
                             c.value.len()
                         ))
                     })?;
-                    (
-                        i64::from_be_bytes(bytes),
-                        now.max(c.timestamp.saturating_add(1)),
-                    )
+                    (i64::from_be_bytes(bytes), next_timestamp(now, c.timestamp))
                 }
             };
             let new = old
@@ -357,7 +410,7 @@ impl Region {
             let current = self.read_column(&row, family, qualifier).await?;
             let (mut value, ts) = match current {
                 None => (Vec::new(), now),
-                Some(c) => (c.value.to_vec(), now.max(c.timestamp.saturating_add(1))),
+                Some(c) => (c.value.to_vec(), next_timestamp(now, c.timestamp)),
             };
             value.extend_from_slice(suffix);
             let value = Bytes::from(value);

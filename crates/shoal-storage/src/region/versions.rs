@@ -21,11 +21,14 @@
 //!    candidate older than the family's TTL is dropped unless it is among the
 //!    newest `min_versions`.
 //!
-//! Because the same rules decide what a major compaction keeps (read point ∞,
-//! all time, the family's max versions), a major compaction never changes what
-//! a read at or after the compaction's inputs sees — except, exactly as in
-//! HBase, for puts outside the compaction (memstore, later files) that a dropped
-//! delete marker used to mask.
+//! The same rules decide what a major compaction keeps (read point ∞, all
+//! time, the family's max versions, the TTL at compaction time), so a read
+//! over all time sees the same before and after a major compaction — except,
+//! exactly as in HBase, for puts outside the compaction (memstore, later
+//! files) that a dropped delete marker used to mask. Reads with a time range
+//! can see less afterwards, also as in HBase: versions beyond max versions (or
+//! expired ones kept only as min versions) that a narrow range used to reach
+//! are gone.
 
 use crate::cell::{Cell, CellType};
 use bytes::Bytes;
