@@ -148,7 +148,13 @@ impl Region {
                     .map(|q| [(family.clone(), q.clone())].into_iter().collect())
                     .unwrap_or_default(),
             };
-            families.push(FamilyStream::new(merge, spec, columns, scan.reverse));
+            families.push(FamilyStream::new(
+                merge,
+                snapshot.files.clone(),
+                spec,
+                columns,
+                scan.reverse,
+            ));
         }
         Ok(RegionScanner {
             families,

@@ -119,6 +119,9 @@ impl StoreSnapshot {
 /// The visible cells of one family, row by row.
 pub(crate) struct FamilyStream {
     merge: MergeIter,
+    /// Keeps the snapshot's files pinned (GC never deletes them) while the
+    /// stream may still read them.
+    _files: Arc<Vec<LiveFile>>,
     reverse: bool,
     raw: Vec<Cell>,
     resolver: FamilyResolver,
@@ -130,12 +133,14 @@ pub(crate) struct FamilyStream {
 impl FamilyStream {
     pub(crate) fn new(
         merge: MergeIter,
+        files: Arc<Vec<LiveFile>>,
         spec: ResolveSpec,
         columns: Columns,
         reverse: bool,
     ) -> FamilyStream {
         FamilyStream {
             merge,
+            _files: files,
             reverse,
             raw: Vec::new(),
             resolver: FamilyResolver::new(spec),
