@@ -145,6 +145,9 @@ impl Region {
             sink,
         )
         .map_err(|e| self.sst_error(e))?;
+        if report.input_bytes <= self.inner.env.cache_compaction_output_bytes {
+            self.cache_on_write(&mut writer, store);
+        }
         let now = self.inner.env.clock.now_ms();
         let mut resolver =
             FamilyResolver::new(ResolveSpec::major_compaction(store.config.retention, now));
@@ -209,10 +212,15 @@ impl Region {
                 .map_err(|e| self.manifest_error(e))?;
         }
         let live = match output {
-            Some(entry) => Some(self.open_new_file(entry).await?),
+            Some(entry) => Some(self.open_new_file(store, entry).await?),
             None => None,
         };
         store.swap_files(&input_ids, live);
+        if let Some(cache) = &self.inner.env.cache {
+            for id in &input_ids {
+                cache.evict_file(*id);
+            }
+        }
         tracing::debug!(region = %self.id(), family = %family, major, inputs = report.inputs, cells_in = report.cells_in, cells_out = report.cells_out, "compacted");
         Ok(report)
     }

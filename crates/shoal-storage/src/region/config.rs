@@ -15,6 +15,8 @@ pub struct FamilyConfig {
     pub retention: Retention,
     /// Block size, compression and bloom filter of the family's files.
     pub sst: SstWriterOptions,
+    /// How the family uses the block cache.
+    pub cache: crate::cache::FamilyCachePolicy,
 }
 
 impl FamilyConfig {
@@ -24,6 +26,7 @@ impl FamilyConfig {
             name: name.into(),
             retention: Retention::default(),
             sst: SstWriterOptions::default(),
+            cache: crate::cache::FamilyCachePolicy::default(),
         }
     }
 

@@ -63,13 +63,17 @@ impl Region {
     }
 
     /// Opens a file just written and pins it.
-    pub(crate) async fn open_new_file(&self, entry: StoreFile) -> Result<LiveFile, RegionError> {
+    pub(crate) async fn open_new_file(
+        &self,
+        store: &Store,
+        entry: StoreFile,
+    ) -> Result<LiveFile, RegionError> {
         let pin = Arc::new(self.inner.env.pins.pin(entry.id));
         let file = SstFile {
             id: entry.id,
             path: entry.path.clone(),
         };
-        let reader = SstReader::open(self.inner.env.fetcher.clone(), file)
+        let reader = SstReader::open(self.inner.env.family_fetcher(&store.config), file)
             .await
             .map_err(|e| self.sst_error(e))?;
         Ok(LiveFile {
@@ -77,6 +81,21 @@ impl Region {
             entry,
             _pin: pin,
         })
+    }
+
+    /// Makes a new file's blocks enter the cache as they are written.
+    pub(crate) fn cache_on_write<S: crate::sst::SstSink>(
+        &self,
+        writer: &mut SstWriter<S>,
+        store: &Store,
+    ) {
+        if let Some(cache) = &self.inner.env.cache {
+            let cache = cache.clone();
+            let policy = store.config.cache;
+            writer.set_block_observer(Box::new(move |addr, raw, frame| {
+                cache.insert_written(policy, addr, raw, frame)
+            }));
+        }
     }
 
     /// Writes the memstores out as files and commits them.
@@ -129,7 +148,7 @@ impl Region {
         }
 
         for ((store, segments), entry) in work.iter().zip(written) {
-            let live = self.open_new_file(entry).await?;
+            let live = self.open_new_file(store, entry).await?;
             store.swap_files(&[], Some(live));
             store.memstore.remove_flushed(segments);
         }
@@ -166,6 +185,7 @@ impl Region {
             sink,
         )
         .map_err(|e| self.sst_error(e))?;
+        self.cache_on_write(&mut writer, store);
         let result = async {
             if let [only] = segments {
                 for cell in only.iter() {

@@ -36,6 +36,7 @@ pub use ops::{
 };
 pub use read::RegionScanner;
 
+use crate::cache::BlockCache;
 use crate::cell::Cell;
 use crate::manifest::{FilePins, GcOptions, GcReport, ManifestStore, ManifestWriter};
 use crate::object::Bucket;
@@ -56,8 +57,14 @@ pub struct RegionEnv {
     pub bucket: Bucket,
     /// The server's write-ahead log.
     pub wal: Wal,
-    /// Where SST blocks are read from (the block cache, or the bucket directly).
+    /// Where SST blocks come from on a cache miss (normally the bucket).
     pub fetcher: Arc<dyn BlockFetcher>,
+    /// The server's block cache; `None` reads every block from `fetcher`.
+    pub cache: Option<BlockCache>,
+    /// Compaction output enters the cache as it is written when the
+    /// compaction's inputs total at most this many bytes (HBase's
+    /// cache-compacted-blocks-on-write threshold; default 256 MiB).
+    pub cache_compaction_output_bytes: u64,
     /// Files in use by readers (GC skips them).
     pub pins: FilePins,
     /// Time source.
@@ -67,10 +74,26 @@ pub struct RegionEnv {
 }
 
 impl RegionEnv {
+    /// The same environment reading through `cache`.
+    pub fn with_cache(mut self, cache: BlockCache) -> RegionEnv {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The block source for a family's files: its cache view, or the raw source.
+    pub(crate) fn family_fetcher(&self, family: &FamilyConfig) -> Arc<dyn BlockFetcher> {
+        match &self.cache {
+            Some(cache) => cache.family(family.cache),
+            None => self.fetcher.clone(),
+        }
+    }
+
     /// An environment reading blocks straight from `bucket`, with the system clock.
     pub fn new(bucket: Bucket, wal: Wal) -> RegionEnv {
         RegionEnv {
             fetcher: Arc::new(crate::sst::BucketFetcher::new(bucket.clone())),
+            cache: None,
+            cache_compaction_output_bytes: 256 << 20,
             bucket,
             wal,
             pins: FilePins::new(),
@@ -148,7 +171,7 @@ impl Region {
             let name = String::from_utf8_lossy(&family.name).into_owned();
             let entries = manifest.stores.get(&name).cloned().unwrap_or_default();
             let opens = entries.into_iter().rev().map(|entry| {
-                let fetcher = env.fetcher.clone();
+                let fetcher = env.family_fetcher(family);
                 let pins = env.pins.clone();
                 async move {
                     let pin = Arc::new(pins.pin(entry.id));

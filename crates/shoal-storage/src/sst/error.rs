@@ -44,6 +44,15 @@ pub enum SstError {
         #[source]
         source: ObjectError,
     },
+    /// A fetch shared with other readers of the same block failed.
+    #[error("reading SST {file}: {source}")]
+    Shared {
+        /// Object path of the file.
+        file: String,
+        /// The error the shared fetch ended with.
+        #[source]
+        source: std::sync::Arc<SstError>,
+    },
     /// A cell the writer cannot store.
     #[error("cell rejected by the writer of SST {file}: {source}")]
     Cell {

@@ -32,6 +32,7 @@ mod rev_iter;
 mod varint;
 mod writer;
 
+pub use block::Block;
 pub use bloom::{BloomFilter, BloomKind, bloom_hash, row_col_hash};
 pub use compression::{Compression, FRAME_TRAILER_LEN};
 pub use error::SstError;
