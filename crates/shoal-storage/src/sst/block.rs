@@ -279,8 +279,17 @@ impl BlockIter {
     }
 
     /// Positions on the first entry whose key is ≥ `target`; returns false (and
-    /// becomes invalid) if every key is smaller.
+    /// becomes invalid) if every key is smaller. After an error the iterator is
+    /// invalid.
     pub fn seek(&mut self, target: &KeyRef<'_>) -> Result<bool, BlockError> {
+        let result = self.seek_inner(target);
+        if result.is_err() {
+            self.valid = false;
+        }
+        result
+    }
+
+    fn seek_inner(&mut self, target: &KeyRef<'_>) -> Result<bool, BlockError> {
         // Binary search for the last restart whose key is < target.
         let (mut lo, mut hi) = (0usize, self.block.num_restarts);
         while hi - lo > 1 {

@@ -147,8 +147,16 @@ pub(crate) fn unseal(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
     let raw = match kind {
         Compression::Lz4 => lz4_flex::block::decompress(body, raw_len)
             .map_err(|e| format!("lz4 block does not decompress: {e}"))?,
-        Compression::Zstd => zstd::bulk::decompress(body, raw_len)
-            .map_err(|e| format!("zstd block does not decompress: {e}"))?,
+        Compression::Zstd => {
+            // Stream into a vector that grows with the real output, so a frame
+            // that merely *claims* a huge size cannot make us allocate it.
+            use std::io::Read;
+            let mut out = Vec::with_capacity(raw_len.min(body.len().saturating_mul(4) + 4096));
+            zstd::stream::read::Decoder::with_buffer(body)
+                .and_then(|d| d.take(raw_len as u64 + 1).read_to_end(&mut out))
+                .map_err(|e| format!("zstd block does not decompress: {e}"))?;
+            out
+        }
         Compression::None => unreachable!("handled above"),
     };
     if raw.len() != raw_len {
@@ -211,5 +219,15 @@ mod tests {
         body.extend_from_slice(&crc.to_le_bytes());
         assert!(unseal(&Bytes::from(body)).is_err());
         assert!(unseal(&Bytes::from_static(b"abc")).is_err());
+
+        // A real zstd frame whose header claims 1 GiB: an error, not a 1 GiB buffer.
+        let mut body = Vec::new();
+        put_varint(&mut body, 1 << 30);
+        body.extend_from_slice(&zstd::bulk::compress(b"tiny", 3).unwrap());
+        body.push(Compression::Zstd.code());
+        let crc = crc32c::crc32c(&body);
+        body.extend_from_slice(&crc.to_le_bytes());
+        let err = unseal(&Bytes::from(body)).unwrap_err();
+        assert!(err.contains("decompressed to 4 bytes"), "{err}");
     }
 }
