@@ -73,4 +73,8 @@ pub struct CacheMetricsSnapshot {
     pub object_store_bytes: u64,
     /// Misses that joined a fetch already in flight instead of sending a request.
     pub shared_misses: u64,
+    /// Bytes all prefetches set out to warm.
+    pub prefetch_bytes_total: u64,
+    /// Bytes prefetches have warmed (or found cached) so far.
+    pub prefetch_bytes_done: u64,
 }

@@ -24,8 +24,10 @@
 mod flight;
 mod l1;
 mod metrics;
+mod prefetch;
 
 pub use metrics::{CacheMetricsSnapshot, PoolSnapshot};
+pub use prefetch::{PrefetchFile, PrefetchHandle, PrefetchProgress};
 
 use crate::sst::{Block, BlockAddr, BlockFetcher, BlockKind, FileId, SstError};
 use bytes::Bytes;
@@ -71,6 +73,9 @@ pub struct FamilyCachePolicy {
     pub cache_data_on_read: bool,
     /// Use the in-memory pool, whose budget other families cannot use up.
     pub in_memory: bool,
+    /// Copy the family's files into L2 in the background when its region
+    /// opens (default true; only blocks L2 lacks are fetched).
+    pub prefetch_on_open: bool,
 }
 
 impl Default for FamilyCachePolicy {
@@ -78,6 +83,7 @@ impl Default for FamilyCachePolicy {
         FamilyCachePolicy {
             cache_data_on_read: true,
             in_memory: false,
+            prefetch_on_open: true,
         }
     }
 }
@@ -92,6 +98,9 @@ pub trait L2: Send + Sync + 'static {
     fn insert(&self, file: FileId, offset: u64, frame: Bytes);
     /// Forgets every entry of `file`.
     fn remove_file(&self, file: FileId);
+    /// True if an entry for the key is (probably) present; used to skip work,
+    /// never trusted for data.
+    fn contains(&self, file: FileId, offset: u64) -> bool;
 }
 
 #[derive(Clone)]
@@ -128,6 +137,8 @@ struct Inner {
     source_gets: AtomicU64,
     source_bytes: AtomicU64,
     shared_misses: AtomicU64,
+    prefetch_total: AtomicU64,
+    prefetch_done: AtomicU64,
 }
 
 /// The server-wide block cache.
@@ -166,6 +177,8 @@ impl BlockCache {
                 source_gets: AtomicU64::new(0),
                 source_bytes: AtomicU64::new(0),
                 shared_misses: AtomicU64::new(0),
+                prefetch_total: AtomicU64::new(0),
+                prefetch_done: AtomicU64::new(0),
             }),
         }
     }
@@ -228,6 +241,8 @@ impl BlockCache {
             object_store_gets: i.source_gets.load(Ordering::Relaxed),
             object_store_bytes: i.source_bytes.load(Ordering::Relaxed),
             shared_misses: i.shared_misses.load(Ordering::Relaxed),
+            prefetch_bytes_total: i.prefetch_total.load(Ordering::Relaxed),
+            prefetch_bytes_done: i.prefetch_done.load(Ordering::Relaxed),
         }
     }
 

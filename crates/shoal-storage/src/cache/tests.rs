@@ -5,6 +5,7 @@ use crate::cell::{Cell, KeyRef};
 use crate::sst::{MemoryFetcher, ScanRange, SstFile, SstReader, SstWriter, SstWriterOptions};
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::Ordering;
 
 async fn file(rows: u32, id: u128) -> (Arc<MemoryFetcher>, SstFile) {
     let mut out = Vec::new();
@@ -52,6 +53,9 @@ impl L2 for MapL2 {
     }
     fn remove_file(&self, file: FileId) {
         self.0.lock().unwrap().retain(|k, _| k.0 != file);
+    }
+    fn contains(&self, file: FileId, offset: u64) -> bool {
+        self.0.lock().unwrap().contains_key(&(file, offset))
     }
 }
 
@@ -202,18 +206,95 @@ async fn families_without_cache_on_read_and_in_memory_pools() {
     let cache = BlockCache::new(CacheConfig::default(), source.clone(), None);
     let no_fill = cache.family(FamilyCachePolicy {
         cache_data_on_read: false,
-        in_memory: false,
+        ..FamilyCachePolicy::default()
     });
     let reader = SstReader::open(no_fill, f.clone()).await.unwrap();
     scan_all(&reader).await;
     assert_eq!(cache.metrics().data.entries, 0);
     let hot = cache.family(FamilyCachePolicy {
-        cache_data_on_read: true,
         in_memory: true,
+        ..FamilyCachePolicy::default()
     });
     let reader = SstReader::open(hot, f).await.unwrap();
     scan_all(&reader).await;
     let m = cache.metrics();
     assert_eq!(m.data.entries, 0);
     assert_eq!(m.in_memory.entries, reader.data_block_count() as u64);
+}
+
+fn blocks_of(reader: &SstReader) -> Vec<BlockAddr> {
+    (0..reader.data_block_count())
+        .filter_map(|i| reader.block_addr(i))
+        .collect()
+}
+
+#[tokio::test]
+async fn prefetch_warms_l2_skips_cached_blocks_and_reports_progress() {
+    let (source, f) = file(2000, 5).await;
+    let l2 = Arc::new(MapL2::default());
+    let cache = BlockCache::new(CacheConfig::default(), source.clone(), Some(l2.clone()));
+    let reader = SstReader::open(cache.family(FamilyCachePolicy::default()), f.clone())
+        .await
+        .unwrap();
+    // Warm one block by reading it.
+    reader.read_block(0).await.unwrap();
+    let blocks = blocks_of(&reader);
+    let total: u64 = blocks.iter().map(|b| b.len).sum();
+    let handle = cache.prefetch(
+        vec![PrefetchFile {
+            path: f.path.clone(),
+            blocks: blocks.clone(),
+        }],
+        0,
+    );
+    let progress = handle.progress();
+    handle.wait().await;
+    assert_eq!(progress.total_bytes.load(Ordering::Relaxed), total);
+    assert_eq!(progress.done_bytes.load(Ordering::Relaxed), total);
+    assert_eq!(progress.skipped_blocks.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        progress.fetched_blocks.load(Ordering::Relaxed),
+        blocks.len() as u64 - 1
+    );
+    for b in &blocks {
+        assert!(l2.contains(b.file, b.offset));
+    }
+    let m = cache.metrics();
+    assert_eq!(
+        (m.prefetch_bytes_total, m.prefetch_bytes_done),
+        (total, total)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn prefetch_is_rate_limited_and_cancellable() {
+    let (source, f) = file(2000, 6).await;
+    let l2 = Arc::new(MapL2::default());
+    let cache = BlockCache::new(CacheConfig::default(), source, Some(l2.clone()));
+    let reader = SstReader::open(cache.family(FamilyCachePolicy::default()), f.clone())
+        .await
+        .unwrap();
+    let blocks = blocks_of(&reader);
+    assert!(blocks.len() > 10);
+    // One block per simulated second.
+    let rate = blocks[0].len;
+    let handle = cache.prefetch(
+        vec![PrefetchFile {
+            path: f.path.clone(),
+            blocks: blocks.clone(),
+        }],
+        rate,
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
+    let fetched = handle.progress().fetched_blocks.load(Ordering::Relaxed);
+    assert!(
+        (3..=5).contains(&fetched),
+        "rate limit: {fetched} blocks in 3.5 s"
+    );
+    handle.cancel();
+    let progress = handle.progress();
+    handle.wait().await;
+    let after = progress.fetched_blocks.load(Ordering::Relaxed);
+    assert!(after <= fetched + 1, "stopped after cancel: {after}");
+    assert!(l2.0.lock().unwrap().len() < blocks.len());
 }

@@ -61,6 +61,8 @@ pub struct RegionEnv {
     pub fetcher: Arc<dyn BlockFetcher>,
     /// The server's block cache; `None` reads every block from `fetcher`.
     pub cache: Option<BlockCache>,
+    /// Rate of prefetch-on-open, bytes per second per region (default 64 MiB/s).
+    pub prefetch_bytes_per_sec: u64,
     /// Compaction output enters the cache as it is written when the
     /// compaction's inputs total at most this many bytes (HBase's
     /// cache-compacted-blocks-on-write threshold; default 256 MiB).
@@ -93,6 +95,7 @@ impl RegionEnv {
         RegionEnv {
             fetcher: Arc::new(crate::sst::BucketFetcher::new(bucket.clone())),
             cache: None,
+            prefetch_bytes_per_sec: 64 << 20,
             cache_compaction_output_bytes: 256 << 20,
             bucket,
             wal,
@@ -124,6 +127,7 @@ struct Inner {
     fenced: AtomicBool,
     closed: AtomicBool,
     stats: Stats,
+    prefetch: std::sync::Mutex<Option<crate::cache::PrefetchHandle>>,
 }
 
 #[derive(Debug, Default)]
@@ -224,6 +228,21 @@ impl Region {
             last_seq = last_seq.max(entry.seq);
             replayed += 1;
         }
+        // Warm L2 with the region's files in the background.
+        let prefetch = env.cache.as_ref().map(|cache| {
+            let files = stores
+                .values()
+                .filter(|s| s.config.cache.prefetch_on_open)
+                .flat_map(|s| s.files().iter().cloned().collect::<Vec<_>>())
+                .map(|f| crate::cache::PrefetchFile {
+                    path: f.entry.path.clone(),
+                    blocks: (0..f.reader.data_block_count())
+                        .filter_map(|i| f.reader.block_addr(i))
+                        .collect(),
+                })
+                .collect();
+            cache.prefetch(files, env.prefetch_bytes_per_sec)
+        });
         tracing::info!(
             region = %region,
             epoch = manifest.epoch,
@@ -247,8 +266,19 @@ impl Region {
                 fenced: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
                 stats: Stats::default(),
+                prefetch: std::sync::Mutex::new(prefetch),
             }),
         })
+    }
+
+    /// Progress of the prefetch started when the region opened, if any.
+    pub fn prefetch_progress(&self) -> Option<Arc<crate::cache::PrefetchProgress>> {
+        let guard = self
+            .inner
+            .prefetch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        guard.as_ref().map(|h| h.progress())
     }
 
     /// The region's settings.
@@ -347,6 +377,15 @@ impl Region {
     /// Flushes the memstores and stops serving. The next open replays nothing.
     pub async fn close(&self) -> Result<(), RegionError> {
         self.check_open()?;
+        if let Some(p) = self
+            .inner
+            .prefetch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            p.cancel();
+        }
         self.flush().await?;
         self.inner.closed.store(true, Ordering::SeqCst);
         Ok(())
