@@ -21,11 +21,13 @@
 //! through a [`FamilyCache`] view carrying the family's policy (cache data on
 //! read, in-memory priority).
 
+mod disk;
 mod flight;
 mod l1;
 mod metrics;
 mod prefetch;
 
+pub use disk::{DiskCache, DiskCacheConfig, DiskCacheError, DiskCacheMetrics};
 pub use metrics::{CacheMetricsSnapshot, PoolSnapshot};
 pub use prefetch::{PrefetchFile, PrefetchHandle, PrefetchProgress};
 
