@@ -3,7 +3,7 @@
 //! output too, and compacted-away files leave the cache.
 
 use bytes::Bytes;
-use shoal_storage::cache::{BlockCache, CacheConfig};
+use shoal_storage::cache::{BlockCache, CacheConfig, DiskCache, DiskCacheConfig};
 use shoal_storage::object::Bucket;
 use shoal_storage::region::{
     FamilyConfig, Get, Region, RegionConfig, RegionEnv, RowMutation, Scan,
@@ -11,6 +11,8 @@ use shoal_storage::region::{
 use shoal_storage::sst::BucketFetcher;
 use shoal_storage::wal::{Wal, WalOptions};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 fn gets(bucket: &Bucket) -> u64 {
     let m = bucket.metrics();
@@ -68,4 +70,107 @@ async fn flush_and_compaction_output_is_served_from_the_cache() {
     // The three inputs' blocks and tails left the cache: only the output remains.
     let m = cache.metrics();
     assert_eq!(m.meta.entries, 1, "{m:?}");
+}
+
+async fn region_with_files(
+    bucket: &Bucket,
+    wal_dir: &std::path::Path,
+    env_cache: Option<BlockCache>,
+    rows: usize,
+) -> Region {
+    let wal = Wal::open(WalOptions::local(wal_dir)).await.expect("wal");
+    let mut env = RegionEnv::new(bucket.clone(), wal);
+    if let Some(c) = env_cache {
+        env = env.with_cache(c);
+    }
+    env.prefetch_bytes_per_sec = 64 * 1024;
+    let mut family = FamilyConfig::new("cf");
+    family.sst.block_size = 4096;
+    let config = RegionConfig::new("r1", "data/00/t1/r1", vec![family]);
+    let region = Region::open(config, env).await.expect("open");
+    for i in 0..rows {
+        region
+            .mutate(RowMutation::new(Bytes::from(format!("row{i:05}"))).put(
+                "cf",
+                "q",
+                vec![b'v'; 200],
+            ))
+            .await
+            .expect("put");
+    }
+    region
+}
+
+#[tokio::test]
+async fn scans_can_bypass_the_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bucket = Bucket::memory();
+    let region = region_with_files(&bucket, dir.path(), None, 2000).await;
+    region.close().await.expect("close");
+    drop(region);
+    let cache = BlockCache::new(
+        CacheConfig::default(),
+        Arc::new(BucketFetcher::new(bucket.clone())),
+        None,
+    );
+    let region = region_with_files(&bucket, dir.path(), Some(cache.clone()), 0).await;
+    let mut s = region
+        .scanner(Scan {
+            cache_blocks: false,
+            ..Scan::all()
+        })
+        .expect("scan");
+    while s.next().await.expect("scan").is_some() {}
+    assert_eq!(cache.metrics().data.entries, 0, "a no-cache scan filled L1");
+    let mut s = region.scanner(Scan::all()).expect("scan");
+    while s.next().await.expect("scan").is_some() {}
+    assert!(cache.metrics().data.entries > 0);
+}
+
+#[tokio::test]
+async fn prefetch_warms_l2_on_open_and_stops_on_close() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bucket = Bucket::memory();
+    let region = region_with_files(&bucket, &dir.path().join("wal"), None, 3000).await;
+    region.close().await.expect("close");
+    drop(region);
+
+    let l2 = DiskCache::open(DiskCacheConfig {
+        segment_bytes: 1 << 20,
+        ..DiskCacheConfig::new(dir.path().join("l2"), 64 << 20)
+    })
+    .expect("l2");
+    let cache = BlockCache::new(
+        CacheConfig::default(),
+        Arc::new(BucketFetcher::new(bucket.clone())),
+        Some(Arc::new(l2.clone())),
+    );
+    // 64 KiB/s: the ~700 KB file takes about 10 s, so the close below lands mid-way.
+    let region = region_with_files(&bucket, &dir.path().join("wal"), Some(cache.clone()), 0).await;
+    let progress = region.prefetch_progress().expect("prefetch started");
+    let total = progress.total_bytes.load(Ordering::Relaxed);
+    assert!(total > 0);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while progress.fetched_blocks.load(Ordering::Relaxed) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "prefetch made no progress"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    region.close().await.expect("close");
+    let at_close = progress.done_bytes.load(Ordering::Relaxed);
+    // Give a still-running prefetch the chance to continue; it must not.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let later = progress.done_bytes.load(Ordering::Relaxed);
+    assert!(
+        later <= at_close + 8192,
+        "prefetch kept going after close: {at_close} -> {later}"
+    );
+    assert!(
+        later < total,
+        "prefetch finished before close; slow it down"
+    );
+    l2.flush();
+    assert!(l2.metrics().entries >= 2);
 }

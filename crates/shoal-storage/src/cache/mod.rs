@@ -78,6 +78,10 @@ pub struct FamilyCachePolicy {
     /// Copy the family's files into L2 in the background when its region
     /// opens (default true; only blocks L2 lacks are fetched).
     pub prefetch_on_open: bool,
+    /// Let scans fill the cache with the data blocks they read (default true).
+    /// When false, scans still use cached blocks but do not add to the cache,
+    /// so a large scan cannot evict the working set of gets.
+    pub cache_scans: bool,
 }
 
 impl Default for FamilyCachePolicy {
@@ -86,6 +90,7 @@ impl Default for FamilyCachePolicy {
             cache_data_on_read: true,
             in_memory: false,
             prefetch_on_open: true,
+            cache_scans: true,
         }
     }
 }
@@ -103,6 +108,10 @@ pub trait L2: Send + Sync + 'static {
     /// True if an entry for the key is (probably) present; used to skip work,
     /// never trusted for data.
     fn contains(&self, file: FileId, offset: u64) -> bool;
+    /// The tier's own counters and gauges.
+    fn metrics(&self) -> DiskCacheMetrics {
+        DiskCacheMetrics::default()
+    }
 }
 
 #[derive(Clone)]
@@ -245,6 +254,7 @@ impl BlockCache {
             shared_misses: i.shared_misses.load(Ordering::Relaxed),
             prefetch_bytes_total: i.prefetch_total.load(Ordering::Relaxed),
             prefetch_bytes_done: i.prefetch_done.load(Ordering::Relaxed),
+            l2: i.l2.as_ref().map(|l2| l2.metrics()),
         }
     }
 
@@ -422,7 +432,11 @@ impl BlockFetcher for FamilyCache {
         addr: BlockAddr,
         kind: BlockKind,
     ) -> BoxFuture<'a, Result<Bytes, SstError>> {
-        let fill = self.policy.cache_data_on_read || kind == BlockKind::Tail;
+        let fill = match kind {
+            BlockKind::Tail => true,
+            BlockKind::Data => self.policy.cache_data_on_read,
+            BlockKind::DataNoFill => false,
+        };
         Box::pin(self.cache.block_frame(path, addr, kind, fill))
     }
 

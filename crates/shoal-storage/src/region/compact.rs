@@ -129,7 +129,7 @@ impl Region {
         let sources = inputs
             .iter()
             .rev()
-            .map(|f| Source::sst(&f.reader, ScanRange::all(), false))
+            .map(|f| Source::sst(&f.reader, ScanRange::all(), false, false))
             .collect();
         let mut merge = MergeIter::new(sources, false);
         let id = FileId::generate();

@@ -110,11 +110,16 @@ impl Source {
         Ok(Source::Mem(MemCursor::new(segment, range, reverse)?))
     }
 
-    pub(crate) fn sst(reader: &SstReader, range: ScanRange, reverse: bool) -> Source {
+    pub(crate) fn sst(
+        reader: &SstReader,
+        range: ScanRange,
+        reverse: bool,
+        fill_cache: bool,
+    ) -> Source {
         if reverse {
-            Source::SstRev(Box::new(reader.rev_iter(range)))
+            Source::SstRev(Box::new(reader.rev_iter_with(range, fill_cache)))
         } else {
-            Source::Sst(Box::new(reader.iter(range)))
+            Source::Sst(Box::new(reader.iter_with(range, fill_cache)))
         }
     }
 

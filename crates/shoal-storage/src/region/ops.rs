@@ -232,6 +232,9 @@ pub struct Scan {
     pub batch: usize,
     /// Rows in descending order.
     pub reverse: bool,
+    /// Let the data blocks this scan reads enter the block cache (default
+    /// true; HBase's `setCacheBlocks`). Families can also refuse scan fills.
+    pub cache_blocks: bool,
 }
 
 impl Scan {
@@ -246,6 +249,7 @@ impl Scan {
             limit: 0,
             batch: 0,
             reverse: false,
+            cache_blocks: true,
         }
     }
 

@@ -127,6 +127,7 @@ impl Region {
                     only_row,
                     (scan.time_range.min, scan.time_range.max),
                     scan.reverse,
+                    only_row.is_some() || (scan.cache_blocks && store.config.cache.cache_scans),
                 )
                 .map_err(|source| RegionError::Cell {
                     region: self.id().to_string(),

@@ -90,6 +90,7 @@ impl StoreSnapshot {
         only_row: Option<&[u8]>,
         time: (i64, i64),
         reverse: bool,
+        fill_cache: bool,
     ) -> Result<MergeIter, CellError> {
         let mut sources = Vec::with_capacity(self.segments.len() + self.files.len());
         for seg in &self.segments {
@@ -110,7 +111,7 @@ impl StoreSnapshot {
             if f.entry.max_timestamp < time.0 {
                 continue;
             }
-            sources.push(Source::sst(&f.reader, range.clone(), reverse));
+            sources.push(Source::sst(&f.reader, range.clone(), reverse, fill_cache));
         }
         Ok(MergeIter::new(sources, reverse))
     }

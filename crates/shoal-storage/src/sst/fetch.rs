@@ -63,6 +63,9 @@ pub struct BlockAddr {
 pub enum BlockKind {
     /// Cells.
     Data,
+    /// Cells read by a scan that asked not to fill the cache (a large scan
+    /// should not evict the working set); served from the cache if present.
+    DataNoFill,
     /// The tail: index, bloom and meta blocks, read together when a file opens.
     Tail,
 }

@@ -75,10 +75,11 @@ pub struct SstIter {
     cursor: Option<BlockIter>,
     started: bool,
     done: bool,
+    fill_cache: bool,
 }
 
 impl SstIter {
-    pub(crate) fn new(reader: SstReader, range: ScanRange) -> SstIter {
+    pub(crate) fn new(reader: SstReader, range: ScanRange, fill_cache: bool) -> SstIter {
         SstIter {
             reader,
             range,
@@ -86,6 +87,7 @@ impl SstIter {
             cursor: None,
             started: false,
             done: false,
+            fill_cache,
         }
     }
 
@@ -109,7 +111,7 @@ impl SstIter {
             return Ok(());
         };
         self.block = i;
-        let block = self.reader.read_block(i).await?;
+        let block = self.reader.read_block_with(i, self.fill_cache).await?;
         let mut it = block.iter();
         if !it.seek(&target.as_ref()).map_err(|e| self.corrupt(e.0))? {
             // The index said this block's last key is ≥ target: the block lies.
@@ -186,7 +188,7 @@ impl SstIter {
     }
 
     async fn load_block(&mut self, i: usize) -> Result<(), SstError> {
-        let block = self.reader.read_block(i).await?;
+        let block = self.reader.read_block_with(i, self.fill_cache).await?;
         let mut it = block.iter();
         if !it.seek_to_first().map_err(|e| self.corrupt(e.0))? {
             return Err(self.corrupt("empty data block"));

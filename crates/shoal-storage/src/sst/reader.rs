@@ -279,6 +279,12 @@ impl SstReader {
 
     /// Reads, verifies and decodes data block `i` (one ranged read on a miss).
     pub async fn read_block(&self, i: usize) -> Result<Block, SstError> {
+        self.read_block_with(i, true).await
+    }
+
+    /// Reads data block `i`; with `fill_cache` false a cache may serve it but
+    /// does not keep it.
+    pub async fn read_block_with(&self, i: usize, fill_cache: bool) -> Result<Block, SstError> {
         let path = self.inner.file.path.as_str();
         let addr = self.block_addr(i).ok_or_else(|| {
             SstError::corruption(
@@ -293,7 +299,15 @@ impl SstReader {
         let frame = self
             .inner
             .fetcher
-            .fetch(path, addr, BlockKind::Data)
+            .fetch(
+                path,
+                addr,
+                if fill_cache {
+                    BlockKind::Data
+                } else {
+                    BlockKind::DataNoFill
+                },
+            )
             .await?;
         if frame.len() as u64 != addr.len {
             return Err(SstError::corruption(
@@ -305,18 +319,30 @@ impl SstReader {
         let raw = unseal(&frame).map_err(|r| SstError::corruption(path, addr.offset, r))?;
         let block = Block::new(raw)
             .map_err(|e: BlockError| SstError::corruption(path, addr.offset, e.0))?;
-        self.inner.fetcher.offer_block(addr, &block);
+        if fill_cache {
+            self.inner.fetcher.offer_block(addr, &block);
+        }
         Ok(block)
     }
 
     /// An iterator over the cells in `range`, positioned before the first.
     pub fn iter(&self, range: ScanRange) -> SstIter {
-        SstIter::new(self.clone(), range)
+        SstIter::new(self.clone(), range, true)
+    }
+
+    /// Like [`SstReader::iter`], choosing whether blocks it reads may fill the cache.
+    pub fn iter_with(&self, range: ScanRange, fill_cache: bool) -> SstIter {
+        SstIter::new(self.clone(), range, fill_cache)
     }
 
     /// A backward iterator over the cells in `range`, starting at the largest.
     pub fn rev_iter(&self, range: ScanRange) -> super::rev_iter::SstRevIter {
-        super::rev_iter::SstRevIter::new(self.clone(), range)
+        super::rev_iter::SstRevIter::new(self.clone(), range, true)
+    }
+
+    /// Like [`SstReader::rev_iter`], choosing whether blocks it reads may fill the cache.
+    pub fn rev_iter_with(&self, range: ScanRange, fill_cache: bool) -> super::rev_iter::SstRevIter {
+        super::rev_iter::SstRevIter::new(self.clone(), range, fill_cache)
     }
 
     /// The first cell at or after `key`, if any (a point lookup).

@@ -21,10 +21,11 @@ pub struct SstRevIter {
     entries: Vec<(Bytes, Bytes)>,
     started: bool,
     done: bool,
+    fill_cache: bool,
 }
 
 impl SstRevIter {
-    pub(crate) fn new(reader: SstReader, range: ScanRange) -> SstRevIter {
+    pub(crate) fn new(reader: SstReader, range: ScanRange, fill_cache: bool) -> SstRevIter {
         SstRevIter {
             reader,
             range,
@@ -32,6 +33,7 @@ impl SstRevIter {
             entries: Vec::new(),
             started: false,
             done: false,
+            fill_cache,
         }
     }
 
@@ -42,7 +44,7 @@ impl SstRevIter {
 
     async fn load(&mut self, i: usize) -> Result<(), SstError> {
         self.block = i;
-        let block = self.reader.read_block(i).await?;
+        let block = self.reader.read_block_with(i, self.fill_cache).await?;
         let mut it = block.iter();
         self.entries.clear();
         let mut more = it.seek_to_first().map_err(|e| self.corrupt(e.0))?;

@@ -486,6 +486,10 @@ impl L2 for DiskCache {
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         state.index.contains_key(&(file.0, offset))
     }
+
+    fn metrics(&self) -> DiskCacheMetrics {
+        DiskCache::metrics(self)
+    }
 }
 
 /// The writer thread: appends queued entries to the current segment.
