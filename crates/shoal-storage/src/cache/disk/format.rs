@@ -29,8 +29,33 @@ pub(crate) const ENTRY_HEADER_LEN: usize = 36;
 pub(crate) const INDEX_ENTRY_LEN: usize = 32;
 pub(crate) const SEAL_TRAILER_LEN: usize = 16;
 
-/// A cached block's key: file id and block offset.
-pub(crate) type Key = (u128, u64);
+/// A cached block's key: file id and block offset, stored as three `u64`s so
+/// an index entry packs into 24 bytes (a `u128` would force 16-byte alignment
+/// and 32 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Key {
+    file_hi: u64,
+    file_lo: u64,
+    offset: u64,
+}
+
+impl Key {
+    pub(crate) fn new(file: u128, offset: u64) -> Key {
+        Key {
+            file_hi: (file >> 64) as u64,
+            file_lo: file as u64,
+            offset,
+        }
+    }
+
+    pub(crate) fn file(&self) -> u128 {
+        (u128::from(self.file_hi) << 64) | u128::from(self.file_lo)
+    }
+
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+}
 
 pub(crate) fn segment_header(generation: u64) -> [u8; HEADER_LEN as usize] {
     let mut h = [0u8; HEADER_LEN as usize];
@@ -48,8 +73,8 @@ pub(crate) fn parse_header(h: &[u8]) -> Option<u64> {
 
 fn entry_crc(key: Key, data: &[u8]) -> u32 {
     let mut fields = [0u8; 28];
-    fields[..16].copy_from_slice(&key.0.to_le_bytes());
-    fields[16..24].copy_from_slice(&key.1.to_le_bytes());
+    fields[..16].copy_from_slice(&key.file().to_le_bytes());
+    fields[16..24].copy_from_slice(&key.offset().to_le_bytes());
     fields[24..28].copy_from_slice(&(data.len() as u32).to_le_bytes());
     crc32c::crc32c_append(crc32c::crc32c(&fields), data)
 }
@@ -57,8 +82,8 @@ fn entry_crc(key: Key, data: &[u8]) -> u32 {
 /// Appends one entry to `out`.
 pub(crate) fn encode_entry(out: &mut Vec<u8>, key: Key, data: &[u8]) {
     out.extend_from_slice(&ENTRY_MAGIC.to_le_bytes());
-    out.extend_from_slice(&key.0.to_le_bytes());
-    out.extend_from_slice(&key.1.to_le_bytes());
+    out.extend_from_slice(&key.file().to_le_bytes());
+    out.extend_from_slice(&key.offset().to_le_bytes());
     out.extend_from_slice(&(data.len() as u32).to_le_bytes());
     out.extend_from_slice(&entry_crc(key, data).to_le_bytes());
     out.extend_from_slice(data);
@@ -73,7 +98,7 @@ pub(crate) fn parse_entry_header(h: &[u8]) -> Option<(Key, u32, u32)> {
     let offset = u64::from_le_bytes(h[20..28].try_into().ok()?);
     let len = u32::from_le_bytes(h[28..32].try_into().ok()?);
     let crc = u32::from_le_bytes(h[32..36].try_into().ok()?);
-    Some(((file, offset), len, crc))
+    Some((Key::new(file, offset), len, crc))
 }
 
 /// Verifies a whole entry (header + data) read back for `key`; returns the data range.
@@ -99,8 +124,8 @@ pub(crate) struct Record {
 pub(crate) fn encode_seal(records: &[Record]) -> Vec<u8> {
     let mut out = Vec::with_capacity(records.len() * INDEX_ENTRY_LEN + SEAL_TRAILER_LEN);
     for r in records {
-        out.extend_from_slice(&r.key.0.to_le_bytes());
-        out.extend_from_slice(&r.key.1.to_le_bytes());
+        out.extend_from_slice(&r.key.file().to_le_bytes());
+        out.extend_from_slice(&r.key.offset().to_le_bytes());
         out.extend_from_slice(&r.pos.to_le_bytes());
         out.extend_from_slice(&r.len.to_le_bytes());
     }
@@ -132,7 +157,7 @@ pub(crate) fn parse_seal_index(index: &[u8], crc: u32) -> Option<Vec<Record>> {
         .chunks_exact(INDEX_ENTRY_LEN)
         .map(|c| {
             Some(Record {
-                key: (
+                key: Key::new(
                     u128::from_le_bytes(c[..16].try_into().ok()?),
                     u64::from_le_bytes(c[16..24].try_into().ok()?),
                 ),
@@ -150,27 +175,27 @@ mod tests {
     #[test]
     fn entries_verify_and_reject_damage() {
         let mut buf = Vec::new();
-        encode_entry(&mut buf, (7, 64), b"frame bytes");
-        assert_eq!(verify_entry(&buf, (7, 64)), Some(36..47));
-        assert_eq!(verify_entry(&buf, (7, 65)), None, "wrong key");
+        encode_entry(&mut buf, Key::new(7, 64), b"frame bytes");
+        assert_eq!(verify_entry(&buf, Key::new(7, 64)), Some(36..47));
+        assert_eq!(verify_entry(&buf, Key::new(7, 65)), None, "wrong key");
         for i in 0..buf.len() {
             let mut bad = buf.clone();
             bad[i] ^= 0x10;
-            assert_eq!(verify_entry(&bad, (7, 64)), None, "byte {i}");
+            assert_eq!(verify_entry(&bad, Key::new(7, 64)), None, "byte {i}");
         }
-        assert_eq!(verify_entry(&buf[..45], (7, 64)), None, "torn");
+        assert_eq!(verify_entry(&buf[..45], Key::new(7, 64)), None, "torn");
     }
 
     #[test]
     fn seals_round_trip() {
         let records = vec![
             Record {
-                key: (1, 2),
+                key: Key::new(1, 2),
                 pos: 16,
                 len: 100,
             },
             Record {
-                key: (3, 4),
+                key: Key::new(3, 4),
                 pos: 156,
                 len: 9,
             },

@@ -201,9 +201,10 @@ fn io_err(dir: &Path) -> impl Fn(std::io::Error) -> DiskCacheError + '_ {
     }
 }
 
-/// Bytes of index memory per entry: map slot (key, location, control byte at
-/// ~7/8 load) and the key in its segment's eviction list.
-const INDEX_BYTES_PER_ENTRY: u64 = (24 + 12 + 1) * 8 / 7 + 24;
+/// Bytes of index memory per entry: a map bucket (24-byte key and 12-byte
+/// location padded to 40, plus a control byte) at the map's 7/8 maximum load,
+/// and the key again in its segment's eviction list.
+const INDEX_BYTES_PER_ENTRY: u64 = (40 + 1) * 8 / 7 + 24;
 
 impl DiskCache {
     /// Opens (or creates) the cache. Returns at once; the index is rebuilt in
@@ -436,7 +437,7 @@ impl L2 for DiskCache {
             _open: self._open.clone(),
         };
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || this.read((file.0, offset)))
+            tokio::task::spawn_blocking(move || this.read(Key::new(file.0, offset)))
                 .await
                 .ok()
                 .flatten()
@@ -458,9 +459,9 @@ impl L2 for DiskCache {
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         let sent = match tx {
-            Some(tx) => tx.try_send(Insert::Block((file.0, offset), frame)),
+            Some(tx) => tx.try_send(Insert::Block(Key::new(file.0, offset), frame)),
             None => Err(TrySendError::Disconnected(Insert::Block(
-                (file.0, offset),
+                Key::new(file.0, offset),
                 Bytes::new(),
             ))),
         };
@@ -474,7 +475,7 @@ impl L2 for DiskCache {
         let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let live = &self.inner.counters.live_bytes;
         state.index.retain(|k, l| {
-            let keep = k.0 != file.0;
+            let keep = k.file() != file.0;
             if !keep {
                 live.fetch_sub(entry_bytes(l), Ordering::Relaxed);
             }
@@ -484,7 +485,7 @@ impl L2 for DiskCache {
 
     fn contains(&self, file: FileId, offset: u64) -> bool {
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.index.contains_key(&(file.0, offset))
+        state.index.contains_key(&Key::new(file.0, offset))
     }
 
     fn metrics(&self) -> DiskCacheMetrics {
