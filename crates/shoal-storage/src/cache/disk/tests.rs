@@ -190,3 +190,26 @@ fn bad_settings_are_clear_errors() {
     let err = DiskCache::open(config(dir.path(), 1)).unwrap_err();
     assert!(err.to_string().contains("capacity_bytes"), "{err}");
 }
+
+#[tokio::test]
+async fn removing_a_file_forgets_its_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = DiskCache::open(config(dir.path(), 8)).unwrap();
+    for i in 0..70 {
+        put(&c, i);
+    }
+    c.flush();
+    let before = c.metrics();
+    c.remove_file(FileId(3));
+    for i in 0..70 {
+        let got = get(&c, i).await;
+        if i % 7 == 3 {
+            assert!(got.is_none(), "{i} still cached");
+        } else {
+            assert_eq!(got, Some(frame(i)));
+        }
+    }
+    let after = c.metrics();
+    assert_eq!(after.entries, before.entries - 10);
+    assert!(after.bytes_used < before.bytes_used);
+}
