@@ -18,7 +18,7 @@ use super::merge::{MergeIter, Source};
 use super::store::{LiveFile, Store};
 use super::versions::{FamilyResolver, MinorCompactionFilter, ResolveSpec};
 use super::{Region, RegionError};
-use crate::sst::{FileId, ScanRange, SstError, SstWriter, UploadSink};
+use crate::sst::{FileId, ScanRange, SstError};
 use std::sync::atomic::Ordering;
 
 /// What one store's compaction did.
@@ -132,22 +132,8 @@ impl Region {
             .map(|f| Source::sst(&f.reader, ScanRange::all(), false, false))
             .collect();
         let mut merge = MergeIter::new(sources, false);
-        let id = FileId::generate();
-        let path = self.new_file_path(store, id);
-        let sink = UploadSink::new(&self.inner.env.bucket, &path)
-            .await
-            .map_err(|e| self.sst_error(e))?;
-        let mut writer = SstWriter::new(
-            id,
-            path.clone(),
-            store.name().clone(),
-            store.config.sst.clone(),
-            sink,
-        )
-        .map_err(|e| self.sst_error(e))?;
-        if report.input_bytes <= self.inner.env.cache_compaction_output_bytes {
-            self.cache_on_write(&mut writer, store);
-        }
+        let cache_output = report.input_bytes <= self.inner.env.cache_compaction_output_bytes;
+        let (id, path, mut writer) = self.new_file_writer(store, cache_output).await?;
         let now = self.inner.env.clock.now_ms();
         let mut resolver =
             FamilyResolver::new(ResolveSpec::major_compaction(store.config.retention, now));

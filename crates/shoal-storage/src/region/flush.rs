@@ -83,6 +83,32 @@ impl Region {
         })
     }
 
+    /// Starts a new SST of `store` on the object store (a fresh id and path);
+    /// with `cache_on_write` its blocks enter the cache as they are written.
+    pub(crate) async fn new_file_writer(
+        &self,
+        store: &Store,
+        cache_on_write: bool,
+    ) -> Result<(FileId, String, SstWriter<UploadSink>), RegionError> {
+        let id = FileId::generate();
+        let path = self.new_file_path(store, id);
+        let sink = UploadSink::new(&self.inner.env.bucket, &path)
+            .await
+            .map_err(|e| self.sst_error(e))?;
+        let mut writer = SstWriter::new(
+            id,
+            path.clone(),
+            store.name().clone(),
+            store.config.sst.clone(),
+            sink,
+        )
+        .map_err(|e| self.sst_error(e))?;
+        if cache_on_write {
+            self.cache_on_write(&mut writer, store);
+        }
+        Ok((id, path, writer))
+    }
+
     /// Makes a new file's blocks enter the cache as they are written.
     pub(crate) fn cache_on_write<S: crate::sst::SstSink>(
         &self,
@@ -172,20 +198,7 @@ impl Region {
         store: &Store,
         segments: &[Arc<Segment>],
     ) -> Result<StoreFile, RegionError> {
-        let id = FileId::generate();
-        let path = self.new_file_path(store, id);
-        let sink = UploadSink::new(&self.inner.env.bucket, &path)
-            .await
-            .map_err(|e| self.sst_error(e))?;
-        let mut writer = SstWriter::new(
-            id,
-            path.clone(),
-            store.name().clone(),
-            store.config.sst.clone(),
-            sink,
-        )
-        .map_err(|e| self.sst_error(e))?;
-        self.cache_on_write(&mut writer, store);
+        let (id, path, mut writer) = self.new_file_writer(store, true).await?;
         let result = async {
             if let [only] = segments {
                 for cell in only.iter() {

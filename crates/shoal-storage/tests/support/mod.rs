@@ -1,11 +1,13 @@
 //! Shared harness for `shoal-storage` integration tests.
 //!
+//! - [`child`]: run one of the test binary's own tests as a child process and kill it.
 //! - [`moto`]: a real S3-compatible server (moto) on a loopback port, one per test, killed
 //!   on drop, with helpers to create buckets and build an `ObjectStoreConfig` for it.
 //!
 //! Include it from a test file with `mod support;`.
 #![allow(dead_code)]
 
+pub mod child;
 pub mod moto;
 
 use std::time::Duration;
