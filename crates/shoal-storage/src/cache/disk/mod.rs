@@ -103,7 +103,14 @@ struct Slot {
 struct State {
     index: HashMap<Key, Loc>,
     slots: Vec<Slot>,
+    /// Files removed since the last sweep: their entries read as misses and
+    /// are dropped from the index in one pass every `REMOVED_SWEEP` files, so
+    /// removing a file costs O(1) under the lock instead of a full index scan.
+    removed: std::collections::HashSet<u128>,
 }
+
+/// Removed files collected before their index entries are swept out.
+const REMOVED_SWEEP: usize = 256;
 
 /// Counters of the disk cache.
 #[derive(Debug, Default)]
@@ -275,6 +282,7 @@ impl DiskCache {
                     keys: Vec::new(),
                 })
                 .collect(),
+            removed: Default::default(),
         };
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
         let inner = Arc::new(Inner {
@@ -374,7 +382,11 @@ impl DiskCache {
     fn read(&self, key: Key) -> Option<Bytes> {
         let loc = {
             let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
-            state.index.get(&key).copied()
+            if state.removed.contains(&key.file()) {
+                None
+            } else {
+                state.index.get(&key).copied()
+            }
         };
         let c = &self.inner.counters;
         let Some(loc) = loc else {
@@ -469,9 +481,14 @@ impl L2 for DiskCache {
 
     fn remove_file(&self, file: FileId) {
         let mut state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.removed.insert(file.0);
+        if state.removed.len() < REMOVED_SWEEP {
+            return;
+        }
+        let removed = std::mem::take(&mut state.removed);
         let live = &self.inner.counters.live_bytes;
         state.index.retain(|k, l| {
-            let keep = k.file() != file.0;
+            let keep = !removed.contains(&k.file());
             if !keep {
                 live.fetch_sub(entry_bytes(l), Ordering::Relaxed);
             }
@@ -481,7 +498,7 @@ impl L2 for DiskCache {
 
     fn contains(&self, file: FileId, offset: u64) -> bool {
         let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.index.contains_key(&Key::new(file.0, offset))
+        !state.removed.contains(&file.0) && state.index.contains_key(&Key::new(file.0, offset))
     }
 
     fn metrics(&self) -> DiskCacheMetrics {

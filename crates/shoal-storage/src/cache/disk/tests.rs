@@ -209,7 +209,15 @@ async fn removing_a_file_forgets_its_blocks() {
             assert_eq!(got, Some(frame(i)));
         }
     }
+    for i in (3..70).step_by(7) {
+        assert!(!c.contains(FileId(3), i));
+    }
+    // After enough removals the entries leave the index and free their bytes.
+    for f in 100..(100 + REMOVED_SWEEP as u128) {
+        c.remove_file(FileId(f));
+    }
     let after = c.metrics();
     assert_eq!(after.entries, before.entries - 10);
     assert!(after.bytes_used < before.bytes_used);
+    assert_eq!(get(&c, 1).await, Some(frame(1)));
 }
