@@ -188,6 +188,19 @@ impl Region {
         now: i64,
     ) -> Result<(), RegionError> {
         let mut cells = Vec::with_capacity(ops.len());
+        let mut push =
+            |family: &Bytes, qualifier: &Bytes, ts: i64, kind: CellType, value: &Bytes| {
+                cells.push(Cell {
+                    row: row.clone(),
+                    family: family.clone(),
+                    qualifier: qualifier.clone(),
+                    timestamp: ts,
+                    kind,
+                    seq,
+                    value: value.clone(),
+                });
+            };
+        let none = Bytes::new();
         for op in ops {
             match op {
                 RowOp::Put {
@@ -197,14 +210,13 @@ impl Region {
                     value,
                 } => {
                     self.store(family)?;
-                    cells.push(Cell::put(
-                        row.clone(),
-                        family.clone(),
-                        qualifier.clone(),
+                    push(
+                        family,
+                        qualifier,
                         timestamp.unwrap_or(now),
-                        seq,
-                        value.clone(),
-                    ));
+                        CellType::Put,
+                        value,
+                    );
                 }
                 RowOp::DeleteVersion {
                     family,
@@ -212,14 +224,13 @@ impl Region {
                     timestamp,
                 } => {
                     self.store(family)?;
-                    cells.push(Cell::delete(
-                        row.clone(),
-                        family.clone(),
-                        qualifier.clone(),
+                    push(
+                        family,
+                        qualifier,
                         timestamp.unwrap_or(now),
                         CellType::Delete,
-                        seq,
-                    ));
+                        &none,
+                    );
                 }
                 RowOp::DeleteColumn {
                     family,
@@ -227,47 +238,43 @@ impl Region {
                     timestamp,
                 } => {
                     self.store(family)?;
-                    cells.push(Cell::delete(
-                        row.clone(),
-                        family.clone(),
-                        qualifier.clone(),
+                    push(
+                        family,
+                        qualifier,
                         timestamp.unwrap_or(now),
                         CellType::DeleteColumn,
-                        seq,
-                    ));
+                        &none,
+                    );
                 }
                 RowOp::DeleteFamily { family, timestamp } => {
                     self.store(family)?;
-                    cells.push(Cell::delete(
-                        row.clone(),
-                        family.clone(),
-                        Bytes::new(),
+                    push(
+                        family,
+                        &none,
                         timestamp.unwrap_or(now),
                         CellType::DeleteFamily,
-                        seq,
-                    ));
+                        &none,
+                    );
                 }
                 RowOp::DeleteFamilyVersion { family, timestamp } => {
                     self.store(family)?;
-                    cells.push(Cell::delete(
-                        row.clone(),
-                        family.clone(),
-                        Bytes::new(),
+                    push(
+                        family,
+                        &none,
                         *timestamp,
                         CellType::DeleteFamilyVersion,
-                        seq,
-                    ));
+                        &none,
+                    );
                 }
                 RowOp::DeleteRow { timestamp } => {
                     for family in self.inner.stores.keys() {
-                        cells.push(Cell::delete(
-                            row.clone(),
-                            family.clone(),
-                            Bytes::new(),
+                        push(
+                            family,
+                            &none,
                             timestamp.unwrap_or(now),
                             CellType::DeleteFamily,
-                            seq,
-                        ));
+                            &none,
+                        );
                     }
                 }
             }
