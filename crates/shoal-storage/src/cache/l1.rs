@@ -178,6 +178,15 @@ impl<K: Hash + Eq + Clone, V: Weighted> Pool<K, V> {
         found
     }
 
+    /// True if `key` is cached (no hit or miss is counted, no reference bit set).
+    pub(crate) fn contains(&self, key: &K) -> bool {
+        self.shard(key)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .index
+            .contains_key(key)
+    }
+
     /// Inserts a value; an entry larger than a shard's budget is not cached.
     pub(crate) fn insert(&self, key: K, value: V) {
         if self.capacity == 0 {

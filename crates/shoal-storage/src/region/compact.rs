@@ -18,7 +18,7 @@ use super::merge::{MergeIter, Source};
 use super::store::{LiveFile, Store};
 use super::versions::{FamilyResolver, MinorCompactionFilter, ResolveSpec};
 use super::{Region, RegionError};
-use crate::sst::{FileId, ScanRange, SstError};
+use crate::sst::{FileId, SstError};
 use std::sync::atomic::Ordering;
 
 /// What one store's compaction did.
@@ -129,7 +129,7 @@ impl Region {
         let sources = inputs
             .iter()
             .rev()
-            .map(|f| Source::sst(&f.reader, ScanRange::all(), false, false))
+            .map(|f| Source::sst(&f.reader, self.key_range(), false, false))
             .collect();
         let mut merge = MergeIter::new(sources, false);
         let cache_output = report.input_bytes <= self.inner.env.cache_compaction_output_bytes;
@@ -203,8 +203,12 @@ impl Region {
         };
         store.swap_files(&input_ids, live);
         if let Some(cache) = &self.inner.env.cache {
-            for id in &input_ids {
-                cache.evict_file(*id);
+            // A split child's inputs may be its parent's files, which the
+            // sibling still reads: their blocks stay cached.
+            for f in &inputs {
+                if !self.is_reference(&f.entry) {
+                    cache.evict_file(f.entry.id);
+                }
             }
         }
         tracing::debug!(region = %self.id(), family = %family, major, inputs = report.inputs, cells_in = report.cells_in, cells_out = report.cells_out, "compacted");

@@ -24,6 +24,7 @@ mod mvcc;
 pub mod ops;
 mod read;
 mod row_locks;
+pub mod split;
 mod store;
 pub mod versions;
 
@@ -35,6 +36,7 @@ pub use ops::{
     CheckAndMutate, Columns, CompareOp, Get, RowMutation, RowOp, RowResult, Scan, TimeRange,
 };
 pub use read::RegionScanner;
+pub use split::{SplitChild, parent_released, write_child_manifests};
 
 use crate::cache::BlockCache;
 use crate::cell::Cell;
@@ -126,6 +128,12 @@ struct Inner {
     compaction_running: AtomicBool,
     fenced: AtomicBool,
     closed: AtomicBool,
+    /// Set by `close` once no write is in flight: later writes are refused,
+    /// reads go on until the final flush is done.
+    closing: AtomicBool,
+    /// Every write holds a read guard for its whole duration; `close` takes
+    /// the write guard to wait for writes in flight.
+    write_gate: tokio::sync::RwLock<()>,
     stats: Stats,
     prefetch: std::sync::Mutex<Option<crate::cache::PrefetchHandle>>,
 }
@@ -265,6 +273,8 @@ impl Region {
                 compaction_running: AtomicBool::new(false),
                 fenced: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
+                closing: AtomicBool::new(false),
+                write_gate: tokio::sync::RwLock::new(()),
                 stats: Stats::default(),
                 prefetch: std::sync::Mutex::new(prefetch),
             }),
@@ -374,9 +384,37 @@ impl Region {
             .map_err(|e| self.manifest_error(e))
     }
 
-    /// Flushes the memstores and stops serving. The next open replays nothing.
+    /// Admits one write: waits while `close` drains writes, refuses once the
+    /// region is closing. Hold the guard until the write is acknowledged.
+    pub(crate) async fn write_gate(
+        &self,
+    ) -> Result<tokio::sync::RwLockReadGuard<'_, ()>, RegionError> {
+        self.check_open()?;
+        let guard = self.inner.write_gate.read().await;
+        if self.inner.closing.load(Ordering::SeqCst) {
+            return Err(RegionError::Closed {
+                region: self.id().to_string(),
+            });
+        }
+        self.check_open()?;
+        Ok(guard)
+    }
+
+    /// Stops taking writes, waits for the writes in flight, flushes the
+    /// memstores and stops serving. Every acknowledged write is in a file
+    /// when it returns, so the next open (or a split's children) replays
+    /// nothing. Reads are served until the flush is done. If the flush fails
+    /// the region takes writes again and the error is returned.
     pub async fn close(&self) -> Result<(), RegionError> {
         self.check_open()?;
+        {
+            let _drained = self.inner.write_gate.write().await;
+            if self.inner.closing.swap(true, Ordering::SeqCst) {
+                return Err(RegionError::Closed {
+                    region: self.id().to_string(),
+                });
+            }
+        }
         if let Some(p) = self
             .inner
             .prefetch
@@ -386,7 +424,10 @@ impl Region {
         {
             p.cancel();
         }
-        self.flush().await?;
+        if let Err(e) = self.flush().await {
+            self.inner.closing.store(false, Ordering::SeqCst);
+            return Err(e);
+        }
         self.inner.closed.store(true, Ordering::SeqCst);
         Ok(())
     }

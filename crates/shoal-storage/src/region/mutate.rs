@@ -135,7 +135,7 @@ impl Region {
 
     /// Applies a row mutation (Put, Delete or RowMutations) atomically.
     pub async fn mutate(&self, mutation: RowMutation) -> Result<(), RegionError> {
-        self.check_open()?;
+        let _gate = self.write_gate().await?;
         self.check_row(&mutation.row)?;
         let _lock = self.inner.row_locks.lock(&mutation.row).await;
         self.apply_locked(&mutation).await.map(|_| ())
@@ -354,7 +354,7 @@ impl Region {
         columns: &[(Bytes, Bytes, i64)],
     ) -> Result<Vec<i64>, RegionError> {
         let row: Bytes = row.into();
-        self.check_open()?;
+        let _gate = self.write_gate().await?;
         self.check_row(&row)?;
         let _lock = self.inner.row_locks.lock(&row).await;
         let now = self.inner.env.clock.now_ms();
@@ -403,7 +403,7 @@ impl Region {
         columns: &[(Bytes, Bytes, Bytes)],
     ) -> Result<Vec<Bytes>, RegionError> {
         let row: Bytes = row.into();
-        self.check_open()?;
+        let _gate = self.write_gate().await?;
         self.check_row(&row)?;
         if columns.is_empty() {
             return Err(self.invalid("append needs at least one column"));
@@ -431,7 +431,7 @@ impl Region {
     /// Compares a column's current value and, if the check passes, applies the
     /// mutation — atomically for the row. Returns whether it was applied.
     pub async fn check_and_mutate(&self, check: CheckAndMutate) -> Result<bool, RegionError> {
-        self.check_open()?;
+        let _gate = self.write_gate().await?;
         let row = check.mutation.row.clone();
         self.check_row(&row)?;
         self.store(&check.family)?;

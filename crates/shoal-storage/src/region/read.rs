@@ -36,6 +36,12 @@ impl Region {
                 reason: "row key is empty".into(),
             });
         }
+        if !self.inner.config.contains_row(&get.row) {
+            return Err(RegionError::RowOutOfRange {
+                region: self.id().to_string(),
+                row: String::from_utf8_lossy(&get.row).into_owned(),
+            });
+        }
         self.get_at(get, self.inner.mvcc.read_point()).await
     }
 
@@ -68,15 +74,24 @@ impl Region {
     /// Starts a scan at the current read point.
     pub fn scanner(&self, scan: Scan) -> Result<RegionScanner, RegionError> {
         self.check_open()?;
-        let start = if scan.start_row.is_empty() {
-            Bound::Unbounded
-        } else {
-            Bound::Included(CellKey::first_of_row(scan.start_row.clone()))
+        // A scan never leaves the region's range: a split child shares its
+        // parent's files, which hold rows of both children.
+        let cfg = &self.inner.config;
+        let start_row = scan.start_row.clone().max(cfg.start_row.clone());
+        let stop_row = match (scan.stop_row.is_empty(), cfg.end_row.is_empty()) {
+            (true, _) => cfg.end_row.clone(),
+            (false, true) => scan.stop_row.clone(),
+            (false, false) => scan.stop_row.clone().min(cfg.end_row.clone()),
         };
-        let end = if scan.stop_row.is_empty() {
+        let start = if start_row.is_empty() {
             Bound::Unbounded
         } else {
-            Bound::Excluded(CellKey::first_of_row(scan.stop_row.clone()))
+            Bound::Included(CellKey::first_of_row(start_row))
+        };
+        let end = if stop_row.is_empty() {
+            Bound::Unbounded
+        } else {
+            Bound::Excluded(CellKey::first_of_row(stop_row))
         };
         self.build_scanner(
             &scan,

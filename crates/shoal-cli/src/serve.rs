@@ -1,0 +1,81 @@
+//! `shoal serve`: runs a server until SIGTERM or Ctrl-C. With no flags it
+//! is the embedded default: object store, WAL and L2 cache all in local
+//! directories under `--data-dir` (default `./shoal-data`), no other service.
+
+use anyhow::Context;
+use shoal_server::ServerConfig;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Arguments of `shoal serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// TOML configuration file (every key: docs/config.md).
+    #[arg(long, short = 'c')]
+    config: Option<PathBuf>,
+    /// Data directory (overrides `server.data_dir`).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// gRPC listen address (overrides `server.grpc_addr`).
+    #[arg(long)]
+    grpc_addr: Option<SocketAddr>,
+    /// HTTP listen address for /metrics and the status page (overrides `server.http_addr`).
+    #[arg(long)]
+    http_addr: Option<SocketAddr>,
+    /// Log filter, e.g. `info` or `shoal_server=debug` (or env RUST_LOG).
+    #[arg(long, default_value = "info")]
+    log: String,
+}
+
+/// Runs the server until SIGTERM or Ctrl-C, then stops gracefully.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| args.log.clone());
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&filter)
+                .with_context(|| format!("bad log filter {filter:?}"))?,
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let mut config = match &args.config {
+        Some(path) => ServerConfig::from_file(path)?,
+        None => ServerConfig::default(),
+    };
+    if let Some(d) = args.data_dir {
+        config.server.data_dir = d;
+    }
+    if let Some(a) = args.grpc_addr {
+        config.server.grpc_addr = a;
+    }
+    if let Some(a) = args.http_addr {
+        config.server.http_addr = a;
+    }
+    config.validate()?;
+    let data_dir = config.server.data_dir.clone();
+    let server = shoal_server::start(config).await?;
+    let data = server.host.data_location();
+    // Printed on stdout, one fact per line, for people and for scripts.
+    println!("shoal {} serving", env!("CARGO_PKG_VERSION"));
+    println!("gRPC:   {}", server.grpc_addr);
+    println!(
+        "HTTP:   http://{}/ (status page), http://{}/metrics",
+        server.http_addr, server.http_addr
+    );
+    println!("data:   {} (objects: {data})", data_dir.display());
+    println!("shell:  shoal shell --addr {}", server.grpc_addr);
+    wait_for_signal().await?;
+    tracing::info!("stopping: finishing in-flight calls, flushing regions");
+    server.shutdown().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}

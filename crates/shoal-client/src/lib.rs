@@ -1,0 +1,1 @@
+//! Async Rust client for Shoal.

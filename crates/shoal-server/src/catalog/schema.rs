@@ -1,0 +1,352 @@
+//! The catalog's records: tables, their column families (every setting
+//! resolved to a value), their regions, and split parents awaiting cleanup.
+//! Plain serde data; the JSON form is what the object store holds.
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use shoal_storage::cache::FamilyCachePolicy;
+use shoal_storage::region::FamilyConfig;
+use shoal_storage::region::versions::Retention;
+use shoal_storage::sst::{BloomKind, Compression, SstWriterOptions};
+
+/// Every table the server knows, at one catalog version.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    /// Tables by name, in name order.
+    pub tables: Vec<TableRecord>,
+}
+
+impl Catalog {
+    /// The table named `name`.
+    pub fn table(&self, name: &str) -> Option<&TableRecord> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+
+    /// The table named `name`, mutably.
+    pub fn table_mut(&mut self, name: &str) -> Option<&mut TableRecord> {
+        self.tables.iter_mut().find(|t| t.name == name)
+    }
+}
+
+/// One table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableRecord {
+    /// The table's name.
+    pub name: String,
+    /// A unique id (ULID): a table dropped and created again under the same
+    /// name gets new storage.
+    pub id: String,
+    /// False when disabled: its regions are closed.
+    pub enabled: bool,
+    /// Column families, in name order.
+    pub families: Vec<FamilySchema>,
+    /// Live regions, in key order, covering the whole key space.
+    pub regions: Vec<RegionRecord>,
+    /// Regions that split and whose files their children may still read.
+    #[serde(default)]
+    pub split_parents: Vec<SplitParentRecord>,
+}
+
+/// One region: a key range and where its data lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionRecord {
+    /// Unique id (ULID); tags its WAL entries.
+    pub id: String,
+    /// Object prefix of its manifest and files.
+    pub dir: String,
+    /// First row (inclusive), hex; empty = unbounded.
+    #[serde(with = "hex_bytes")]
+    pub start_row: Bytes,
+    /// End row (exclusive), hex; empty = unbounded.
+    #[serde(with = "hex_bytes")]
+    pub end_row: Bytes,
+}
+
+/// A region that split: kept until neither child reads its files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SplitParentRecord {
+    /// The parent.
+    pub region: RegionRecord,
+    /// Object prefixes of its two children.
+    pub children_dirs: Vec<String>,
+}
+
+/// Block compression of a family's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompressionName {
+    /// Uncompressed.
+    None,
+    /// LZ4 (default).
+    Lz4,
+    /// Zstandard.
+    Zstd,
+}
+
+/// What a family's bloom filter indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BloomName {
+    /// No bloom filter.
+    None,
+    /// Rows (default).
+    Row,
+    /// Row + column.
+    Rowcol,
+}
+
+/// One column family with every setting resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilySchema {
+    /// Name.
+    pub name: String,
+    /// Versions kept per column.
+    pub max_versions: u32,
+    /// Versions kept even past the TTL.
+    pub min_versions: u32,
+    /// Time to live in seconds; 0 = forever.
+    pub ttl_seconds: u64,
+    /// Target data block size in bytes.
+    pub block_size: u32,
+    /// Block compression.
+    pub compression: CompressionName,
+    /// Bloom filter.
+    pub bloom: BloomName,
+    /// Use the in-memory cache pool.
+    pub in_memory: bool,
+    /// Cache data blocks on read.
+    pub cache_data_on_read: bool,
+    /// Warm the cache with the family's files when a region opens.
+    pub prefetch_on_open: bool,
+    /// Let scans fill the cache.
+    pub cache_scans: bool,
+}
+
+impl FamilySchema {
+    /// A family with default settings.
+    pub fn new(name: impl Into<String>) -> FamilySchema {
+        FamilySchema {
+            name: name.into(),
+            max_versions: 1,
+            min_versions: 0,
+            ttl_seconds: 0,
+            block_size: 64 << 10,
+            compression: CompressionName::Lz4,
+            bloom: BloomName::Row,
+            in_memory: false,
+            cache_data_on_read: true,
+            prefetch_on_open: true,
+            cache_scans: true,
+        }
+    }
+
+    /// Checks the settings; the error names the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        shoal_storage::region::config::validate_family_name(self.name.as_bytes())
+            .map_err(|e| format!("family name {:?} {e}", self.name))?;
+        if self.max_versions == 0 {
+            return Err(format!("family {}: VERSIONS must be at least 1", self.name));
+        }
+        if self.min_versions > self.max_versions {
+            return Err(format!(
+                "family {}: MIN_VERSIONS ({}) exceeds VERSIONS ({})",
+                self.name, self.min_versions, self.max_versions
+            ));
+        }
+        if !(512..=(16 << 20)).contains(&self.block_size) {
+            return Err(format!(
+                "family {}: BLOCKSIZE must be between 512 bytes and 16 MiB, got {}",
+                self.name, self.block_size
+            ));
+        }
+        if self.ttl_seconds > (i64::MAX / 1000) as u64 {
+            return Err(format!("family {}: TTL is too large", self.name));
+        }
+        Ok(())
+    }
+
+    /// The storage engine's settings for this family.
+    pub fn to_family_config(&self) -> FamilyConfig {
+        let sst = SstWriterOptions {
+            block_size: self.block_size as usize,
+            compression: match self.compression {
+                CompressionName::None => Compression::None,
+                CompressionName::Lz4 => Compression::Lz4,
+                CompressionName::Zstd => Compression::Zstd,
+            },
+            bloom: match self.bloom {
+                BloomName::None => BloomKind::None,
+                BloomName::Row => BloomKind::Row,
+                BloomName::Rowcol => BloomKind::RowCol,
+            },
+            ..SstWriterOptions::default()
+        };
+        FamilyConfig {
+            name: Bytes::from(self.name.clone().into_bytes()),
+            retention: Retention {
+                max_versions: self.max_versions,
+                min_versions: self.min_versions,
+                ttl_ms: (self.ttl_seconds > 0).then(|| self.ttl_seconds as i64 * 1000),
+            },
+            sst,
+            cache: FamilyCachePolicy {
+                cache_data_on_read: self.cache_data_on_read,
+                in_memory: self.in_memory,
+                prefetch_on_open: self.prefetch_on_open,
+                cache_scans: self.cache_scans,
+            },
+        }
+    }
+}
+
+/// Settings to change in (or give to a new) family: `None` keeps the
+/// current value (or the default, for a new family).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FamilyPatch {
+    /// The family.
+    pub name: String,
+    /// VERSIONS.
+    pub max_versions: Option<u32>,
+    /// MIN_VERSIONS.
+    pub min_versions: Option<u32>,
+    /// TTL in seconds (0 = forever).
+    pub ttl_seconds: Option<u64>,
+    /// BLOCKSIZE.
+    pub block_size: Option<u32>,
+    /// COMPRESSION.
+    pub compression: Option<CompressionName>,
+    /// BLOOMFILTER.
+    pub bloom: Option<BloomName>,
+    /// IN_MEMORY.
+    pub in_memory: Option<bool>,
+    /// Cache data blocks on read.
+    pub cache_data_on_read: Option<bool>,
+    /// Prefetch on open.
+    pub prefetch_on_open: Option<bool>,
+    /// Scans fill the cache.
+    pub cache_scans: Option<bool>,
+}
+
+impl FamilyPatch {
+    /// `base` with the patch's settings applied.
+    pub fn apply(&self, base: FamilySchema) -> FamilySchema {
+        FamilySchema {
+            name: self.name.clone(),
+            max_versions: self.max_versions.unwrap_or(base.max_versions),
+            min_versions: self.min_versions.unwrap_or(base.min_versions),
+            ttl_seconds: self.ttl_seconds.unwrap_or(base.ttl_seconds),
+            block_size: self.block_size.unwrap_or(base.block_size),
+            compression: self.compression.unwrap_or(base.compression),
+            bloom: self.bloom.unwrap_or(base.bloom),
+            in_memory: self.in_memory.unwrap_or(base.in_memory),
+            cache_data_on_read: self.cache_data_on_read.unwrap_or(base.cache_data_on_read),
+            prefetch_on_open: self.prefetch_on_open.unwrap_or(base.prefetch_on_open),
+            cache_scans: self.cache_scans.unwrap_or(base.cache_scans),
+        }
+    }
+}
+
+/// Checks a table name: 1–128 bytes of `[A-Za-z0-9_.-]`, not starting with
+/// `.` or `-`.
+pub fn validate_table_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 128 {
+        return Err(format!(
+            "table name {name:?} must be 1 to 128 characters long"
+        ));
+    }
+    if name.starts_with('.') || name.starts_with('-') {
+        return Err(format!(
+            "table name {name:?} must not start with '.' or '-'"
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Err(format!(
+            "table name {name:?} contains {bad:?}; use letters, digits, '_', '-' and '.'"
+        ));
+    }
+    Ok(())
+}
+
+/// Rows as lowercase hex in JSON (binary-safe, readable).
+mod hex_bytes {
+    use bytes::Bytes;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &Bytes, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = String::with_capacity(b.len() * 2);
+        for byte in b.iter() {
+            out.push_str(&format!("{byte:02x}"));
+        }
+        s.serialize_str(&out)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.len() % 2 != 0 {
+            return Err(serde::de::Error::custom("odd-length hex string"));
+        }
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16))
+            .collect::<Result<Vec<u8>, _>>()
+            .map(Bytes::from)
+            .map_err(|e| serde::de::Error::custom(format!("bad hex: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names() {
+        assert!(validate_table_name("usertable").is_ok());
+        assert!(validate_table_name("a.b-c_1").is_ok());
+        assert!(validate_table_name("").is_err());
+        assert!(validate_table_name(".meta").is_err());
+        assert!(validate_table_name("a b").unwrap_err().contains("' '"));
+        assert!(validate_table_name(&"x".repeat(129)).is_err());
+    }
+
+    #[test]
+    fn catalog_json_round_trip() {
+        let catalog = Catalog {
+            tables: vec![TableRecord {
+                name: "t".into(),
+                id: "01J".into(),
+                enabled: true,
+                families: vec![FamilySchema::new("cf")],
+                regions: vec![RegionRecord {
+                    id: "r1".into(),
+                    dir: "data/t/r1".into(),
+                    start_row: Bytes::new(),
+                    end_row: Bytes::from_static(b"\x00\xffm"),
+                }],
+                split_parents: vec![],
+            }],
+        };
+        let json = serde_json::to_string(&catalog).unwrap();
+        assert!(json.contains("\"00ff6d\""));
+        let back: Catalog = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, catalog);
+    }
+
+    #[test]
+    fn family_validation_names_the_setting() {
+        let mut f = FamilySchema::new("cf");
+        f.max_versions = 0;
+        assert!(f.validate().unwrap_err().contains("VERSIONS"));
+        let mut f = FamilySchema::new("cf");
+        f.min_versions = 3;
+        assert!(f.validate().unwrap_err().contains("MIN_VERSIONS"));
+        assert!(FamilySchema::new("bad name").validate().is_err());
+    }
+}

@@ -1,0 +1,422 @@
+//! The server's settings: a TOML file (`--config`), every key documented in
+//! `docs/config.md` with its default. Unknown keys and bad values are refused
+//! at startup with a message naming the key.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why the configuration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed, has an unknown key, or a value of the wrong type.
+    #[error("config file {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (names the key and line).
+        message: String,
+    },
+    /// A value is out of range.
+    #[error("config key `{key}`: {message}")]
+    Invalid {
+        /// The dotted key, e.g. `cache.l2_capacity`.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Everything `shoal serve` can be told.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Listening addresses and the data directory.
+    pub server: ServerSection,
+    /// Where durable data lives.
+    pub object_store: ObjectStoreSection,
+    /// The write-ahead log.
+    pub wal: WalSection,
+    /// The block cache.
+    pub cache: CacheSection,
+    /// Region sizes, splits, compactions.
+    pub regions: RegionsSection,
+}
+
+/// `[server]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSection {
+    /// gRPC address (default 127.0.0.1:7070).
+    pub grpc_addr: SocketAddr,
+    /// HTTP address for /metrics and the status page (default 127.0.0.1:7071).
+    pub http_addr: SocketAddr,
+    /// Where the embedded default keeps everything (default ./shoal-data).
+    pub data_dir: PathBuf,
+    /// Most time a graceful shutdown waits for in-flight calls (default 30s).
+    #[serde(with = "humantime_serde_compat")]
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for ServerSection {
+    fn default() -> Self {
+        ServerSection {
+            grpc_addr: SocketAddr::from(([127, 0, 0, 1], 7070)),
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 7071)),
+            data_dir: PathBuf::from("./shoal-data"),
+            shutdown_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// `[object_store]`
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ObjectStoreSection {
+    /// `s3://bucket/prefix`, `gs://…`, `az://…`, `file:///path`, or empty for
+    /// `<data_dir>/objects` (default).
+    pub url: String,
+}
+
+/// Where WAL segments go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WalBackendName {
+    /// fsync'd files in `wal.dir` (default).
+    #[default]
+    Local,
+    /// Objects in the object store (survives losing the machine).
+    Object,
+}
+
+/// `[wal]`
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct WalSection {
+    /// `local` (default) or `object`.
+    pub backend: WalBackendName,
+    /// Local segment directory; empty = `<data_dir>/wal`.
+    pub dir: PathBuf,
+}
+
+/// `[cache]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheSection {
+    /// Use a block cache at all (default true).
+    pub enabled: bool,
+    /// L1 budget for data blocks (default 256MiB).
+    pub l1_data: ByteSize,
+    /// L1 budget for in-memory families (default 64MiB).
+    pub l1_in_memory: ByteSize,
+    /// L1 budget for index, bloom and meta blocks (default 64MiB).
+    pub l1_meta: ByteSize,
+    /// L2 directory; empty = `<data_dir>/cache`.
+    pub l2_dir: PathBuf,
+    /// L2 disk budget; 0 disables L2 (default 10GiB).
+    pub l2_capacity: ByteSize,
+    /// Prefetch-on-open rate per region, per second (default 64MiB).
+    pub prefetch_rate: ByteSize,
+    /// Compaction output is cached as written when its inputs total at most
+    /// this (default 256MiB).
+    pub cache_compaction_output_max: ByteSize,
+}
+
+impl Default for CacheSection {
+    fn default() -> Self {
+        CacheSection {
+            enabled: true,
+            l1_data: ByteSize(256 << 20),
+            l1_in_memory: ByteSize(64 << 20),
+            l1_meta: ByteSize(64 << 20),
+            l2_dir: PathBuf::new(),
+            l2_capacity: ByteSize(10 << 30),
+            prefetch_rate: ByteSize(64 << 20),
+            cache_compaction_output_max: ByteSize(256 << 20),
+        }
+    }
+}
+
+/// `[regions]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RegionsSection {
+    /// A region flushes once its memstores hold this much (default 128MiB).
+    pub flush_size: ByteSize,
+    /// A region splits once its files and memstore pass this (default 2GiB).
+    pub split_size: ByteSize,
+    /// How often regions are checked for splitting (default 10s).
+    #[serde(with = "humantime_serde_compat")]
+    pub split_check_interval: Duration,
+    /// Compactions running at once across all regions (default 2).
+    pub compaction_concurrency: usize,
+    /// A store with this many files after a flush starts a minor compaction (default 5).
+    pub compaction_trigger_files: usize,
+    /// Regions opened at once at startup (default 8).
+    pub open_concurrency: usize,
+}
+
+impl Default for RegionsSection {
+    fn default() -> Self {
+        RegionsSection {
+            flush_size: ByteSize(128 << 20),
+            split_size: ByteSize(2 << 30),
+            split_check_interval: Duration::from_secs(10),
+            compaction_concurrency: 2,
+            compaction_trigger_files: 5,
+            open_concurrency: 8,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Reads and checks a TOML file.
+    pub fn from_file(path: &std::path::Path) -> Result<ServerConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let config = ServerConfig::from_toml(&text).map_err(|e| match e {
+            ConfigError::Parse { message, .. } => ConfigError::Parse {
+                path: path.to_owned(),
+                message,
+            },
+            other => other,
+        })?;
+        Ok(config)
+    }
+
+    /// Parses and checks TOML text.
+    pub fn from_toml(text: &str) -> Result<ServerConfig, ConfigError> {
+        let config: ServerConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: PathBuf::from("<inline>"),
+            message: e.to_string(),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks ranges; the error names the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            key: key.into(),
+            message,
+        };
+        if self.server.data_dir.as_os_str().is_empty() {
+            return Err(invalid("server.data_dir", "must not be empty".into()));
+        }
+        if self.server.grpc_addr == self.server.http_addr && self.server.grpc_addr.port() != 0 {
+            return Err(invalid(
+                "server.http_addr",
+                format!(
+                    "is the same as server.grpc_addr ({})",
+                    self.server.grpc_addr
+                ),
+            ));
+        }
+        let r = &self.regions;
+        if r.flush_size.0 < (1 << 20) {
+            return Err(invalid(
+                "regions.flush_size",
+                format!("must be at least 1MiB, got {}", r.flush_size),
+            ));
+        }
+        if r.split_size.0 < r.flush_size.0 {
+            return Err(invalid(
+                "regions.split_size",
+                format!(
+                    "must be at least regions.flush_size ({}), got {}",
+                    r.flush_size, r.split_size
+                ),
+            ));
+        }
+        if r.split_check_interval < Duration::from_millis(100) {
+            return Err(invalid(
+                "regions.split_check_interval",
+                "must be at least 100ms".into(),
+            ));
+        }
+        if r.compaction_concurrency == 0 {
+            return Err(invalid(
+                "regions.compaction_concurrency",
+                "must be at least 1".into(),
+            ));
+        }
+        if r.compaction_trigger_files < 2 {
+            return Err(invalid(
+                "regions.compaction_trigger_files",
+                "must be at least 2".into(),
+            ));
+        }
+        if r.open_concurrency == 0 {
+            return Err(invalid(
+                "regions.open_concurrency",
+                "must be at least 1".into(),
+            ));
+        }
+        let c = &self.cache;
+        if c.enabled && c.l2_capacity.0 != 0 && c.l2_capacity.0 < (64 << 20) {
+            return Err(invalid(
+                "cache.l2_capacity",
+                format!("must be 0 (no L2) or at least 64MiB, got {}", c.l2_capacity),
+            ));
+        }
+        if c.prefetch_rate.0 == 0 {
+            return Err(invalid("cache.prefetch_rate", "must be positive".into()));
+        }
+        if !self.object_store.url.is_empty() {
+            shoal_storage::object::ObjectStoreConfig::from_url(&self.object_store.url)
+                .map_err(|e| invalid("object_store.url", e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The WAL directory.
+    pub fn wal_dir(&self) -> PathBuf {
+        if self.wal.dir.as_os_str().is_empty() {
+            self.server.data_dir.join("wal")
+        } else {
+            self.wal.dir.clone()
+        }
+    }
+
+    /// The L2 cache directory.
+    pub fn l2_dir(&self) -> PathBuf {
+        if self.cache.l2_dir.as_os_str().is_empty() {
+            self.server.data_dir.join("cache")
+        } else {
+            self.cache.l2_dir.clone()
+        }
+    }
+
+    /// The object store directory of the embedded default.
+    pub fn objects_dir(&self) -> PathBuf {
+        self.server.data_dir.join("objects")
+    }
+}
+
+/// A size in bytes: an integer, or a string with a unit (`"64MiB"`,
+/// `"10 GiB"`, `"512KB"`; KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl std::fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = self.0;
+        for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+            if b >= size && b % size == 0 {
+                return write!(f, "{}{unit}", b / size);
+            }
+        }
+        write!(f, "{b}B")
+    }
+}
+
+impl std::str::FromStr for ByteSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ByteSize, String> {
+        let s = s.trim();
+        let split = s
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(s.len());
+        let (num, unit) = s.split_at(split);
+        let num: f64 = num
+            .parse()
+            .map_err(|_| format!("{s:?} is not a size like \"64MiB\" or 1048576"))?;
+        let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "kb" | "k" => 1000,
+            "mb" | "m" => 1000 * 1000,
+            "gb" | "g" => 1000 * 1000 * 1000,
+            "tb" | "t" => 1000 * 1000 * 1000 * 1000,
+            "kib" => 1 << 10,
+            "mib" => 1 << 20,
+            "gib" => 1 << 30,
+            "tib" => 1 << 40,
+            other => return Err(format!("unknown size unit {other:?} in {s:?}")),
+        };
+        let bytes = num * mult as f64;
+        if !(0.0..=(u64::MAX as f64)).contains(&bytes) {
+            return Err(format!("{s:?} is out of range"));
+        }
+        Ok(ByteSize(bytes as u64))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ByteSize, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(ByteSize(n)),
+            Raw::Str(s) => s.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Durations as humantime strings (`"10s"`, `"1m 30s"`).
+mod humantime_serde_compat {
+    use serde::{Deserialize, Deserializer};
+    use std::time::Duration;
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s).map_err(|e| {
+            serde::de::Error::custom(format!("{s:?} is not a duration like \"10s\": {e}"))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let c = ServerConfig::from_toml("").unwrap();
+        assert_eq!(c.server.grpc_addr.port(), 7070);
+        assert_eq!(c.regions.flush_size, ByteSize(128 << 20));
+        assert_eq!(c.wal_dir(), PathBuf::from("./shoal-data/wal"));
+    }
+
+    #[test]
+    fn sizes_and_durations_parse() {
+        let c = ServerConfig::from_toml(
+            "[cache]\nl2_capacity = \"1 GiB\"\nl1_data = 1048576\n[regions]\nsplit_check_interval = \"2s\"\nsplit_size = \"3GB\"",
+        )
+        .unwrap();
+        assert_eq!(c.cache.l2_capacity, ByteSize(1 << 30));
+        assert_eq!(c.cache.l1_data, ByteSize(1 << 20));
+        assert_eq!(c.regions.split_check_interval, Duration::from_secs(2));
+        assert_eq!(c.regions.split_size, ByteSize(3_000_000_000));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let e = ServerConfig::from_toml("[cache]\nl2_capacty = 5").unwrap_err();
+        assert!(e.to_string().contains("l2_capacty"), "{e}");
+        let e = ServerConfig::from_toml("[nope]\nx = 1").unwrap_err();
+        assert!(e.to_string().contains("nope"), "{e}");
+        let e = ServerConfig::from_toml("[cache]\nl2_capacity = \"12 parsecs\"").unwrap_err();
+        assert!(e.to_string().contains("parsecs"), "{e}");
+        let e = ServerConfig::from_toml("[regions]\nflush_size = 10").unwrap_err();
+        assert!(e.to_string().contains("regions.flush_size"), "{e}");
+        let e = ServerConfig::from_toml("[server]\ngrpc_addr = \"localhost\"").unwrap_err();
+        assert!(e.to_string().contains("grpc_addr"), "{e}");
+        let e = ServerConfig::from_toml("[regions]\nsplit_check_interval = \"soon\"").unwrap_err();
+        assert!(e.to_string().contains("soon"), "{e}");
+    }
+}

@@ -1,0 +1,294 @@
+//! The `Admin` service: tables, regions, server status.
+
+use super::convert;
+use crate::error::ServiceError;
+use crate::host::Host;
+use crate::metrics::RequestOp;
+use bytes::Bytes;
+use shoal_proto::v1 as pb;
+use std::time::Instant;
+use tonic::{Request, Response, Status};
+
+/// Serves `shoal.v1.Admin` from a [`Host`].
+#[derive(Debug, Clone)]
+pub struct AdminService {
+    host: Host,
+}
+
+impl AdminService {
+    /// A service over `host`.
+    pub fn new(host: Host) -> AdminService {
+        AdminService { host }
+    }
+
+    async fn timed<T>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<Response<T>, Status> {
+        let start = Instant::now();
+        let result = f.await;
+        self.host
+            .requests()
+            .record(RequestOp::Admin, start.elapsed(), result.is_ok());
+        result.map(Response::new).map_err(|e| {
+            if matches!(e.to_status().code(), tonic::Code::Internal) {
+                tracing::error!(error = %e, "admin request failed");
+            }
+            e.to_status()
+        })
+    }
+
+    fn describe(&self, name: &str) -> Result<pb::TableDescription, ServiceError> {
+        let status = self.host.status();
+        let view = status.tables.iter().find(|t| t.name == name);
+        let regions = view.map(|v| v.regions.clone()).unwrap_or_default();
+        let record = self
+            .host
+            .table_record(name)
+            .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))?;
+        Ok(convert::table_description(&record, &regions))
+    }
+}
+
+fn message(m: impl Into<String>) -> pb::AdminResponse {
+    pb::AdminResponse { message: m.into() }
+}
+
+#[tonic::async_trait]
+impl pb::admin_server::Admin for AdminService {
+    async fn create_table(
+        &self,
+        req: Request<pb::CreateTableRequest>,
+    ) -> Result<Response<pb::CreateTableResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            let families = r
+                .families
+                .into_iter()
+                .map(convert::family_patch)
+                .collect::<Result<Vec<_>, _>>()?;
+            let keys = r.split_keys.into_iter().map(Bytes::from).collect();
+            self.host.create_table(&r.name, families, keys).await?;
+            Ok(pb::CreateTableResponse {
+                table: Some(self.describe(&r.name)?),
+            })
+        })
+        .await
+    }
+
+    async fn describe_table(
+        &self,
+        req: Request<pb::TableRequest>,
+    ) -> Result<Response<pb::DescribeTableResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            Ok(pb::DescribeTableResponse {
+                table: Some(self.describe(&r.name)?),
+            })
+        })
+        .await
+    }
+
+    async fn alter_table(
+        &self,
+        req: Request<pb::AlterTableRequest>,
+    ) -> Result<Response<pb::AlterTableResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            let upsert = r
+                .upsert_families
+                .into_iter()
+                .map(convert::family_patch)
+                .collect::<Result<Vec<_>, _>>()?;
+            if upsert.is_empty() && r.delete_families.is_empty() {
+                return Err(ServiceError::InvalidArgument(
+                    "alter: nothing to change (give families to add/change or delete)".into(),
+                ));
+            }
+            self.host
+                .alter_table(&r.name, upsert, r.delete_families)
+                .await?;
+            Ok(pb::AlterTableResponse {
+                table: Some(self.describe(&r.name)?),
+            })
+        })
+        .await
+    }
+
+    async fn disable_table(
+        &self,
+        req: Request<pb::TableRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            self.host.disable_table(&r.name).await?;
+            Ok(message(format!("table {} disabled", r.name)))
+        })
+        .await
+    }
+
+    async fn enable_table(
+        &self,
+        req: Request<pb::TableRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            self.host.enable_table(&r.name).await?;
+            Ok(message(format!("table {} enabled", r.name)))
+        })
+        .await
+    }
+
+    async fn truncate_table(
+        &self,
+        req: Request<pb::TableRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            self.host.truncate_table(&r.name).await?;
+            Ok(message(format!("table {} truncated", r.name)))
+        })
+        .await
+    }
+
+    async fn drop_table(
+        &self,
+        req: Request<pb::TableRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            self.host.drop_table(&r.name).await?;
+            Ok(message(format!("table {} dropped", r.name)))
+        })
+        .await
+    }
+
+    async fn list_tables(
+        &self,
+        _req: Request<pb::ListTablesRequest>,
+    ) -> Result<Response<pb::ListTablesResponse>, Status> {
+        self.timed(async {
+            let status = self.host.status();
+            let tables = self
+                .host
+                .list_tables()
+                .await
+                .iter()
+                .map(|t| {
+                    let regions = status
+                        .tables
+                        .iter()
+                        .find(|v| v.name == t.name)
+                        .map(|v| v.regions.clone())
+                        .unwrap_or_default();
+                    convert::table_description(t, &regions)
+                })
+                .collect();
+            Ok(pb::ListTablesResponse { tables })
+        })
+        .await
+    }
+
+    async fn split(
+        &self,
+        req: Request<pb::SplitRequest>,
+    ) -> Result<Response<pb::SplitResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            let children = self
+                .host
+                .split(&r.table, r.split_row.map(Bytes::from))
+                .await?;
+            let described = self.describe(&r.table)?;
+            Ok(pb::SplitResponse {
+                regions: described
+                    .regions
+                    .into_iter()
+                    .filter(|info| children.iter().any(|c| c.id == info.id))
+                    .collect(),
+            })
+        })
+        .await
+    }
+
+    async fn flush(
+        &self,
+        req: Request<pb::TableRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            let n = self.host.flush_table(&r.name).await?;
+            Ok(message(format!("flushed {n} region(s) of {}", r.name)))
+        })
+        .await
+    }
+
+    async fn compact(
+        &self,
+        req: Request<pb::CompactRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            let n = self.host.compact_table(&r.table, r.major).await?;
+            let kind = if r.major {
+                "major-compacted"
+            } else {
+                "compacted"
+            };
+            Ok(message(format!("{kind} {n} region(s) of {}", r.table)))
+        })
+        .await
+    }
+
+    async fn status(
+        &self,
+        _req: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::StatusResponse>, Status> {
+        self.timed(async {
+            let s = self.host.status();
+            let (l1_ratio, l2_ratio, l1_bytes, l2_bytes, gets) = match &s.cache {
+                Some(c) => {
+                    let l1_hits = c.data.hits + c.in_memory.hits + c.meta.hits;
+                    let l1_lookups = l1_hits + c.data.misses + c.in_memory.misses + c.meta.misses;
+                    let l2_lookups = c.l2_hits + c.l2_misses;
+                    (
+                        ratio(l1_hits, l1_lookups),
+                        ratio(c.l2_hits, l2_lookups),
+                        c.data.bytes_used + c.in_memory.bytes_used + c.meta.bytes_used,
+                        c.l2.as_ref().map_or(0, |l2| l2.bytes_used),
+                        c.object_store_gets,
+                    )
+                }
+                None => (0.0, 0.0, 0, 0, 0),
+            };
+            Ok(pb::StatusResponse {
+                version: s.version.to_string(),
+                uptime_seconds: s.uptime.as_secs(),
+                data_location: s.data_location.clone(),
+                tables: s.tables.len() as u32,
+                regions: s.tables.iter().map(|t| t.regions.len() as u32).sum(),
+                memstore_bytes: s.memstore_bytes,
+                store_bytes: s
+                    .tables
+                    .iter()
+                    .flat_map(|t| t.regions.iter().map(|r| r.size_bytes))
+                    .sum(),
+                l1_hit_ratio: l1_ratio,
+                l2_hit_ratio: l2_ratio,
+                l1_bytes,
+                l2_bytes,
+                requests: s.requests.total_requests(),
+                object_store_gets: gets,
+            })
+        })
+        .await
+    }
+}
+
+fn ratio(hits: u64, lookups: u64) -> f64 {
+    if lookups == 0 {
+        0.0
+    } else {
+        hits as f64 / lookups as f64
+    }
+}

@@ -1,0 +1,320 @@
+//! The `Data` service: reads and writes of rows.
+
+use super::convert;
+use crate::error::ServiceError;
+use crate::host::Host;
+use crate::metrics::RequestOp;
+use bytes::Bytes;
+use shoal_proto::v1 as pb;
+use std::pin::Pin;
+use std::time::Instant;
+use tonic::{Request, Response, Status};
+
+/// Rows per streamed scan message unless the request says otherwise.
+const DEFAULT_ROWS_PER_MESSAGE: usize = 100;
+/// A scan message is sent once it holds this many bytes of values.
+const MAX_MESSAGE_BYTES: usize = 4 << 20;
+/// Most rows in one MultiGet / MultiMutate.
+const MAX_BATCH: usize = 10_000;
+
+/// Serves `shoal.v1.Data` from a [`Host`].
+#[derive(Debug, Clone)]
+pub struct DataService {
+    host: Host,
+}
+
+impl DataService {
+    /// A service over `host`.
+    pub fn new(host: Host) -> DataService {
+        DataService { host }
+    }
+
+    async fn timed<T>(
+        &self,
+        op: RequestOp,
+        f: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<Response<T>, Status> {
+        let start = Instant::now();
+        let result = f.await;
+        self.host
+            .requests()
+            .record(op, start.elapsed(), result.is_ok());
+        match result {
+            Ok(v) => Ok(Response::new(v)),
+            Err(e) => {
+                if matches!(e.to_status().code(), tonic::Code::Internal) {
+                    tracing::error!(op = op.as_str(), error = %e, "request failed");
+                }
+                Err(e.to_status())
+            }
+        }
+    }
+}
+
+fn check_batch(n: usize, what: &str) -> Result<(), ServiceError> {
+    if n > MAX_BATCH {
+        return Err(ServiceError::InvalidArgument(format!(
+            "{n} {what} in one call; at most {MAX_BATCH}"
+        )));
+    }
+    Ok(())
+}
+
+type ScanBody = Pin<Box<dyn futures::Stream<Item = Result<pb::ScanResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl pb::data_server::Data for DataService {
+    async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::GetResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(RequestOp::Get, async {
+            let get = convert::get(r.get)?;
+            let row = self.host.get(&r.table, get).await?;
+            Ok(pb::GetResponse {
+                row: Some(convert::row(row)),
+            })
+        })
+        .await
+    }
+
+    async fn multi_get(
+        &self,
+        req: Request<pb::MultiGetRequest>,
+    ) -> Result<Response<pb::MultiGetResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(RequestOp::MultiGet, async {
+            check_batch(r.gets.len(), "gets")?;
+            let gets = r
+                .gets
+                .into_iter()
+                .map(|g| convert::get(Some(g)))
+                .collect::<Result<Vec<_>, _>>()?;
+            let results =
+                futures::future::join_all(gets.into_iter().map(|g| self.host.get(&r.table, g)))
+                    .await;
+            let rows = results
+                .into_iter()
+                .map(|r| r.map(convert::row))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(pb::MultiGetResponse { rows })
+        })
+        .await
+    }
+
+    async fn mutate(
+        &self,
+        req: Request<pb::MutateRequest>,
+    ) -> Result<Response<pb::MutateResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(RequestOp::Mutate, async {
+            let m = convert::row_mutation(r.mutation)?;
+            self.host.mutate(&r.table, m).await?;
+            Ok(pb::MutateResponse {})
+        })
+        .await
+    }
+
+    async fn multi_mutate(
+        &self,
+        req: Request<pb::MultiMutateRequest>,
+    ) -> Result<Response<pb::MultiMutateResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(RequestOp::MultiMutate, async {
+            check_batch(r.mutations.len(), "mutations")?;
+            // Rows are independent: run them together so they share WAL
+            // group commits.
+            let results = futures::future::join_all(r.mutations.into_iter().map(|m| {
+                let host = &self.host;
+                let table = &r.table;
+                async move {
+                    let m = convert::row_mutation(Some(m))?;
+                    host.mutate(table, m).await
+                }
+            }))
+            .await;
+            Ok(pb::MultiMutateResponse {
+                results: results
+                    .into_iter()
+                    .map(|r| match r {
+                        Ok(()) => pb::MutationStatus {
+                            code: 0,
+                            message: String::new(),
+                        },
+                        Err(e) => {
+                            let s = e.to_status();
+                            pb::MutationStatus {
+                                code: s.code() as i32,
+                                message: s.message().to_string(),
+                            }
+                        }
+                    })
+                    .collect(),
+            })
+        })
+        .await
+    }
+
+    async fn increment(
+        &self,
+        req: Request<pb::IncrementRequest>,
+    ) -> Result<Response<pb::IncrementResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(RequestOp::Increment, async {
+            if r.columns.is_empty() {
+                return Err(ServiceError::InvalidArgument(
+                    "columns: an increment needs at least one column".into(),
+                ));
+            }
+            let cols: Vec<(Bytes, Bytes, i64)> = r
+                .columns
+                .iter()
+                .map(|c| {
+                    (
+                        Bytes::from(c.family.clone()),
+                        Bytes::from(c.qualifier.clone()),
+                        c.amount,
+                    )
+                })
+                .collect();
+            let values = self
+                .host
+                .increment(&r.table, Bytes::from(r.row.clone()), cols)
+                .await?;
+            Ok(pb::IncrementResponse {
+                row: Some(pb::Row {
+                    row: r.row.clone(),
+                    cells: r
+                        .columns
+                        .into_iter()
+                        .zip(values)
+                        .map(|(c, v)| pb::Cell {
+                            family: c.family,
+                            qualifier: c.qualifier,
+                            timestamp: 0,
+                            value: v.to_be_bytes().to_vec(),
+                        })
+                        .collect(),
+                }),
+            })
+        })
+        .await
+    }
+
+    async fn append(
+        &self,
+        req: Request<pb::AppendRequest>,
+    ) -> Result<Response<pb::AppendResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(RequestOp::Append, async {
+            let cols: Vec<(Bytes, Bytes, Bytes)> = r
+                .columns
+                .iter()
+                .map(|c| {
+                    (
+                        Bytes::from(c.family.clone()),
+                        Bytes::from(c.qualifier.clone()),
+                        Bytes::from(c.value.clone()),
+                    )
+                })
+                .collect();
+            let values = self
+                .host
+                .append(&r.table, Bytes::from(r.row.clone()), cols)
+                .await?;
+            Ok(pb::AppendResponse {
+                row: Some(pb::Row {
+                    row: r.row.clone(),
+                    cells: r
+                        .columns
+                        .into_iter()
+                        .zip(values)
+                        .map(|(c, v)| pb::Cell {
+                            family: c.family,
+                            qualifier: c.qualifier,
+                            timestamp: 0,
+                            value: v.to_vec(),
+                        })
+                        .collect(),
+                }),
+            })
+        })
+        .await
+    }
+
+    async fn check_and_mutate(
+        &self,
+        req: Request<pb::CheckAndMutateRequest>,
+    ) -> Result<Response<pb::CheckAndMutateResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(RequestOp::CheckAndMutate, async {
+            let table = r.table.clone();
+            let check = convert::check_and_mutate(r)?;
+            let processed = self.host.check_and_mutate(&table, check).await?;
+            Ok(pb::CheckAndMutateResponse { processed })
+        })
+        .await
+    }
+
+    type ScanStream = ScanBody;
+
+    async fn scan(
+        &self,
+        req: Request<pb::ScanRequest>,
+    ) -> Result<Response<Self::ScanStream>, Status> {
+        let start = Instant::now();
+        let r = req.into_inner();
+        let opened = convert::scan(&r).and_then(|scan| self.host.scan(&r.table, scan));
+        let mut stream = match opened {
+            Ok(s) => s,
+            Err(e) => {
+                self.host
+                    .requests()
+                    .record(RequestOp::Scan, start.elapsed(), false);
+                return Err(e.to_status());
+            }
+        };
+        let per_message = match r.rows_per_message {
+            0 => DEFAULT_ROWS_PER_MESSAGE,
+            n => n as usize,
+        };
+        // A small channel is the back-pressure: the scan reads ahead at most
+        // two messages beyond what the client has taken.
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::ScanResponse, Status>>(2);
+        let host = self.host.clone();
+        tokio::spawn(async move {
+            let mut rows = Vec::new();
+            let mut bytes = 0usize;
+            let ok = loop {
+                match stream.next().await {
+                    Ok(Some(row)) => {
+                        bytes += row.cells.iter().map(|c| c.value.len() + 32).sum::<usize>();
+                        rows.push(convert::row(row));
+                        if rows.len() >= per_message || bytes >= MAX_MESSAGE_BYTES {
+                            bytes = 0;
+                            let msg = pb::ScanResponse {
+                                rows: std::mem::take(&mut rows),
+                            };
+                            if tx.send(Ok(msg)).await.is_err() {
+                                break true; // the client went away
+                            }
+                        }
+                    }
+                    Ok(None) => {
+                        if !rows.is_empty() {
+                            let _ = tx.send(Ok(pb::ScanResponse { rows })).await;
+                        }
+                        break true;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_status())).await;
+                        break false;
+                    }
+                }
+            };
+            host.requests().record_scan_rows(stream.rows() as u64);
+            host.requests().record(RequestOp::Scan, start.elapsed(), ok);
+        });
+        Ok(Response::new(Box::pin(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        )))
+    }
+}

@@ -1,0 +1,9 @@
+//! The gRPC surface: `shoal.v1.Data` and `shoal.v1.Admin` over a
+//! [`crate::host::Host`], and the conversions between wire and engine types.
+
+mod admin;
+pub mod convert;
+mod data;
+
+pub use admin::AdminService;
+pub use data::DataService;

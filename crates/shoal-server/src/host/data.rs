@@ -1,0 +1,363 @@
+//! Data operations: route each row to its region and call it. A call that
+//! meets a region in motion (a split or close in progress, or a routing
+//! table one step behind) waits briefly and tries again, so splits are
+//! invisible to clients; after [`MOVE_DEADLINE`] it answers UNAVAILABLE.
+
+use super::{Host, LiveTable, Slot};
+use crate::error::ServiceError;
+use bytes::Bytes;
+use shoal_storage::region::{
+    CheckAndMutate, Get, Region, RegionError, RegionScanner, RowMutation, RowResult, Scan,
+};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a call waits for a moving region before giving up.
+pub const MOVE_DEADLINE: Duration = Duration::from_secs(10);
+
+impl Host {
+    /// The enabled live table `name`.
+    fn enabled_table(&self, name: &str) -> Result<Arc<LiveTable>, ServiceError> {
+        if self.is_stopping() {
+            return Err(ServiceError::Overloaded(
+                "the server is shutting down".into(),
+            ));
+        }
+        let table = self.table(name)?;
+        if !table.record.enabled {
+            return Err(ServiceError::TableDisabled(name.to_string()));
+        }
+        Ok(table)
+    }
+
+    /// The region serving `row` of `table` now.
+    fn route(&self, table: &str, row: &[u8]) -> Result<Region, ServiceError> {
+        if row.is_empty() {
+            return Err(ServiceError::InvalidArgument("row key is empty".into()));
+        }
+        let t = self.enabled_table(table)?;
+        match t.slot_for(row) {
+            Some((_, Slot::Open(r))) => Ok(r.clone()),
+            Some((record, Slot::Moving)) => Err(ServiceError::Unavailable(format!(
+                "region {} of table {table} is being split or moved",
+                record.id
+            ))),
+            None => Err(ServiceError::Unavailable(format!(
+                "table {table} has no region for this row yet"
+            ))),
+        }
+    }
+
+    /// Runs `call` on the region of `row`, retrying while the region moves.
+    async fn with_region<T, F, Fut>(
+        &self,
+        table: &str,
+        row: &[u8],
+        call: F,
+    ) -> Result<T, ServiceError>
+    where
+        F: Fn(Region) -> Fut,
+        Fut: std::future::Future<Output = Result<T, RegionError>>,
+    {
+        let start = Instant::now();
+        let mut wait = Duration::from_millis(2);
+        loop {
+            let result = match self.route(table, row) {
+                Ok(region) => call(region).await.map_err(|e| self.region_error(table, e)),
+                Err(e) => Err(e),
+            };
+            match result {
+                Err(e) if e.is_retryable() && start.elapsed() < MOVE_DEADLINE => {
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_millis(100));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Names the table in errors that only know the region.
+    fn region_error(&self, table: &str, e: RegionError) -> ServiceError {
+        match e {
+            RegionError::NoSuchFamily { family, .. } => ServiceError::NoSuchFamily {
+                table: table.to_string(),
+                family,
+            },
+            other => ServiceError::Region(other),
+        }
+    }
+
+    /// Reads one row.
+    pub async fn get(&self, table: &str, get: Get) -> Result<RowResult, ServiceError> {
+        let get = Arc::new(get);
+        self.with_region(table, &get.row.clone(), |r| {
+            let get = get.clone();
+            async move { r.get(&get).await }
+        })
+        .await
+    }
+
+    /// Applies one row mutation atomically.
+    pub async fn mutate(&self, table: &str, mutation: RowMutation) -> Result<(), ServiceError> {
+        let row = mutation.row.clone();
+        let mutation = Arc::new(mutation);
+        self.with_region(table, &row, |r| {
+            let m = mutation.clone();
+            async move { r.mutate((*m).clone()).await }
+        })
+        .await
+    }
+
+    /// Adds to counters; returns the new values.
+    pub async fn increment(
+        &self,
+        table: &str,
+        row: Bytes,
+        columns: Vec<(Bytes, Bytes, i64)>,
+    ) -> Result<Vec<i64>, ServiceError> {
+        let columns = Arc::new(columns);
+        self.with_region(table, &row.clone(), |r| {
+            let (row, columns) = (row.clone(), columns.clone());
+            async move { r.increment(row, &columns).await }
+        })
+        .await
+    }
+
+    /// Appends to values; returns the new values.
+    pub async fn append(
+        &self,
+        table: &str,
+        row: Bytes,
+        columns: Vec<(Bytes, Bytes, Bytes)>,
+    ) -> Result<Vec<Bytes>, ServiceError> {
+        let columns = Arc::new(columns);
+        self.with_region(table, &row.clone(), |r| {
+            let (row, columns) = (row.clone(), columns.clone());
+            async move { r.append(row, &columns).await }
+        })
+        .await
+    }
+
+    /// Applies a mutation if a check passes; true if it was applied.
+    pub async fn check_and_mutate(
+        &self,
+        table: &str,
+        check: CheckAndMutate,
+    ) -> Result<bool, ServiceError> {
+        let row = check.mutation.row.clone();
+        let check = Arc::new(check);
+        self.with_region(table, &row, |r| {
+            let c = check.clone();
+            async move { r.check_and_mutate((*c).clone()).await }
+        })
+        .await
+    }
+
+    /// Starts a scan over `table`.
+    pub fn scan(&self, table: &str, scan: Scan) -> Result<ScanStream, ServiceError> {
+        let t = self.enabled_table(table)?;
+        if !scan.stop_row.is_empty() && scan.start_row > scan.stop_row && !scan.reverse {
+            return Err(ServiceError::InvalidArgument(format!(
+                "start row {:?} is after stop row {:?}",
+                String::from_utf8_lossy(&scan.start_row),
+                String::from_utf8_lossy(&scan.stop_row)
+            )));
+        }
+        for family in scan.columns.families.keys() {
+            if !t
+                .record
+                .families
+                .iter()
+                .any(|f| f.name.as_bytes() == &family[..])
+            {
+                return Err(ServiceError::NoSuchFamily {
+                    table: table.to_string(),
+                    family: String::from_utf8_lossy(family).into_owned(),
+                });
+            }
+        }
+        Ok(ScanStream {
+            host: self.clone(),
+            table: table.to_string(),
+            scan,
+            current: None,
+            edge: None,
+            last: None,
+            reopen: false,
+            skip: 0,
+            rows: 0,
+            done: false,
+        })
+    }
+}
+
+/// A scan across a table's regions, one region at a time, in key order
+/// (descending for reverse scans: rows of `[start_row, stop_row)` from the
+/// top). Each region is read at its own read point. When a region moves
+/// mid-scan (a split), the scan reopens at the last row it returned, in
+/// whichever region holds it now, and skips the chunks of that row it has
+/// already returned.
+pub struct ScanStream {
+    host: Host,
+    table: String,
+    scan: Scan,
+    /// The open region scan and its region's (start, end) rows.
+    current: Option<(RegionScanner, Bytes, Bytes)>,
+    /// Region boundary the next region scan starts from (forward: at this
+    /// row; reverse: below it).
+    edge: Option<Bytes>,
+    /// The last row returned and how many of its chunks were returned.
+    last: Option<(Bytes, usize)>,
+    /// The region moved: the next region scan restarts at `last`.
+    reopen: bool,
+    /// Chunks of `last` still to skip after a reopen.
+    skip: usize,
+    /// Distinct rows returned.
+    rows: usize,
+    done: bool,
+}
+
+impl ScanStream {
+    /// The next row (or row chunk), or `None` at the end.
+    pub async fn next(&mut self) -> Result<Option<RowResult>, ServiceError> {
+        let start = Instant::now();
+        let mut wait = Duration::from_millis(2);
+        loop {
+            match self.try_next().await {
+                Err(e) if e.is_retryable() && start.elapsed() < MOVE_DEADLINE => {
+                    self.current = None;
+                    self.reopen = true;
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_millis(100));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn try_next(&mut self) -> Result<Option<RowResult>, ServiceError> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            if self.current.is_none() {
+                let limit_reached = self.scan.limit > 0 && self.rows >= self.scan.limit;
+                if limit_reached && !self.reopen {
+                    self.done = true;
+                    return Ok(None);
+                }
+                self.open_region()?;
+            }
+            let Some((scanner, region_start, region_end)) = self.current.as_mut() else {
+                return Ok(None);
+            };
+            let Some(chunk) = scanner.next().await.map_err(ServiceError::Region)? else {
+                // This region is done: go on to the next one if the scan
+                // reaches past its edge.
+                let (start, end) = (region_start.clone(), region_end.clone());
+                self.current = None;
+                self.skip = 0;
+                if self.scan.reverse {
+                    if start.is_empty() || start <= self.scan.start_row {
+                        self.done = true;
+                    } else {
+                        self.edge = Some(start);
+                    }
+                } else if end.is_empty()
+                    || (!self.scan.stop_row.is_empty() && end >= self.scan.stop_row)
+                {
+                    self.done = true;
+                } else {
+                    self.edge = Some(end);
+                }
+                continue;
+            };
+            match &mut self.last {
+                Some((row, chunks)) if *row == chunk.row => {
+                    if self.skip > 0 {
+                        self.skip -= 1;
+                        continue;
+                    }
+                    *chunks += 1;
+                }
+                _ => {
+                    self.skip = 0;
+                    self.last = Some((chunk.row.clone(), 1));
+                    self.rows += 1;
+                }
+            }
+            return Ok(Some(chunk));
+        }
+    }
+
+    /// Opens a scanner on the region where the scan goes on.
+    fn open_region(&mut self) -> Result<(), ServiceError> {
+        let table = self.host.enabled_table(&self.table)?;
+        let mut scan = self.scan.clone();
+        let mut limit_bonus = 0;
+        if self.reopen
+            && let Some((row, chunks)) = &self.last
+        {
+            // Restart at the last row returned (its chunks are skipped).
+            if scan.reverse {
+                scan.stop_row = row_successor(row);
+            } else {
+                scan.start_row = row.clone();
+            }
+            self.skip = *chunks;
+            limit_bonus = 1;
+        } else if let Some(edge) = &self.edge {
+            if scan.reverse {
+                scan.stop_row = edge.clone();
+            } else {
+                scan.start_row = edge.clone();
+            }
+        }
+        self.reopen = false;
+        if scan.limit > 0 {
+            scan.limit = scan.limit.saturating_sub(self.rows) + limit_bonus;
+        }
+        let slot = if scan.reverse {
+            if scan.stop_row.is_empty() {
+                table.regions.values().next_back()
+            } else {
+                table
+                    .regions
+                    .range::<[u8], _>((
+                        std::ops::Bound::Unbounded,
+                        std::ops::Bound::Excluded(&scan.stop_row[..]),
+                    ))
+                    .next_back()
+                    .map(|(_, s)| s)
+            }
+        } else {
+            table.slot_for(&scan.start_row)
+        };
+        let Some((record, slot)) = slot else {
+            self.done = true;
+            return Ok(());
+        };
+        let Slot::Open(region) = slot else {
+            return Err(ServiceError::Unavailable(format!(
+                "region {} of table {} is being split or moved",
+                record.id, self.table
+            )));
+        };
+        let scanner = region.scanner(scan).map_err(ServiceError::Region)?;
+        self.current = Some((scanner, record.start_row.clone(), record.end_row.clone()));
+        Ok(())
+    }
+
+    /// Distinct rows returned so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+}
+
+/// The smallest row after `row`.
+fn row_successor(row: &[u8]) -> Bytes {
+    let mut v = Vec::with_capacity(row.len() + 1);
+    v.extend_from_slice(row);
+    v.push(0);
+    Bytes::from(v)
+}

@@ -1,0 +1,481 @@
+//! The regions this server hosts: startup (object store, WAL, cache, catalog,
+//! region opens), routing a row to its region, and the live view of every
+//! table. Admin operations live in `admin`, data operations in `data`,
+//! splits and their cleanup in `split`, periodic work in `background`.
+//!
+//! Tables are copy-on-write: routing takes a read lock, clones an
+//! `Arc<LiveTable>` and lets go; admin operations and splits build a new
+//! `LiveTable` and swap it in. Admin operations are serialized by the
+//! catalog lock.
+
+mod admin;
+mod background;
+mod data;
+mod split;
+
+pub use data::ScanStream;
+
+use crate::catalog::{CatalogStore, RegionRecord, TableRecord};
+use crate::config::{ServerConfig, WalBackendName};
+use crate::error::ServiceError;
+use crate::metrics::RequestMetrics;
+use crate::status::{RegionView, StatusView, TableView};
+use bytes::Bytes;
+use shoal_storage::cache::{BlockCache, CacheConfig, DiskCache, DiskCacheConfig, L2};
+use shoal_storage::object::{Bucket, ObjectStoreConfig};
+use shoal_storage::region::{Region, RegionConfig, RegionEnv};
+use shoal_storage::wal::{Wal, WalOptions};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A directory could not be created.
+    #[error("cannot create {path}: {source}")]
+    Dir {
+        /// The directory.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The object store could not be opened.
+    #[error("object store: {0}")]
+    Object(#[from] shoal_storage::object::ObjectError),
+    /// The WAL could not be opened.
+    #[error("write-ahead log: {0}")]
+    Wal(#[from] shoal_storage::wal::WalError),
+    /// The L2 cache could not be opened.
+    #[error("L2 cache: {0}")]
+    Cache(#[from] shoal_storage::cache::DiskCacheError),
+    /// The catalog could not be read.
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::CatalogError),
+    /// A region could not be opened.
+    #[error("opening region {region} of table {table}: {source}")]
+    Region {
+        /// Table.
+        table: String,
+        /// Region id.
+        region: String,
+        /// What failed.
+        source: shoal_storage::region::RegionError,
+    },
+}
+
+/// A region slot in a live table.
+#[derive(Debug, Clone)]
+pub(crate) enum Slot {
+    /// Serving.
+    Open(Region),
+    /// Being split or closed: calls wait and retry.
+    Moving,
+}
+
+/// One table as this server serves it right now.
+#[derive(Debug, Clone)]
+pub(crate) struct LiveTable {
+    pub(crate) record: TableRecord,
+    /// By start row; empty when the table is disabled.
+    pub(crate) regions: BTreeMap<Bytes, (RegionRecord, Slot)>,
+}
+
+impl LiveTable {
+    /// The slot holding `row`.
+    pub(crate) fn slot_for(&self, row: &[u8]) -> Option<&(RegionRecord, Slot)> {
+        self.regions
+            .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Included(row)))
+            .next_back()
+            .map(|(_, s)| s)
+    }
+
+    /// Every open region, in key order.
+    pub(crate) fn open_regions(&self) -> Vec<Region> {
+        self.regions
+            .values()
+            .filter_map(|(_, s)| match s {
+                Slot::Open(r) => Some(r.clone()),
+                Slot::Moving => None,
+            })
+            .collect()
+    }
+}
+
+/// The server's regions and everything they run on. Cheap to clone.
+#[derive(Clone)]
+pub struct Host {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("location", &self.inner.env.bucket.location())
+            .finish()
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: ServerConfig,
+    pub(crate) env: RegionEnv,
+    pub(crate) disk_cache: Option<DiskCache>,
+    pub(crate) catalog: tokio::sync::Mutex<CatalogStore>,
+    pub(crate) tables: RwLock<BTreeMap<String, Arc<LiveTable>>>,
+    pub(crate) requests: RequestMetrics,
+    pub(crate) started: Instant,
+    pub(crate) splits: AtomicU64,
+    /// Flushes and compactions of regions no longer open (split, closed).
+    pub(crate) retired_counters: (AtomicU64, AtomicU64),
+    pub(crate) stopping: AtomicBool,
+}
+
+impl Host {
+    /// Opens everything under the configuration and every enabled table's
+    /// regions. Returns once regions are open; the L2 cache recovers in the
+    /// background (reads fall back to the object store meanwhile).
+    pub async fn open(config: ServerConfig) -> Result<Host, StartError> {
+        let dir = |p: &std::path::Path| {
+            std::fs::create_dir_all(p).map_err(|source| StartError::Dir {
+                path: p.display().to_string(),
+                source,
+            })
+        };
+        dir(&config.server.data_dir)?;
+        let object_config = if config.object_store.url.is_empty() {
+            let objects = config.objects_dir();
+            dir(&objects)?;
+            ObjectStoreConfig::local(objects)
+        } else {
+            ObjectStoreConfig::from_url(&config.object_store.url)?
+        };
+        let bucket = Bucket::open(&object_config).await?;
+        let wal_options = match config.wal.backend {
+            WalBackendName::Local => {
+                let wal_dir = config.wal_dir();
+                dir(&wal_dir)?;
+                WalOptions::local(wal_dir)
+            }
+            WalBackendName::Object => WalOptions::object(bucket.clone(), "wal/server-1"),
+        };
+        let wal = Wal::open(wal_options).await?;
+        let mut env = RegionEnv::new(bucket.clone(), wal);
+        env.prefetch_bytes_per_sec = config.cache.prefetch_rate.0;
+        env.cache_compaction_output_bytes = config.cache.cache_compaction_output_max.0;
+        env.compaction_slots = Arc::new(tokio::sync::Semaphore::new(
+            config.regions.compaction_concurrency,
+        ));
+        let mut disk_cache = None;
+        if config.cache.enabled {
+            let l2: Option<Arc<dyn L2>> = if config.cache.l2_capacity.0 > 0 {
+                let l2_dir = config.l2_dir();
+                let cache =
+                    DiskCache::open(DiskCacheConfig::new(l2_dir, config.cache.l2_capacity.0))?;
+                disk_cache = Some(cache.clone());
+                Some(Arc::new(cache))
+            } else {
+                None
+            };
+            let cache = BlockCache::new(
+                CacheConfig {
+                    l1_data_bytes: config.cache.l1_data.0 as usize,
+                    l1_in_memory_bytes: config.cache.l1_in_memory.0 as usize,
+                    l1_meta_bytes: config.cache.l1_meta.0 as usize,
+                    ..CacheConfig::default()
+                },
+                env.fetcher.clone(),
+                l2,
+            );
+            env = env.with_cache(cache);
+        }
+        let catalog = CatalogStore::open(bucket.clone()).await?;
+        let host = Host {
+            inner: Arc::new(Inner {
+                config,
+                env,
+                disk_cache,
+                catalog: tokio::sync::Mutex::new(catalog),
+                tables: RwLock::new(BTreeMap::new()),
+                requests: RequestMetrics::default(),
+                started: Instant::now(),
+                splits: AtomicU64::new(0),
+                retired_counters: (AtomicU64::new(0), AtomicU64::new(0)),
+                stopping: AtomicBool::new(false),
+            }),
+        };
+        host.open_all().await?;
+        Ok(host)
+    }
+
+    /// Opens every enabled table's regions (bounded concurrency) and lets the
+    /// WAL drop entries of regions the catalog no longer has.
+    async fn open_all(&self) -> Result<(), StartError> {
+        let catalog = self.inner.catalog.lock().await.current().clone();
+        let started = Instant::now();
+        let mut known = std::collections::HashSet::new();
+        for table in &catalog.tables {
+            for r in &table.regions {
+                known.insert(r.id.clone());
+            }
+            if !table.enabled {
+                self.install(LiveTable {
+                    record: table.clone(),
+                    regions: BTreeMap::new(),
+                });
+                continue;
+            }
+            let live = self
+                .open_table_regions(table)
+                .await
+                .map_err(|(region, source)| StartError::Region {
+                    table: table.name.clone(),
+                    region,
+                    source,
+                })?;
+            self.install(live);
+        }
+        // Entries of regions that no longer exist (dropped, truncated, split
+        // parents) are dead: release them so their segments can go.
+        for region in self.inner.env.wal.recovered_regions() {
+            if !known.contains(&region) {
+                self.release_wal(&region).await;
+            }
+        }
+        let regions: usize = self.tables().iter().map(|t| t.regions.len()).sum();
+        tracing::info!(
+            tables = catalog.tables.len(),
+            regions,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "regions opened"
+        );
+        Ok(())
+    }
+
+    /// Opens a table's regions concurrently.
+    pub(crate) async fn open_table_regions(
+        &self,
+        table: &TableRecord,
+    ) -> Result<LiveTable, (String, shoal_storage::region::RegionError)> {
+        use futures::StreamExt;
+        let opens = futures::stream::iter(table.regions.iter().cloned().map(|record| {
+            let host = self.clone();
+            let table = table.clone();
+            async move {
+                let region = host
+                    .open_region(&table, &record)
+                    .await
+                    .map_err(|e| (record.id.clone(), e))?;
+                Ok::<_, (String, shoal_storage::region::RegionError)>((record, region))
+            }
+        }))
+        .buffer_unordered(self.inner.config.regions.open_concurrency)
+        .collect::<Vec<_>>()
+        .await;
+        let mut regions = BTreeMap::new();
+        for r in opens {
+            let (record, region) = r?;
+            regions.insert(record.start_row.clone(), (record, Slot::Open(region)));
+        }
+        Ok(LiveTable {
+            record: table.clone(),
+            regions,
+        })
+    }
+
+    /// Opens one region of `table`.
+    pub(crate) async fn open_region(
+        &self,
+        table: &TableRecord,
+        record: &RegionRecord,
+    ) -> Result<Region, shoal_storage::region::RegionError> {
+        let mut config = RegionConfig::new(
+            record.id.clone(),
+            record.dir.clone(),
+            table
+                .families
+                .iter()
+                .map(|f| f.to_family_config())
+                .collect(),
+        );
+        config.start_row = record.start_row.clone();
+        config.end_row = record.end_row.clone();
+        config.flush_size = self.inner.config.regions.flush_size.0 as usize;
+        config.compaction_trigger_files = self.inner.config.regions.compaction_trigger_files;
+        Region::open(config, self.inner.env.clone()).await
+    }
+
+    /// Closes regions (flushing them), counting their work as retired.
+    pub(crate) async fn close_regions(
+        &self,
+        regions: Vec<Region>,
+    ) -> Result<(), shoal_storage::region::RegionError> {
+        let results = futures::future::join_all(regions.iter().map(|r| r.close())).await;
+        for (region, result) in regions.iter().zip(results) {
+            match result {
+                Ok(()) => {}
+                Err(e) if matches!(e, shoal_storage::region::RegionError::Closed { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            let (f, c) = region.counters();
+            self.inner
+                .retired_counters
+                .0
+                .fetch_add(f, Ordering::Relaxed);
+            self.inner
+                .retired_counters
+                .1
+                .fetch_add(c, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Tells the WAL a region is gone for good.
+    pub(crate) async fn release_wal(&self, region: &str) {
+        let wal = &self.inner.env.wal;
+        drop(wal.take_recovered(region, u64::MAX));
+        if let Err(e) = wal.mark_flushed(region, u64::MAX).await {
+            tracing::warn!(region, error = %e, "releasing a removed region's WAL entries failed; segments stay until a later flush");
+        }
+    }
+
+    pub(crate) fn install(&self, table: LiveTable) {
+        let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
+        tables.insert(table.record.name.clone(), Arc::new(table));
+    }
+
+    pub(crate) fn uninstall(&self, name: &str) {
+        let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
+        tables.remove(name);
+    }
+
+    /// The live table `name`.
+    pub(crate) fn table(&self, name: &str) -> Result<Arc<LiveTable>, ServiceError> {
+        let tables = self.inner.tables.read().unwrap_or_else(|e| e.into_inner());
+        tables
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))
+    }
+
+    /// The catalog record of table `name` as served now.
+    pub fn table_record(&self, name: &str) -> Option<crate::catalog::TableRecord> {
+        self.table(name).ok().map(|t| t.record.clone())
+    }
+
+    /// Every live table.
+    pub(crate) fn tables(&self) -> Vec<Arc<LiveTable>> {
+        let tables = self.inner.tables.read().unwrap_or_else(|e| e.into_inner());
+        tables.values().cloned().collect()
+    }
+
+    /// Request metrics.
+    pub fn requests(&self) -> &RequestMetrics {
+        &self.inner.requests
+    }
+
+    /// The settings the server runs with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// Where the data lives.
+    pub fn data_location(&self) -> String {
+        self.inner.env.bucket.location().to_string()
+    }
+
+    /// The block cache, if enabled.
+    pub fn cache(&self) -> Option<&BlockCache> {
+        self.inner.env.cache.as_ref()
+    }
+
+    /// A snapshot of everything the server reports.
+    pub fn status(&self) -> StatusView {
+        let mut tables = Vec::new();
+        let mut memstore = 0u64;
+        let (mut flushes, mut compactions) = (
+            self.inner.retired_counters.0.load(Ordering::Relaxed),
+            self.inner.retired_counters.1.load(Ordering::Relaxed),
+        );
+        for t in self.tables() {
+            let mut regions = Vec::new();
+            for (record, slot) in t.regions.values() {
+                let Slot::Open(region) = slot else {
+                    continue;
+                };
+                let m = region.memstore_size() as u64;
+                memstore += m;
+                let (f, c) = region.counters();
+                flushes += f;
+                compactions += c;
+                regions.push(RegionView {
+                    id: record.id.clone(),
+                    start_row: record.start_row.clone(),
+                    end_row: record.end_row.clone(),
+                    size_bytes: region.size_bytes(),
+                    memstore_bytes: m,
+                    files: region.file_counts().values().sum::<usize>() as u32,
+                    cache_ratio: region.cached_fraction(),
+                    has_references: region.has_references(),
+                    prefetch: region.prefetch_progress().map(|p| {
+                        (
+                            p.done_bytes.load(Ordering::Relaxed),
+                            p.total_bytes.load(Ordering::Relaxed),
+                        )
+                    }),
+                });
+            }
+            tables.push(TableView {
+                name: t.record.name.clone(),
+                enabled: t.record.enabled,
+                families: t.record.families.iter().map(|f| f.name.clone()).collect(),
+                regions,
+            });
+        }
+        StatusView {
+            version: env!("CARGO_PKG_VERSION"),
+            uptime: self.inner.started.elapsed(),
+            data_location: self.data_location(),
+            tables,
+            cache: self.cache().map(|c| c.metrics()),
+            object_store: self.inner.env.bucket.metrics(),
+            wal: self.inner.env.wal.metrics(),
+            requests: self.inner.requests.snapshot(),
+            memstore_bytes: memstore,
+            flushes,
+            compactions,
+            splits: self.inner.splits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Graceful stop: closes every region (flushing memstores), makes the L2
+    /// cache's state durable, closes the WAL.
+    pub async fn shutdown(&self) {
+        self.inner.stopping.store(true, Ordering::SeqCst);
+        let _catalog = self.inner.catalog.lock().await;
+        let regions: Vec<Region> = self
+            .tables()
+            .iter()
+            .flat_map(|t| t.open_regions())
+            .collect();
+        let started = Instant::now();
+        if let Err(e) = self.close_regions(regions).await {
+            tracing::error!(error = %e, "closing a region failed at shutdown; its WAL entries replay at the next start");
+        }
+        if let Some(l2) = &self.inner.disk_cache {
+            l2.close();
+        }
+        if let Err(e) = self.inner.env.wal.close().await {
+            tracing::error!(error = %e, "closing the WAL failed");
+        }
+        tracing::info!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "regions closed, cache and WAL closed"
+        );
+    }
+
+    /// True once shutdown began.
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.inner.stopping.load(Ordering::SeqCst)
+    }
+}

@@ -1,0 +1,307 @@
+//! Splits: a region past its size (or on request) becomes two children that
+//! read the parent's files within their own key bounds (no data is copied);
+//! each child then major-compacts into files of its own, and the janitor
+//! deletes the parent's files once neither child reads them.
+//!
+//! Order of a split, under the catalog lock: park the region (calls wait),
+//! close it (every acknowledged write is flushed), write the two child
+//! manifests, commit the catalog (children replace the parent; the parent is
+//! kept as a split parent), open the children, release the parent's WAL
+//! entries. A failure before the catalog commit reopens the parent; the
+//! catalog commit is the point of no return.
+
+use super::admin::new_region_record;
+use super::{Host, LiveTable, Slot};
+use crate::catalog::{RegionRecord, SplitParentRecord};
+use crate::error::ServiceError;
+use bytes::Bytes;
+use shoal_storage::region::{Region, SplitChild, parent_released, write_child_manifests};
+use std::sync::atomic::Ordering;
+
+impl Host {
+    /// Splits the region of `table` holding `row` at `row`; without a row,
+    /// splits every region of the table at its middle. Returns the new
+    /// regions.
+    pub async fn split(
+        &self,
+        table: &str,
+        row: Option<Bytes>,
+    ) -> Result<Vec<RegionRecord>, ServiceError> {
+        let live = self.table(table)?;
+        if !live.record.enabled {
+            return Err(ServiceError::TableDisabled(table.to_string()));
+        }
+        match row {
+            Some(row) => {
+                if row.is_empty() {
+                    return Err(ServiceError::InvalidArgument(
+                        "split row must not be empty".into(),
+                    ));
+                }
+                let Some((record, _)) = live.slot_for(&row) else {
+                    return Err(ServiceError::Unavailable(format!(
+                        "no region of table {table} holds the split row"
+                    )));
+                };
+                if record.start_row == row {
+                    return Err(ServiceError::InvalidArgument(format!(
+                        "a region of table {table} already starts at this row"
+                    )));
+                }
+                self.split_region(table, &record.id.clone(), Some(row))
+                    .await
+            }
+            None => {
+                let mut out = Vec::new();
+                let ids: Vec<String> = live.regions.values().map(|(r, _)| r.id.clone()).collect();
+                for id in ids {
+                    match self.split_region(table, &id, None).await {
+                        Ok(children) => out.extend(children),
+                        Err(ServiceError::InvalidArgument(reason)) => {
+                            tracing::info!(table, region = %id, reason, "region not split");
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                if out.is_empty() {
+                    return Err(ServiceError::InvalidArgument(format!(
+                        "no region of table {table} could be split (too little data, or still compacting away a previous split's references)"
+                    )));
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Splits one region (by id) at `row`, or at its middle.
+    pub(crate) async fn split_region(
+        &self,
+        table: &str,
+        region_id: &str,
+        row: Option<Bytes>,
+    ) -> Result<Vec<RegionRecord>, ServiceError> {
+        let mut catalog = self.inner.catalog.lock().await;
+        let live = self.table(table)?;
+        let Some((key, (record, slot))) = live
+            .regions
+            .iter()
+            .find(|(_, (r, _))| r.id == region_id)
+            .map(|(k, v)| (k.clone(), v.clone()))
+        else {
+            return Err(ServiceError::Unavailable(format!(
+                "region {region_id} of table {table} is gone (split or dropped)"
+            )));
+        };
+        let Slot::Open(region) = slot else {
+            return Err(ServiceError::Unavailable(format!(
+                "region {region_id} is already moving"
+            )));
+        };
+        if region.has_references() {
+            return Err(ServiceError::InvalidArgument(format!(
+                "region {region_id} still reads its split parent's files; it can split after its compaction"
+            )));
+        }
+        let split_row = match row {
+            Some(r) => r,
+            None => {
+                if region.memstore_size() > 0 {
+                    region.flush().await.map_err(ServiceError::Region)?;
+                }
+                region
+                    .split_point()
+                    .await
+                    .map_err(ServiceError::Region)?
+                    .ok_or_else(|| {
+                        ServiceError::InvalidArgument(format!(
+                            "region {region_id} is too small to split"
+                        ))
+                    })?
+            }
+        };
+        let inside = split_row > record.start_row
+            && (record.end_row.is_empty() || split_row < record.end_row);
+        if !inside {
+            return Err(ServiceError::InvalidArgument(format!(
+                "split row is not inside region {region_id}"
+            )));
+        }
+        let children = [
+            new_region_record(&live.record.id, record.start_row.clone(), split_row.clone()),
+            new_region_record(&live.record.id, split_row.clone(), record.end_row.clone()),
+        ];
+
+        // Park the region: calls to it wait until the children are open.
+        self.replace_slot(&live, &key, (record.clone(), Slot::Moving));
+        if let Err(e) = region.close().await {
+            self.replace_slot(&live, &key, (record.clone(), Slot::Open(region)));
+            return Err(ServiceError::Region(e));
+        }
+        let committed = async {
+            let parent_manifest = region.current_manifest().await;
+            let split_children: Vec<SplitChild> = children
+                .iter()
+                .map(|c| SplitChild {
+                    region_id: c.id.clone(),
+                    region_dir: c.dir.clone(),
+                    start_row: c.start_row.clone(),
+                    end_row: c.end_row.clone(),
+                })
+                .collect();
+            write_child_manifests(&self.inner.env.bucket, &parent_manifest, &split_children)
+                .await
+                .map_err(|source| {
+                    ServiceError::Region(shoal_storage::region::RegionError::Manifest {
+                        region: region_id.to_string(),
+                        source,
+                    })
+                })?;
+            let mut next = catalog.current().clone();
+            let Some(t) = next.table_mut(table) else {
+                return Err(ServiceError::NoSuchTable(table.to_string()));
+            };
+            let at = t
+                .regions
+                .iter()
+                .position(|r| r.id == region_id)
+                .ok_or_else(|| ServiceError::Unavailable(format!("region {region_id} is gone")))?;
+            t.regions.splice(at..=at, children.iter().cloned());
+            t.split_parents.push(SplitParentRecord {
+                region: record.clone(),
+                children_dirs: children.iter().map(|c| c.dir.clone()).collect(),
+            });
+            catalog.commit(next.clone()).await?;
+            Ok(next)
+        }
+        .await;
+        let next = match committed {
+            Ok(next) => next,
+            Err(e) => {
+                tracing::warn!(table, region = region_id, error = %e, "split failed before its commit; reopening the parent");
+                for c in &children {
+                    self.delete_dir(&c.dir).await;
+                }
+                match self.open_region(&live.record, &record).await {
+                    Ok(r) => self.replace_slot(&live, &key, (record.clone(), Slot::Open(r))),
+                    Err(re) => {
+                        tracing::error!(table, region = region_id, error = %re, "reopening a region after a failed split failed; it stays offline until restart");
+                    }
+                }
+                return Err(e);
+            }
+        };
+        // Point of no return: the catalog lists the children.
+        let table_record = next
+            .table(table)
+            .cloned()
+            .ok_or_else(|| ServiceError::NoSuchTable(table.to_string()))?;
+        let mut opened: Vec<(RegionRecord, Region)> = Vec::new();
+        for c in &children {
+            let r = self
+                .open_region(&table_record, c)
+                .await
+                .map_err(ServiceError::Region)?;
+            opened.push((c.clone(), r));
+        }
+        {
+            let current = self.table(table)?;
+            let mut regions = current.regions.clone();
+            regions.remove(&key);
+            for (c, r) in &opened {
+                regions.insert(c.start_row.clone(), (c.clone(), Slot::Open(r.clone())));
+            }
+            self.install(LiveTable {
+                record: table_record,
+                regions,
+            });
+        }
+        let (f, c) = region.counters();
+        self.inner
+            .retired_counters
+            .0
+            .fetch_add(f, Ordering::Relaxed);
+        self.inner
+            .retired_counters
+            .1
+            .fetch_add(c, Ordering::Relaxed);
+        self.inner.splits.fetch_add(1, Ordering::Relaxed);
+        self.release_wal(region_id).await;
+        tracing::info!(
+            table,
+            parent = region_id,
+            split_row = %String::from_utf8_lossy(&split_row),
+            left = %children[0].id,
+            right = %children[1].id,
+            "region split"
+        );
+        // Rewrite the parent's files into each child's own files.
+        for (_, r) in opened {
+            r.compact_references_in_background();
+        }
+        Ok(children.to_vec())
+    }
+
+    fn replace_slot(&self, live: &LiveTable, key: &Bytes, slot: (RegionRecord, Slot)) {
+        let current = self.table(&live.record.name).ok();
+        let base = current.as_deref().unwrap_or(live);
+        let mut regions = base.regions.clone();
+        regions.insert(key.clone(), slot);
+        self.install(LiveTable {
+            record: base.record.clone(),
+            regions,
+        });
+    }
+
+    /// Deletes the files of split parents that no child reads any more.
+    pub(crate) async fn clean_split_parents(&self) -> Result<usize, ServiceError> {
+        let candidates: Vec<(String, SplitParentRecord)> = self
+            .tables()
+            .iter()
+            .flat_map(|t| {
+                t.record
+                    .split_parents
+                    .iter()
+                    .map(|p| (t.record.name.clone(), p.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut cleaned = 0;
+        for (table, parent) in candidates {
+            let released = parent_released(
+                &self.inner.env.bucket,
+                &parent.region.dir,
+                &parent.children_dirs,
+            )
+            .await
+            .map_err(|source| {
+                ServiceError::Region(shoal_storage::region::RegionError::Manifest {
+                    region: parent.region.id.clone(),
+                    source,
+                })
+            })?;
+            if !released {
+                continue;
+            }
+            {
+                let mut catalog = self.inner.catalog.lock().await;
+                let mut next = catalog.current().clone();
+                let Some(t) = next.table_mut(&table) else {
+                    continue;
+                };
+                t.split_parents.retain(|p| p.region.id != parent.region.id);
+                let record = t.clone();
+                catalog.commit(next).await?;
+                if let Ok(live) = self.table(&table) {
+                    self.install(LiveTable {
+                        record,
+                        regions: live.regions.clone(),
+                    });
+                }
+            }
+            self.delete_dir(&parent.region.dir).await;
+            cleaned += 1;
+            tracing::info!(table, parent = %parent.region.id, "split parent's files deleted");
+        }
+        Ok(cleaned)
+    }
+}

@@ -1,0 +1,23 @@
+//! Shoal's server: the catalog of tables, the regions it hosts (routing,
+//! splits, background work), the gRPC API and the HTTP surface (metrics and
+//! status page).
+//!
+//! Layout: `config` (the TOML settings), `catalog` (durable table records),
+//! `host` (open regions, routing, admin operations, splits), `grpc` (the
+//! `Data` and `Admin` services over `host`), `metrics` + `http` + `status`
+//! (what the server reports), `serve` (start, listen, graceful shutdown).
+
+pub mod catalog;
+pub mod config;
+pub mod error;
+pub mod grpc;
+pub mod host;
+pub mod http;
+pub mod metrics;
+pub mod serve;
+pub mod status;
+
+pub use config::ServerConfig;
+pub use error::ServiceError;
+pub use host::Host;
+pub use serve::{RunningServer, start};

@@ -1,0 +1,76 @@
+//! A point-in-time view of the whole server — tables, regions, cache, object
+//! store, WAL, requests — as plain data. The gRPC `Status` call, `/metrics`
+//! and the status page all render from it.
+
+use crate::metrics::RequestMetricsSnapshot;
+use bytes::Bytes;
+use shoal_storage::cache::CacheMetricsSnapshot;
+use shoal_storage::object::ObjectMetricsSnapshot;
+use shoal_storage::wal::WalMetricsSnapshot;
+use std::time::Duration;
+
+/// Everything the server reports about itself.
+#[derive(Debug, Clone)]
+pub struct StatusView {
+    /// Shoal's version.
+    pub version: &'static str,
+    /// Time since the server started.
+    pub uptime: Duration,
+    /// Where the data lives (object store location).
+    pub data_location: String,
+    /// Tables, by name.
+    pub tables: Vec<TableView>,
+    /// The block cache (absent when caching is off).
+    pub cache: Option<CacheMetricsSnapshot>,
+    /// Object-store requests by operation.
+    pub object_store: ObjectMetricsSnapshot,
+    /// The write-ahead log.
+    pub wal: WalMetricsSnapshot,
+    /// Client requests by operation.
+    pub requests: RequestMetricsSnapshot,
+    /// Bytes in all memstores.
+    pub memstore_bytes: u64,
+    /// Flushes completed since start (all regions, including closed ones).
+    pub flushes: u64,
+    /// Compactions completed since start.
+    pub compactions: u64,
+    /// Splits completed since start.
+    pub splits: u64,
+}
+
+/// One table.
+#[derive(Debug, Clone)]
+pub struct TableView {
+    /// Name.
+    pub name: String,
+    /// False when disabled.
+    pub enabled: bool,
+    /// Column family names.
+    pub families: Vec<String>,
+    /// Its regions in key order (empty when disabled).
+    pub regions: Vec<RegionView>,
+}
+
+/// One open region.
+#[derive(Debug, Clone)]
+pub struct RegionView {
+    /// Region id.
+    pub id: String,
+    /// First row (inclusive); empty = unbounded.
+    pub start_row: Bytes,
+    /// End row (exclusive); empty = unbounded.
+    pub end_row: Bytes,
+    /// Bytes of files plus memstore.
+    pub size_bytes: u64,
+    /// Bytes in the memstore.
+    pub memstore_bytes: u64,
+    /// Live files (all families).
+    pub files: u32,
+    /// Fraction of the region's data blocks held in the block cache (L1 or
+    /// L2), when known.
+    pub cache_ratio: Option<f64>,
+    /// Still reads its split parent's files.
+    pub has_references: bool,
+    /// Prefetch-on-open progress: (bytes done, bytes total).
+    pub prefetch: Option<(u64, u64)>,
+}

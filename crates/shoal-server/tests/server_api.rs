@@ -1,0 +1,384 @@
+//! The server in-process, driven through the raw gRPC stubs: tables, rows,
+//! scans across regions, splits (manual and under load), admin errors,
+//! restart. (End-to-end tests of the binary with the client and the shell
+//! live in the cli crate.)
+
+use shoal_proto::v1 as pb;
+use shoal_proto::v1::admin_client::AdminClient;
+use shoal_proto::v1::data_client::DataClient;
+use shoal_server::{RunningServer, ServerConfig};
+use std::path::Path;
+use tonic::transport::Channel;
+
+fn config(dir: &Path) -> ServerConfig {
+    let mut c = ServerConfig::default();
+    c.server.data_dir = dir.to_path_buf();
+    c.server.grpc_addr = "127.0.0.1:0".parse().unwrap();
+    c.server.http_addr = "127.0.0.1:0".parse().unwrap();
+    c.cache.l2_capacity = shoal_server::config::ByteSize(64 << 20);
+    c.cache.l1_data = shoal_server::config::ByteSize(8 << 20);
+    c.regions.flush_size = shoal_server::config::ByteSize(1 << 20);
+    c.regions.split_check_interval = std::time::Duration::from_secs(3600);
+    c
+}
+
+struct Clients {
+    data: DataClient<Channel>,
+    admin: AdminClient<Channel>,
+}
+
+async fn clients(server: &RunningServer) -> Clients {
+    let url = format!("http://{}", server.grpc_addr);
+    let channel = Channel::from_shared(url).unwrap().connect().await.unwrap();
+    Clients {
+        data: DataClient::new(channel.clone()),
+        admin: AdminClient::new(channel),
+    }
+}
+
+fn family(name: &str) -> pb::FamilySchema {
+    pb::FamilySchema {
+        name: name.into(),
+        ..Default::default()
+    }
+}
+
+fn put(row: &str, q: &str, v: &str) -> pb::RowMutation {
+    pb::RowMutation {
+        row: row.as_bytes().to_vec(),
+        mutations: vec![pb::Mutation {
+            kind: Some(pb::mutation::Kind::Put(pb::Put {
+                family: b"cf".to_vec(),
+                qualifier: q.as_bytes().to_vec(),
+                timestamp: None,
+                value: v.as_bytes().to_vec(),
+            })),
+        }],
+    }
+}
+
+async fn create(c: &mut Clients, name: &str, splits: &[&str]) {
+    c.admin
+        .create_table(pb::CreateTableRequest {
+            name: name.into(),
+            families: vec![family("cf")],
+            split_keys: splits.iter().map(|s| s.as_bytes().to_vec()).collect(),
+        })
+        .await
+        .unwrap();
+}
+
+async fn write(c: &mut Clients, table: &str, row: &str, v: &str) {
+    c.data
+        .mutate(pb::MutateRequest {
+            table: table.into(),
+            mutation: Some(put(row, "q", v)),
+        })
+        .await
+        .unwrap();
+}
+
+async fn read(c: &mut Clients, table: &str, row: &str) -> Option<String> {
+    let r = c
+        .data
+        .get(pb::GetRequest {
+            table: table.into(),
+            get: Some(pb::GetSpec {
+                row: row.as_bytes().to_vec(),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    r.row.and_then(|r| {
+        r.cells
+            .first()
+            .map(|c| String::from_utf8(c.value.clone()).unwrap())
+    })
+}
+
+async fn scan(c: &mut Clients, req: pb::ScanRequest) -> Vec<String> {
+    let mut stream = c.data.scan(req).await.unwrap().into_inner();
+    let mut rows = Vec::new();
+    while let Some(msg) = stream.message().await.unwrap() {
+        for r in msg.rows {
+            rows.push(String::from_utf8(r.row).unwrap());
+        }
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_scans_and_presplit_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    create(&mut c, "t", &["g", "p"]).await;
+    for k in ["a", "f", "g", "h", "o", "p", "z"] {
+        write(&mut c, "t", k, &format!("v-{k}")).await;
+    }
+    assert_eq!(read(&mut c, "t", "h").await.as_deref(), Some("v-h"));
+    assert_eq!(read(&mut c, "t", "nope").await, None);
+    let all = scan(
+        &mut c,
+        pb::ScanRequest {
+            table: "t".into(),
+            rows_per_message: 2,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(all, ["a", "f", "g", "h", "o", "p", "z"]);
+    let rev = scan(
+        &mut c,
+        pb::ScanRequest {
+            table: "t".into(),
+            start_row: b"b".to_vec(),
+            stop_row: b"q".to_vec(),
+            reverse: true,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(rev, ["p", "o", "h", "g", "f"]);
+    let limited = scan(
+        &mut c,
+        pb::ScanRequest {
+            table: "t".into(),
+            start_row: b"c".to_vec(),
+            limit: 3,
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(limited, ["f", "g", "h"]);
+    let d = c
+        .admin
+        .describe_table(pb::TableRequest { name: "t".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    assert_eq!(d.regions.len(), 3);
+    server.shutdown().await;
+
+    // Everything is back after a restart.
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    assert_eq!(read(&mut c, "t", "z").await.as_deref(), Some("v-z"));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_under_load_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    create(&mut c, "t", &[]).await;
+    for i in 0..2000 {
+        write(&mut c, "t", &format!("row{i:05}"), &format!("{i}")).await;
+    }
+    // Writers keep going while the table splits twice.
+    let writer = {
+        let mut c = clients(&server).await;
+        tokio::spawn(async move {
+            for i in 2000..3000 {
+                write(&mut c, "t", &format!("row{i:05}"), &format!("{i}")).await;
+            }
+        })
+    };
+    let split = c
+        .admin
+        .split(pb::SplitRequest {
+            table: "t".into(),
+            split_row: Some(b"row01000".to_vec()),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(split.regions.len(), 2);
+    // The children read the parent's files until their compactions; a child
+    // with references does not split again.
+    let e = c
+        .admin
+        .split(pb::SplitRequest {
+            table: "t".into(),
+            split_row: Some(b"row00500".to_vec()),
+        })
+        .await;
+    if let Err(e) = e {
+        assert_eq!(e.code(), tonic::Code::InvalidArgument);
+        assert!(e.message().contains("compaction"), "{}", e.message());
+    }
+    c.admin
+        .compact(pb::CompactRequest {
+            table: "t".into(),
+            major: true,
+        })
+        .await
+        .unwrap();
+    c.admin
+        .split(pb::SplitRequest {
+            table: "t".into(),
+            split_row: None,
+        })
+        .await
+        .unwrap();
+    writer.await.unwrap();
+    let rows = scan(
+        &mut c,
+        pb::ScanRequest {
+            table: "t".into(),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(rows.len(), 3000);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r, &format!("row{i:05}"));
+    }
+    let d = c
+        .admin
+        .describe_table(pb::TableRequest { name: "t".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    assert!(d.regions.len() >= 3, "{:?}", d.regions.len());
+    server.shutdown().await;
+
+    // After a restart, the children still serve every row; after their
+    // compactions the parents' files go.
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    for i in (0..3000).step_by(97) {
+        assert_eq!(
+            read(&mut c, "t", &format!("row{i:05}")).await,
+            Some(format!("{i}"))
+        );
+    }
+    c.admin
+        .compact(pb::CompactRequest {
+            table: "t".into(),
+            major: true,
+        })
+        .await
+        .unwrap();
+    server.host.check_regions().await;
+    let d = server.host.describe_table("t").await.unwrap();
+    assert!(d.split_parents.is_empty(), "{:?}", d.split_parents);
+    let rows = scan(
+        &mut c,
+        pb::ScanRequest {
+            table: "t".into(),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(rows.len(), 3000);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_errors_are_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    let code = |r: Result<tonic::Response<pb::AdminResponse>, tonic::Status>| {
+        r.map(|_| ()).unwrap_err().code()
+    };
+    let e = c
+        .data
+        .get(pb::GetRequest {
+            table: "missing".into(),
+            get: Some(pb::GetSpec {
+                row: b"r".to_vec(),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound);
+    assert!(e.message().contains("missing"), "{}", e.message());
+    let e = c
+        .admin
+        .create_table(pb::CreateTableRequest {
+            name: "bad name".into(),
+            families: vec![family("cf")],
+            split_keys: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    create(&mut c, "t", &[]).await;
+    let e = c
+        .admin
+        .create_table(pb::CreateTableRequest {
+            name: "t".into(),
+            families: vec![family("cf")],
+            split_keys: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::AlreadyExists);
+    let e = c
+        .data
+        .mutate(pb::MutateRequest {
+            table: "t".into(),
+            mutation: Some(pb::RowMutation {
+                row: b"r".to_vec(),
+                mutations: vec![pb::Mutation {
+                    kind: Some(pb::mutation::Kind::Put(pb::Put {
+                        family: b"nope".to_vec(),
+                        qualifier: b"q".to_vec(),
+                        timestamp: None,
+                        value: b"v".to_vec(),
+                    })),
+                }],
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound);
+    assert!(e.message().contains("nope"), "{}", e.message());
+    assert_eq!(
+        code(
+            c.admin
+                .drop_table(pb::TableRequest { name: "t".into() })
+                .await
+        ),
+        tonic::Code::FailedPrecondition
+    );
+    c.admin
+        .disable_table(pb::TableRequest { name: "t".into() })
+        .await
+        .unwrap();
+    let e = c
+        .data
+        .get(pb::GetRequest {
+            table: "t".into(),
+            get: Some(pb::GetSpec {
+                row: b"r".to_vec(),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition);
+    c.admin
+        .drop_table(pb::TableRequest { name: "t".into() })
+        .await
+        .unwrap();
+    let tables = c
+        .admin
+        .list_tables(pb::ListTablesRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .tables;
+    assert!(tables.is_empty());
+    server.shutdown().await;
+}

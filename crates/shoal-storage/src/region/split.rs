@@ -1,0 +1,259 @@
+//! What a split needs from a region: its size, whether it still reads its
+//! parent's files (references), a split point, and the child manifests.
+//!
+//! A split never copies data. The parent is closed (flushed), then each child
+//! gets a manifest of its own that lists the parent's files with the child's
+//! key bounds; every read and compaction of a child is clamped to its range,
+//! so the sibling's rows in a shared file are invisible to it. A child's first
+//! major compaction rewrites the shared files into its own directory; once
+//! neither child references them, the parent's directory can be deleted
+//! (`parent_released`). A region that still has references does not split
+//! again (as in HBase): its size counts its parents' whole files.
+
+use super::{Region, RegionError};
+use crate::cell::KeyRef;
+use crate::manifest::{Manifest, ManifestStore, StoreFile};
+use crate::object::Bucket;
+use crate::sst::ScanRange;
+use bytes::Bytes;
+use std::ops::Bound;
+
+/// One child of a split: its identity and range.
+#[derive(Debug, Clone)]
+pub struct SplitChild {
+    /// The child's region id.
+    pub region_id: String,
+    /// The child's object prefix.
+    pub region_dir: String,
+    /// First row (inclusive); empty = unbounded.
+    pub start_row: Bytes,
+    /// Row the child ends before; empty = unbounded.
+    pub end_row: Bytes,
+}
+
+impl Region {
+    /// Bytes of the region's live files plus its memstores.
+    pub fn size_bytes(&self) -> u64 {
+        let files: u64 = self
+            .inner
+            .stores
+            .values()
+            .flat_map(|s| s.files().iter().map(|f| f.entry.size).collect::<Vec<_>>())
+            .sum();
+        files + self.memstore_size() as u64
+    }
+
+    /// Fraction of the region's data blocks (by bytes) held in the block
+    /// cache; `None` without a cache or without files.
+    pub fn cached_fraction(&self) -> Option<f64> {
+        let cache = self.inner.env.cache.as_ref()?;
+        let (mut total, mut cached) = (0u64, 0u64);
+        for store in self.inner.stores.values() {
+            for f in store.files().iter() {
+                for i in 0..f.reader.data_block_count() {
+                    if let Some(addr) = f.reader.block_addr(i) {
+                        total += addr.len;
+                        if cache.is_cached(f.entry.id, addr.offset) {
+                            cached += addr.len;
+                        }
+                    }
+                }
+            }
+        }
+        (total > 0).then(|| cached as f64 / total as f64)
+    }
+
+    /// True if the region still reads files that live under another region's
+    /// directory (its split parent's).
+    pub fn has_references(&self) -> bool {
+        self.inner
+            .stores
+            .values()
+            .any(|s| s.files().iter().any(|f| self.is_reference(&f.entry)))
+    }
+
+    pub(crate) fn is_reference(&self, entry: &StoreFile) -> bool {
+        let dir = self.inner.config.region_dir.trim_end_matches('/');
+        !entry
+            .path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+    }
+
+    /// Starts a background major compaction if the region still reads its
+    /// split parent's files and no compaction of its own is running. Returns
+    /// true if one was started.
+    pub fn compact_references_in_background(&self) -> bool {
+        if !self.has_references()
+            || self
+                .inner
+                .compaction_running
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return false;
+        }
+        let region = self.clone();
+        tokio::spawn(async move {
+            match region.compact(true).await {
+                Ok(_) => {
+                    let options = crate::manifest::GcOptions::default();
+                    if let Err(e) = region.collect_garbage(&options).await {
+                        tracing::warn!(region = %region.id(), error = %e, "garbage collection failed");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(region = %region.id(), error = %e, "compaction of a split child failed; it is retried later")
+                }
+            }
+            region
+                .inner
+                .compaction_running
+                .store(false, std::sync::atomic::Ordering::SeqCst);
+        });
+        true
+    }
+
+    /// The region's current manifest (after a close: its final one).
+    pub async fn current_manifest(&self) -> Manifest {
+        self.inner.manifest.lock().await.current().clone()
+    }
+
+    /// The region's key range as a cell range.
+    pub(crate) fn key_range(&self) -> ScanRange {
+        let cfg = &self.inner.config;
+        ScanRange {
+            start: if cfg.start_row.is_empty() {
+                Bound::Unbounded
+            } else {
+                Bound::Included(crate::cell::CellKey::first_of_row(cfg.start_row.clone()))
+            },
+            end: if cfg.end_row.is_empty() {
+                Bound::Unbounded
+            } else {
+                Bound::Excluded(crate::cell::CellKey::first_of_row(cfg.end_row.clone()))
+            },
+        }
+    }
+
+    /// A row near the middle of the region's data, strictly inside its range:
+    /// the middle row of the middle data block of its largest file (blocks
+    /// further out are tried when a reference file's middle lies outside the
+    /// range). `None` if no file has a row to split at.
+    pub async fn split_point(&self) -> Result<Option<Bytes>, RegionError> {
+        let largest = self
+            .inner
+            .stores
+            .values()
+            .flat_map(|s| s.files().iter().cloned().collect::<Vec<_>>())
+            .max_by_key(|f| f.entry.size);
+        let Some(file) = largest else {
+            return Ok(None);
+        };
+        let blocks = file.reader.data_block_count();
+        let cfg = &self.inner.config;
+        let mid = blocks / 2;
+        let order = (0..blocks).flat_map(|d| {
+            let up = mid + d;
+            let down = mid.checked_sub(d).filter(|_| d > 0);
+            [Some(up).filter(|&u| u < blocks), down]
+        });
+        for i in order.flatten() {
+            let block = file
+                .reader
+                .read_block_with(i, false)
+                .await
+                .map_err(|e| self.sst_error(e))?;
+            let corrupt = |e: crate::sst::block::BlockError| {
+                self.sst_error(crate::sst::SstError::corruption(
+                    &file.entry.path,
+                    file.reader.block_addr(i).map_or(0, |a| a.offset),
+                    e.0,
+                ))
+            };
+            let mut rows: Vec<Bytes> = Vec::new();
+            let mut iter = block.iter();
+            let mut valid = iter.seek_to_first().map_err(corrupt)?;
+            while valid {
+                let key = KeyRef::decode(iter.key()).map_err(|source| RegionError::Cell {
+                    region: self.id().to_string(),
+                    source,
+                })?;
+                if rows.last().is_none_or(|r| &r[..] != key.row) {
+                    rows.push(Bytes::copy_from_slice(key.row));
+                }
+                valid = iter.advance().map_err(corrupt)?;
+            }
+            let inside: Vec<Bytes> = rows
+                .into_iter()
+                .filter(|r| *r > cfg.start_row && cfg.contains_row(r))
+                .collect();
+            if !inside.is_empty() {
+                return Ok(Some(inside[inside.len() / 2].clone()));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Writes the manifests of a split's two children: each lists the parent's
+/// files that overlap its range, and starts at the parent's sequence numbers.
+/// `parent` is the parent's final manifest (after its closing flush).
+/// Idempotent: a child whose manifest already exists (a retried split) is
+/// left as it is.
+pub async fn write_child_manifests(
+    bucket: &Bucket,
+    parent: &Manifest,
+    children: &[SplitChild],
+) -> Result<(), crate::manifest::ManifestError> {
+    for child in children {
+        let store = ManifestStore::new(bucket.clone(), child.region_dir.clone());
+        if store.load_latest().await?.is_some() {
+            continue;
+        }
+        let mut writer = store
+            .open_owner(child.start_row.clone(), child.end_row.clone())
+            .await?;
+        let overlaps = |f: &StoreFile| {
+            (child.end_row.is_empty() || f.first_row < child.end_row)
+                && f.last_row >= child.start_row
+        };
+        let stores: std::collections::BTreeMap<String, Vec<StoreFile>> = parent
+            .stores
+            .iter()
+            .map(|(family, files)| {
+                (
+                    family.clone(),
+                    files.iter().filter(|f| overlaps(f)).cloned().collect(),
+                )
+            })
+            .collect();
+        let (flushed, max) = (parent.flushed_seq, parent.max_seq);
+        writer
+            .commit(move |m| {
+                m.stores = stores;
+                m.flushed_seq = flushed;
+                m.max_seq = max;
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+/// True when no current manifest of `children` lists a file under
+/// `parent_dir`: the parent's files may then be deleted.
+pub async fn parent_released(
+    bucket: &Bucket,
+    parent_dir: &str,
+    children_dirs: &[String],
+) -> Result<bool, crate::manifest::ManifestError> {
+    let prefix = format!("{}/", parent_dir.trim_end_matches('/'));
+    for dir in children_dirs {
+        let store = ManifestStore::new(bucket.clone(), dir.clone());
+        if let Some(m) = store.load_latest().await?
+            && m.files().any(|f| f.path.starts_with(&prefix))
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
