@@ -384,6 +384,32 @@ mod humantime_serde_compat {
 mod tests {
     use super::*;
 
+    /// The documented example is valid, spells out every default, and the
+    /// key table lists every key it has.
+    #[test]
+    fn docs_config_md_matches_the_code() {
+        let doc = include_str!("../../../docs/config.md");
+        let start = doc.find("```toml").unwrap() + "```toml".len();
+        let end = start + doc[start..].find("```").unwrap();
+        let example = &doc[start..end];
+        let parsed = ServerConfig::from_toml(example).unwrap();
+        let defaults = ServerConfig::default();
+        assert_eq!(format!("{parsed:?}"), format!("{defaults:?}"));
+        let mut section = String::new();
+        for line in example.lines() {
+            let line = line.trim();
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                section = name.to_string();
+            } else if let Some((key, _)) = line.split_once('=') {
+                let full = format!("`{section}.{}`", key.trim());
+                assert!(
+                    doc.contains(&format!("| {full} |")),
+                    "{full} is not in the key table"
+                );
+            }
+        }
+    }
+
     #[test]
     fn empty_file_gives_defaults() {
         let c = ServerConfig::from_toml("").unwrap();

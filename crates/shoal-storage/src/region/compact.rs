@@ -87,6 +87,8 @@ impl Region {
                 region: self.id().to_string(),
             })?;
         let _guard = self.inner.compaction_lock.lock().await;
+        // The region may have closed while this waited for the lock.
+        self.check_open()?;
         let mut reports = Vec::new();
         for store in self.inner.stores.values() {
             // Oldest first, as the policy wants.

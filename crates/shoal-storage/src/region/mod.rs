@@ -424,6 +424,10 @@ impl Region {
         {
             p.cancel();
         }
+        // A compaction running now would commit a manifest after ours (a
+        // split's children must see the final file set): wait for it, and
+        // hold the lock so none starts before `closed` is set.
+        let _compaction = self.inner.compaction_lock.lock().await;
         if let Err(e) = self.flush().await {
             self.inner.closing.store(false, Ordering::SeqCst);
             return Err(e);
