@@ -36,6 +36,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("bad log filter {filter:?}"))?,
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let mut config = match &args.config {
         Some(path) => ServerConfig::from_file(path)?,

@@ -143,13 +143,14 @@ impl Host {
             })
         };
         dir(&config.server.data_dir)?;
-        let object_config = if config.object_store.url.is_empty() {
+        let mut object_config = if config.object_store.url.is_empty() {
             let objects = config.objects_dir();
             dir(&objects)?;
             ObjectStoreConfig::local(objects)
         } else {
             ObjectStoreConfig::from_url(&config.object_store.url)?
         };
+        object_config.emulate = config.object_store.emulate.clone();
         let bucket = Bucket::open(&object_config).await?;
         let wal_options = match config.wal.backend {
             WalBackendName::Local => {
