@@ -221,3 +221,26 @@ async fn removing_a_file_forgets_its_blocks() {
     assert!(after.bytes_used < before.bytes_used);
     assert_eq!(get(&c, 1).await, Some(frame(1)));
 }
+
+#[test]
+fn direct_reads_return_exact_ranges_including_at_the_end_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let Some(f) = open_direct(&path) else {
+        return; // a file system without direct I/O: the buffered path is used
+    };
+    for (pos, len) in [
+        (0, 10),
+        (1, 4095),
+        (4095, 2),
+        (5000, 9000),
+        (19_990, 10),
+        (0, 20_000),
+    ] {
+        let got = read_direct(&f, pos as u64, len).unwrap();
+        assert_eq!(&got[..], &data[pos..pos + len], "pos {pos} len {len}");
+    }
+    assert!(read_direct(&f, 19_990, 11).is_err(), "past the end");
+}
