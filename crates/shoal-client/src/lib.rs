@@ -1,1 +1,115 @@
-//! Async Rust client for Shoal.
+//! Async Rust client for Shoal's gRPC API (`shoal-proto`): a [`Client`]
+//! connected to one server, [`Table`] handles for reads and writes,
+//! [`Admin`] for tables and regions, and builders for the requests.
+//!
+//! Calls that meet a region in motion (UNAVAILABLE) or a busy server
+//! (RESOURCE_EXHAUSTED) are retried with jittered exponential backoff
+//! ([`ClientOptions`]); scans resume after the last row they returned.
+
+mod admin;
+mod builders;
+mod error;
+mod retry;
+mod table;
+
+pub use admin::Admin;
+pub use builders::{Get, RowMutation, Scan};
+pub use error::ClientError;
+pub use retry::Backoff;
+pub use shoal_proto::v1::{
+    BloomType, Cell, CompareOp, Compression, FamilySchema, RegionInfo, Row, StatusResponse,
+    TableDescription, TableState,
+};
+pub use table::Table;
+
+use shoal_proto::v1::admin_client::AdminClient;
+use shoal_proto::v1::data_client::DataClient;
+use std::time::Duration;
+use tonic::transport::{Channel, Endpoint};
+
+/// How a client connects and retries.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Time to establish the connection (default 10 s).
+    pub connect_timeout: Duration,
+    /// First retry delay (default 10 ms); doubles up to `max_backoff`.
+    pub initial_backoff: Duration,
+    /// Longest retry delay (default 1 s).
+    pub max_backoff: Duration,
+    /// Give up retrying after this long (default 30 s).
+    pub retry_deadline: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            connect_timeout: Duration::from_secs(10),
+            initial_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_secs(1),
+            retry_deadline: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A connection to one Shoal server. Cheap to clone; clones share the
+/// connection.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub(crate) data: DataClient<Channel>,
+    pub(crate) admin: AdminClient<Channel>,
+    pub(crate) options: ClientOptions,
+}
+
+/// Largest message the client sends or accepts.
+const MAX_MESSAGE: usize = 64 << 20;
+
+impl Client {
+    /// Connects to `addr` (`127.0.0.1:7070` or `http://127.0.0.1:7070`).
+    pub async fn connect(addr: &str) -> Result<Client, ClientError> {
+        Client::connect_with(addr, ClientOptions::default()).await
+    }
+
+    /// Connects with explicit options.
+    pub async fn connect_with(addr: &str, options: ClientOptions) -> Result<Client, ClientError> {
+        let url = if addr.contains("://") {
+            addr.to_string()
+        } else {
+            format!("http://{addr}")
+        };
+        let endpoint = Endpoint::from_shared(url.clone())
+            .map_err(|e| ClientError::InvalidArgument(format!("bad server address {addr:?}: {e}")))?
+            .connect_timeout(options.connect_timeout)
+            .tcp_nodelay(true);
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|source| ClientError::Connect {
+                addr: addr.to_string(),
+                source,
+            })?;
+        Ok(Client {
+            data: DataClient::new(channel.clone())
+                .max_decoding_message_size(MAX_MESSAGE)
+                .max_encoding_message_size(MAX_MESSAGE),
+            admin: AdminClient::new(channel)
+                .max_decoding_message_size(MAX_MESSAGE)
+                .max_encoding_message_size(MAX_MESSAGE),
+            options,
+        })
+    }
+
+    /// Reads and writes of table `name`.
+    pub fn table(&self, name: impl Into<String>) -> Table {
+        Table {
+            client: self.clone(),
+            name: name.into(),
+        }
+    }
+
+    /// Table and region administration.
+    pub fn admin(&self) -> Admin {
+        Admin {
+            client: self.clone(),
+        }
+    }
+}

@@ -88,6 +88,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         let _ = rx.wait_for(|s| *s).await;
     };
     let grpc = tonic::transport::Server::builder()
+        .tcp_nodelay(true)
         .add_service(
             DataServer::new(DataService::new(host.clone()))
                 .max_decoding_message_size(64 << 20)

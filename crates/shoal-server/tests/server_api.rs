@@ -3,6 +3,8 @@
 //! restart. (End-to-end tests of the binary with the client and the shell
 //! live in the cli crate.)
 
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
 use shoal_proto::v1 as pb;
 use shoal_proto::v1::admin_client::AdminClient;
 use shoal_proto::v1::data_client::DataClient;

@@ -107,7 +107,7 @@ impl Host {
     async fn open_live(&self, record: &TableRecord) -> Result<LiveTable, ServiceError> {
         self.open_table_regions(record)
             .await
-            .map_err(|(_, e)| ServiceError::Region(e))
+            .map_err(|(_, e)| ServiceError::Region(*e))
     }
 
     /// The catalog record of `name`.

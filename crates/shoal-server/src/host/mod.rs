@@ -61,7 +61,7 @@ pub enum StartError {
         /// Region id.
         region: String,
         /// What failed.
-        source: shoal_storage::region::RegionError,
+        source: Box<shoal_storage::region::RegionError>,
     },
 }
 
@@ -257,7 +257,7 @@ impl Host {
     pub(crate) async fn open_table_regions(
         &self,
         table: &TableRecord,
-    ) -> Result<LiveTable, (String, shoal_storage::region::RegionError)> {
+    ) -> Result<LiveTable, (String, Box<shoal_storage::region::RegionError>)> {
         use futures::StreamExt;
         let opens = futures::stream::iter(table.regions.iter().cloned().map(|record| {
             let host = self.clone();
@@ -266,8 +266,8 @@ impl Host {
                 let region = host
                     .open_region(&table, &record)
                     .await
-                    .map_err(|e| (record.id.clone(), e))?;
-                Ok::<_, (String, shoal_storage::region::RegionError)>((record, region))
+                    .map_err(|e| (record.id.clone(), Box::new(e)))?;
+                Ok::<_, (String, Box<shoal_storage::region::RegionError>)>((record, region))
             }
         }))
         .buffer_unordered(self.inner.config.regions.open_concurrency)
@@ -315,7 +315,7 @@ impl Host {
         for (region, result) in regions.iter().zip(results) {
             match result {
                 Ok(()) => {}
-                Err(e) if matches!(e, shoal_storage::region::RegionError::Closed { .. }) => {}
+                Err(shoal_storage::region::RegionError::Closed { .. }) => {}
                 Err(e) => return Err(e),
             }
             let (f, c) = region.counters();

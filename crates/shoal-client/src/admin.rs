@@ -1,0 +1,159 @@
+//! Table and region administration.
+
+use crate::retry::retrying;
+use crate::{Client, ClientError};
+use shoal_proto::v1 as pb;
+
+/// Admin calls. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Admin {
+    pub(crate) client: Client,
+}
+
+macro_rules! call {
+    ($self:ident, $method:ident, $req:expr) => {{
+        let req = $req;
+        let admin = $self.client.admin.clone();
+        retrying(&$self.client.options, || {
+            let (mut admin, req) = (admin.clone(), req.clone());
+            async move { admin.$method(req).await }
+        })
+        .await
+        .map(|r| r.into_inner())
+    }};
+}
+
+fn table(name: &str) -> pb::TableRequest {
+    pb::TableRequest {
+        name: name.to_string(),
+    }
+}
+
+impl Admin {
+    /// Creates a table with `families` (unset settings take their defaults),
+    /// pre-split at `split_keys`.
+    pub async fn create_table(
+        &self,
+        name: &str,
+        families: Vec<pb::FamilySchema>,
+        split_keys: Vec<Vec<u8>>,
+    ) -> Result<pb::TableDescription, ClientError> {
+        let r = call!(
+            self,
+            create_table,
+            pb::CreateTableRequest {
+                name: name.to_string(),
+                families,
+                split_keys,
+            }
+        )?;
+        Ok(r.table.unwrap_or_default())
+    }
+
+    /// A family with default settings.
+    pub fn family(name: &str) -> pb::FamilySchema {
+        pb::FamilySchema {
+            name: name.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// A table's families, state and regions.
+    pub async fn describe(&self, name: &str) -> Result<pb::TableDescription, ClientError> {
+        let r = call!(self, describe_table, table(name))?;
+        Ok(r.table.unwrap_or_default())
+    }
+
+    /// True if the table exists.
+    pub async fn exists(&self, name: &str) -> Result<bool, ClientError> {
+        match self.describe(name).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Adds or changes families (only the settings given) and deletes others.
+    pub async fn alter(
+        &self,
+        name: &str,
+        upsert: Vec<pb::FamilySchema>,
+        delete: Vec<String>,
+    ) -> Result<pb::TableDescription, ClientError> {
+        let r = call!(
+            self,
+            alter_table,
+            pb::AlterTableRequest {
+                name: name.to_string(),
+                upsert_families: upsert,
+                delete_families: delete,
+            }
+        )?;
+        Ok(r.table.unwrap_or_default())
+    }
+
+    /// Closes the table's regions.
+    pub async fn disable(&self, name: &str) -> Result<String, ClientError> {
+        Ok(call!(self, disable_table, table(name))?.message)
+    }
+
+    /// Opens the table's regions again.
+    pub async fn enable(&self, name: &str) -> Result<String, ClientError> {
+        Ok(call!(self, enable_table, table(name))?.message)
+    }
+
+    /// Deletes every row, keeping the schema and region boundaries.
+    pub async fn truncate(&self, name: &str) -> Result<String, ClientError> {
+        Ok(call!(self, truncate_table, table(name))?.message)
+    }
+
+    /// Deletes a disabled table.
+    pub async fn drop_table(&self, name: &str) -> Result<String, ClientError> {
+        Ok(call!(self, drop_table, table(name))?.message)
+    }
+
+    /// Every table.
+    pub async fn list(&self) -> Result<Vec<pb::TableDescription>, ClientError> {
+        Ok(call!(self, list_tables, pb::ListTablesRequest {})?.tables)
+    }
+
+    /// Splits the region holding `row` at `row`, or every region at its middle.
+    pub async fn split(
+        &self,
+        name: &str,
+        row: Option<Vec<u8>>,
+    ) -> Result<Vec<pb::RegionInfo>, ClientError> {
+        let r = call!(
+            self,
+            split,
+            pb::SplitRequest {
+                table: name.to_string(),
+                split_row: row,
+            }
+        )?;
+        Ok(r.regions)
+    }
+
+    /// Flushes every region's memstore.
+    pub async fn flush(&self, name: &str) -> Result<String, ClientError> {
+        Ok(call!(self, flush, table(name))?.message)
+    }
+
+    /// Compacts every region (major: rewrites all files into one per family).
+    pub async fn compact(&self, name: &str, major: bool) -> Result<String, ClientError> {
+        Ok(call!(
+            self,
+            compact,
+            pb::CompactRequest {
+                table: name.to_string(),
+                major,
+            }
+        )?
+        .message)
+    }
+
+    /// The server's status.
+    pub async fn status(&self) -> Result<pb::StatusResponse, ClientError> {
+        call!(self, status, pb::StatusRequest {})
+    }
+}

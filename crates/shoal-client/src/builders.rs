@@ -1,0 +1,347 @@
+//! Request builders: plain values that turn into the protobuf messages.
+
+use shoal_proto::v1 as pb;
+
+/// Columns wanted: family → qualifiers (empty = the whole family).
+fn add_column(columns: &mut Vec<pb::ColumnSelector>, family: &[u8], qualifier: Option<&[u8]>) {
+    let at = columns.iter().position(|c| c.family == family);
+    let sel = match at {
+        Some(i) => &mut columns[i],
+        None => {
+            columns.push(pb::ColumnSelector {
+                family: family.to_vec(),
+                qualifiers: Vec::new(),
+            });
+            let last = columns.len() - 1;
+            &mut columns[last]
+        }
+    };
+    match qualifier {
+        Some(q) => {
+            if !sel.qualifiers.iter().any(|x| x == q) {
+                sel.qualifiers.push(q.to_vec());
+            }
+        }
+        None => sel.qualifiers.clear(),
+    }
+}
+
+/// A read of one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Get {
+    pub(crate) spec: pb::GetSpec,
+}
+
+impl Get {
+    /// The newest version of every column of `row`.
+    pub fn new(row: impl AsRef<[u8]>) -> Get {
+        Get {
+            spec: pb::GetSpec {
+                row: row.as_ref().to_vec(),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Adds a whole family.
+    pub fn family(mut self, family: impl AsRef<[u8]>) -> Get {
+        add_column(&mut self.spec.columns, family.as_ref(), None);
+        self
+    }
+
+    /// Adds one column.
+    pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Get {
+        add_column(
+            &mut self.spec.columns,
+            family.as_ref(),
+            Some(qualifier.as_ref()),
+        );
+        self
+    }
+
+    /// Versions per column (default 1).
+    pub fn versions(mut self, n: u32) -> Get {
+        self.spec.max_versions = n;
+        self
+    }
+
+    /// Only versions with `min <= timestamp < max`.
+    pub fn time_range(mut self, min: i64, max: i64) -> Get {
+        self.spec.time_range = Some(pb::TimeRange { min, max });
+        self
+    }
+
+    /// The wire form.
+    pub fn into_proto(self) -> pb::GetSpec {
+        self.spec
+    }
+}
+
+/// A scan of a row range.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Scan {
+    pub(crate) req: pb::ScanRequest,
+}
+
+impl Scan {
+    /// Every row of the table.
+    pub fn new() -> Scan {
+        Scan::default()
+    }
+
+    /// First row (inclusive).
+    pub fn start(mut self, row: impl AsRef<[u8]>) -> Scan {
+        self.req.start_row = row.as_ref().to_vec();
+        self
+    }
+
+    /// Row to stop before (exclusive).
+    pub fn stop(mut self, row: impl AsRef<[u8]>) -> Scan {
+        self.req.stop_row = row.as_ref().to_vec();
+        self
+    }
+
+    /// Rows starting with `prefix`.
+    pub fn prefix(mut self, prefix: impl AsRef<[u8]>) -> Scan {
+        let p = prefix.as_ref().to_vec();
+        let mut stop = p.clone();
+        while let Some(last) = stop.pop() {
+            if last < 0xff {
+                stop.push(last + 1);
+                break;
+            }
+        }
+        self.req.start_row = p;
+        self.req.stop_row = stop;
+        self
+    }
+
+    /// Adds a whole family.
+    pub fn family(mut self, family: impl AsRef<[u8]>) -> Scan {
+        add_column(&mut self.req.columns, family.as_ref(), None);
+        self
+    }
+
+    /// Adds one column.
+    pub fn column(mut self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Scan {
+        add_column(
+            &mut self.req.columns,
+            family.as_ref(),
+            Some(qualifier.as_ref()),
+        );
+        self
+    }
+
+    /// Most rows returned.
+    pub fn limit(mut self, n: u64) -> Scan {
+        self.req.limit = n;
+        self
+    }
+
+    /// Most cells per returned row chunk.
+    pub fn batch(mut self, n: u32) -> Scan {
+        self.req.batch = n;
+        self
+    }
+
+    /// Versions per column.
+    pub fn versions(mut self, n: u32) -> Scan {
+        self.req.max_versions = n;
+        self
+    }
+
+    /// Only versions with `min <= timestamp < max`.
+    pub fn time_range(mut self, min: i64, max: i64) -> Scan {
+        self.req.time_range = Some(pb::TimeRange { min, max });
+        self
+    }
+
+    /// Rows of the range in descending order.
+    pub fn reverse(mut self) -> Scan {
+        self.req.reverse = true;
+        self
+    }
+
+    /// Do not let this scan's blocks enter the block cache.
+    pub fn skip_cache(mut self) -> Scan {
+        self.req.skip_cache = true;
+        self
+    }
+
+    /// Rows per streamed message.
+    pub fn rows_per_message(mut self, n: u32) -> Scan {
+        self.req.rows_per_message = n;
+        self
+    }
+
+    /// The wire form (without the table name).
+    pub fn into_proto(self) -> pb::ScanRequest {
+        self.req
+    }
+}
+
+/// Changes to one row, applied atomically.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowMutation {
+    pub(crate) m: pb::RowMutation,
+}
+
+impl RowMutation {
+    /// A mutation of `row` with no changes yet.
+    pub fn new(row: impl AsRef<[u8]>) -> RowMutation {
+        RowMutation {
+            m: pb::RowMutation {
+                row: row.as_ref().to_vec(),
+                mutations: Vec::new(),
+            },
+        }
+    }
+
+    fn push(mut self, kind: pb::mutation::Kind) -> RowMutation {
+        self.m.mutations.push(pb::Mutation { kind: Some(kind) });
+        self
+    }
+
+    /// Puts a value at the server's current time.
+    pub fn put(
+        self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> RowMutation {
+        self.push(pb::mutation::Kind::Put(pb::Put {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            timestamp: None,
+            value: value.as_ref().to_vec(),
+        }))
+    }
+
+    /// Puts a value at an explicit timestamp.
+    pub fn put_at(
+        self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: i64,
+        value: impl AsRef<[u8]>,
+    ) -> RowMutation {
+        self.push(pb::mutation::Kind::Put(pb::Put {
+            family: family.as_ref().to_vec(),
+            qualifier: qualifier.as_ref().to_vec(),
+            timestamp: Some(timestamp),
+            value: value.as_ref().to_vec(),
+        }))
+    }
+
+    fn delete(
+        self,
+        kind: pb::DeleteKind,
+        family: &[u8],
+        qualifier: &[u8],
+        timestamp: Option<i64>,
+    ) -> RowMutation {
+        self.push(pb::mutation::Kind::Delete(pb::Delete {
+            kind: kind as i32,
+            family: family.to_vec(),
+            qualifier: qualifier.to_vec(),
+            timestamp,
+        }))
+    }
+
+    /// Deletes the newest version of a column (or the one at `timestamp`).
+    pub fn delete_version(
+        self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: Option<i64>,
+    ) -> RowMutation {
+        self.delete(
+            pb::DeleteKind::Version,
+            family.as_ref(),
+            qualifier.as_ref(),
+            timestamp,
+        )
+    }
+
+    /// Deletes every version of a column (at or below `timestamp`).
+    pub fn delete_column(
+        self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: Option<i64>,
+    ) -> RowMutation {
+        self.delete(
+            pb::DeleteKind::Column,
+            family.as_ref(),
+            qualifier.as_ref(),
+            timestamp,
+        )
+    }
+
+    /// Deletes every column of a family (at or below `timestamp`).
+    pub fn delete_family(self, family: impl AsRef<[u8]>, timestamp: Option<i64>) -> RowMutation {
+        self.delete(pb::DeleteKind::Family, family.as_ref(), b"", timestamp)
+    }
+
+    /// Deletes the whole row (at or below `timestamp`).
+    pub fn delete_row(self, timestamp: Option<i64>) -> RowMutation {
+        self.delete(pb::DeleteKind::Row, b"", b"", timestamp)
+    }
+
+    /// The row.
+    pub fn row(&self) -> &[u8] {
+        &self.m.row
+    }
+
+    /// The wire form.
+    pub fn into_proto(self) -> pb::RowMutation {
+        self.m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn get_columns_merge_by_family() {
+        let g = Get::new("r")
+            .column("cf", "a")
+            .column("cf", "b")
+            .column("cf", "a");
+        assert_eq!(g.spec.columns.len(), 1);
+        assert_eq!(
+            g.spec.columns[0].qualifiers,
+            vec![b"a".to_vec(), b"b".to_vec()]
+        );
+        let g = g.family("cf");
+        assert!(g.spec.columns[0].qualifiers.is_empty(), "whole family wins");
+    }
+
+    #[test]
+    fn prefix_scans_stop_at_the_successor() {
+        let s = Scan::new().prefix("ab");
+        assert_eq!(
+            (s.req.start_row.as_slice(), s.req.stop_row.as_slice()),
+            (&b"ab"[..], &b"ac"[..])
+        );
+        let s = Scan::new().prefix([0x61, 0xff]);
+        assert_eq!(s.req.stop_row, b"b");
+        let s = Scan::new().prefix([0xff]);
+        assert!(s.req.stop_row.is_empty());
+    }
+
+    #[test]
+    fn mutations_keep_their_order() {
+        let m = RowMutation::new("r")
+            .put("cf", "q", "v")
+            .delete_column("cf", "old", None)
+            .put_at("cf", "t", 5, "w")
+            .into_proto();
+        assert_eq!(m.mutations.len(), 3);
+        assert!(matches!(
+            m.mutations[1].kind,
+            Some(pb::mutation::Kind::Delete(ref d)) if d.kind == pb::DeleteKind::Column as i32
+        ));
+    }
+}
