@@ -92,7 +92,7 @@ pub fn line_chart(title: &str, series: &[Series<'_>], y_max: Option<f64>, percen
         w - right,
         h - 6.0
     );
-    let mut legend_x = left + 200.0;
+    let mut legend_x = w - right - 120.0 * series.len() as f64;
     for s in series {
         let mut d = String::new();
         let mut pen_down = false;
@@ -127,7 +127,7 @@ pub fn line_chart(title: &str, series: &[Series<'_>], y_max: Option<f64>, percen
             super::page::esc(s.name),
             last.map(label).unwrap_or_else(|| "–".into())
         );
-        legend_x += 130.0;
+        legend_x += 120.0;
     }
     svg.push_str("</svg>");
     svg
