@@ -1,5 +1,6 @@
 //! The `shoal` command: `serve` runs a server, `shell` talks to one.
 
+mod bench;
 mod serve;
 mod shell;
 
@@ -19,6 +20,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// HBase-shell-like client: interactive, `-e 'cmd'`, or commands from a file / stdin.
     Shell(shell::ShellArgs),
+    /// Benchmarks: YCSB core workloads.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -28,6 +31,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Bench(args) => runtime.block_on(bench::run(args)),
         Command::Shell(args) => {
             let code = runtime.block_on(shell::run(args))?;
             drop(runtime);

@@ -88,7 +88,6 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         let _ = rx.wait_for(|s| *s).await;
     };
     let grpc = tonic::transport::Server::builder()
-        .tcp_nodelay(true)
         .add_service(
             DataServer::new(DataService::new(host.clone()))
                 .max_decoding_message_size(64 << 20)
@@ -98,7 +97,19 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             AdminServer::new(AdminService::new(host.clone())).max_decoding_message_size(64 << 20),
         )
         .serve_with_incoming_shutdown(
-            tokio_stream::wrappers::TcpListenerStream::new(grpc_listener),
+            // Accepted connections do not inherit the builder's nodelay
+            // setting: without it, small responses wait for delayed ACKs
+            // (~40 ms per call).
+            futures::StreamExt::inspect(
+                tokio_stream::wrappers::TcpListenerStream::new(grpc_listener),
+                |conn| {
+                    if let Ok(c) = conn
+                        && let Err(e) = c.set_nodelay(true)
+                    {
+                        tracing::debug!(error = %e, "TCP_NODELAY on a gRPC connection failed");
+                    }
+                },
+            ),
             wait_stop(stopped.clone()),
         );
     servers.push(tokio::spawn(async move {

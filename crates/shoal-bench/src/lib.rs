@@ -1,0 +1,17 @@
+//! `shoal bench`: YCSB-compatible workloads against a Shoal server.
+//!
+//! `keys` and `generators` reproduce Java YCSB exactly (keys, Zipfian,
+//! scrambled Zipfian, latest, hotspot, uniform); `workload` reads YCSB
+//! property files into a CoreWorkload; `runner` runs the load and run
+//! phases (closed loop or paced, warm-up excluded); `measure` keeps
+//! HdrHistograms and prints YCSB's text report or JSON.
+
+pub mod generators;
+pub mod keys;
+pub mod measure;
+pub mod runner;
+pub mod workload;
+
+pub use measure::Measurements;
+pub use runner::{PhaseReport, RunOptions};
+pub use workload::{CoreWorkload, Op, Properties};

@@ -1,0 +1,194 @@
+//! Latency measurements per operation (HdrHistogram, µs, 3 significant
+//! digits) and the reports: YCSB's text format plus p99.9/p99.99, and JSON.
+
+use crate::workload::Op;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// One operation's recorder.
+#[derive(Debug, Clone)]
+pub struct OpStats {
+    hist: Histogram<u64>,
+    ok: u64,
+    errors: u64,
+}
+
+impl OpStats {
+    fn new() -> OpStats {
+        OpStats {
+            // 1 µs .. 1 hour, 3 significant digits: cannot fail.
+            hist: Histogram::new_with_bounds(1, 3_600_000_000, 3)
+                .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable_hist())),
+            ok: 0,
+            errors: 0,
+        }
+    }
+}
+
+fn unreachable_hist() -> Histogram<u64> {
+    // `Histogram::new(3)` only fails for sigfig > 5.
+    Histogram::new_with_max(1 << 40, 2).unwrap_or_else(|_| std::process::abort())
+}
+
+/// Per-thread (or merged) measurements.
+#[derive(Debug, Clone, Default)]
+pub struct Measurements {
+    ops: BTreeMap<Op, OpStats>,
+}
+
+/// The figures of one operation.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OpReport {
+    /// Operations measured.
+    pub operations: u64,
+    /// Mean latency, µs.
+    pub average_us: f64,
+    /// Minimum, µs.
+    pub min_us: u64,
+    /// Maximum, µs.
+    pub max_us: u64,
+    /// Percentiles, µs.
+    pub p50_us: u64,
+    /// 90th.
+    pub p90_us: u64,
+    /// 95th.
+    pub p95_us: u64,
+    /// 99th.
+    pub p99_us: u64,
+    /// 99.9th.
+    pub p999_us: u64,
+    /// 99.99th.
+    pub p9999_us: u64,
+    /// Successful operations.
+    pub ok: u64,
+    /// Failed operations.
+    pub errors: u64,
+}
+
+impl Measurements {
+    /// Records one operation's latency.
+    pub fn record(&mut self, op: Op, latency: Duration, ok: bool) {
+        let s = self.ops.entry(op).or_insert_with(OpStats::new);
+        let us = u64::try_from(latency.as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        s.hist.saturating_record(us);
+        if ok {
+            s.ok += 1;
+        } else {
+            s.errors += 1;
+        }
+    }
+
+    /// Adds another recorder's measurements.
+    pub fn merge(&mut self, other: &Measurements) {
+        for (op, s) in &other.ops {
+            let mine = self.ops.entry(*op).or_insert_with(OpStats::new);
+            let _ = mine.hist.add(&s.hist);
+            mine.ok += s.ok;
+            mine.errors += s.errors;
+        }
+    }
+
+    /// Operations recorded.
+    pub fn total(&self) -> u64 {
+        self.ops.values().map(|s| s.ok + s.errors).sum()
+    }
+
+    /// Per-operation figures.
+    pub fn reports(&self) -> BTreeMap<&'static str, OpReport> {
+        self.ops
+            .iter()
+            .map(|(op, s)| {
+                let h = &s.hist;
+                (
+                    op.name(),
+                    OpReport {
+                        operations: h.len(),
+                        average_us: h.mean(),
+                        min_us: h.min(),
+                        max_us: h.max(),
+                        p50_us: h.value_at_quantile(0.50),
+                        p90_us: h.value_at_quantile(0.90),
+                        p95_us: h.value_at_quantile(0.95),
+                        p99_us: h.value_at_quantile(0.99),
+                        p999_us: h.value_at_quantile(0.999),
+                        p9999_us: h.value_at_quantile(0.9999),
+                        ok: s.ok,
+                        errors: s.errors,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// YCSB's `TextMeasurementsExporter` output (plus 99.9th and 99.99th).
+    pub fn report_text(&self, runtime: Duration) -> String {
+        let ms = runtime.as_millis().max(1);
+        let mut out = format!(
+            "[OVERALL], RunTime(ms), {ms}\n[OVERALL], Throughput(ops/sec), {}\n",
+            self.total() as f64 * 1000.0 / ms as f64
+        );
+        for (name, r) in self.reports() {
+            out.push_str(&format!(
+                "[{name}], Operations, {}\n[{name}], AverageLatency(us), {}\n[{name}], MinLatency(us), {}\n[{name}], MaxLatency(us), {}\n[{name}], 50thPercentileLatency(us), {}\n[{name}], 95thPercentileLatency(us), {}\n[{name}], 99thPercentileLatency(us), {}\n[{name}], 99.9thPercentileLatency(us), {}\n[{name}], 99.99thPercentileLatency(us), {}\n[{name}], Return=OK, {}\n",
+                r.operations, r.average_us, r.min_us, r.max_us, r.p50_us, r.p95_us, r.p99_us, r.p999_us, r.p9999_us, r.ok
+            ));
+            if r.errors > 0 {
+                out.push_str(&format!("[{name}], Return=ERROR, {}\n", r.errors));
+            }
+        }
+        out
+    }
+
+    /// One status line: `[READ: Count=…, Avg=…, 99=…]` per operation.
+    pub fn status_line(&self) -> String {
+        self.reports()
+            .iter()
+            .map(|(name, r)| {
+                format!(
+                    "[{name}: Count={}, Max={}, Min={}, Avg={:.2}, 90={}, 99={}, 99.9={}, 99.99={}]",
+                    r.operations,
+                    r.max_us,
+                    r.min_us,
+                    r.average_us,
+                    r.p90_us,
+                    r.p99_us,
+                    r.p999_us,
+                    r.p9999_us
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_report_has_ycsb_lines() {
+        let mut m = Measurements::default();
+        for i in 1..=1000u64 {
+            m.record(Op::Read, Duration::from_micros(i), true);
+        }
+        m.record(Op::Update, Duration::from_micros(50), false);
+        let text = m.report_text(Duration::from_secs(2));
+        assert!(text.contains("[OVERALL], RunTime(ms), 2000\n"));
+        assert!(text.contains("[OVERALL], Throughput(ops/sec), 500.5\n"));
+        assert!(text.contains("[READ], Operations, 1000\n"));
+        assert!(
+            text.contains("[READ], 99thPercentileLatency(us), 990\n"),
+            "{text}"
+        );
+        assert!(text.contains("[READ], Return=OK, 1000\n"));
+        assert!(text.contains("[UPDATE], Return=ERROR, 1\n"));
+        let mut merged = Measurements::default();
+        merged.merge(&m);
+        merged.merge(&m);
+        assert_eq!(merged.total(), 2002);
+    }
+}

@@ -1,0 +1,189 @@
+//! `shoal bench ycsb`: YCSB's load and run phases against a server (or an
+//! embedded one on a temp dir), with YCSB's text report and a JSON file.
+
+use anyhow::Context;
+use shoal_bench::{CoreWorkload, Properties, RunOptions};
+use shoal_client::{Admin, Client};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `shoal bench …`
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum BenchCommand {
+    /// YCSB core workloads (A–F): `shoal bench ycsb load|run|both -P workloads/workloada`.
+    Ycsb(YcsbArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Phase {
+    Load,
+    Run,
+    Both,
+}
+
+/// Arguments of `shoal bench ycsb`.
+#[derive(Debug, clap::Args)]
+pub struct YcsbArgs {
+    /// load, run, or both (load then run).
+    phase: Phase,
+    /// YCSB property file(s), e.g. workloads/workloada.
+    #[arg(short = 'P')]
+    property_files: Vec<String>,
+    /// Extra properties, key=value (override the files).
+    #[arg(short = 'p')]
+    properties: Vec<String>,
+    /// Concurrent client threads.
+    #[arg(long, default_value_t = 8)]
+    threads: usize,
+    /// Target throughput, ops/s (latency then counts from intended start times).
+    #[arg(long)]
+    target: Option<f64>,
+    /// Run-phase warm-up excluded from the results, e.g. 10s.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "0s")]
+    warmup: Duration,
+    /// Stop the run phase after this long even if operations remain.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    duration: Option<Duration>,
+    /// Server gRPC address.
+    #[arg(long, env = "SHOAL_ADDR", default_value = "127.0.0.1:7070")]
+    addr: String,
+    /// Start a server in this process on a temporary directory instead.
+    #[arg(long)]
+    embedded: bool,
+    /// Write the figures (and the server's cache and object-store counters) as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// Runs `shoal bench`.
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    match args.command {
+        BenchCommand::Ycsb(a) => ycsb(a).await,
+    }
+}
+
+async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
+    let mut props = Properties::default();
+    for f in &a.property_files {
+        props.load_file(f)?;
+    }
+    for kv in &a.properties {
+        props.set(kv)?;
+    }
+    let workload = Arc::new(CoreWorkload::from_properties(&props)?);
+    let _embedded_dir;
+    let mut _embedded = None;
+    let addr = if a.embedded {
+        let dir = tempfile::tempdir().context("temp dir for the embedded server")?;
+        let mut config = shoal_server::ServerConfig::default();
+        config.server.data_dir = dir.path().to_path_buf();
+        config.server.grpc_addr = "127.0.0.1:0".parse()?;
+        config.server.http_addr = "127.0.0.1:0".parse()?;
+        let server = shoal_server::start(config).await?;
+        let addr = server.grpc_addr.to_string();
+        _embedded = Some(server);
+        _embedded_dir = Some(dir);
+        addr
+    } else {
+        _embedded_dir = None;
+        a.addr.clone()
+    };
+    let client = Client::connect(&addr).await?;
+    let admin = client.admin();
+    if !admin.exists(&workload.table).await? {
+        if a.phase == Phase::Run {
+            anyhow::bail!(
+                "table {} does not exist on {addr}: run the load phase first",
+                workload.table
+            );
+        }
+        admin
+            .create_table(
+                &workload.table,
+                vec![Admin::family(&workload.family)],
+                vec![],
+            )
+            .await?;
+    }
+    let table = client.table(&workload.table);
+    let opts = RunOptions {
+        threads: a.threads,
+        target: a.target,
+        warmup: Duration::ZERO,
+        max_duration: None,
+        status_every: Duration::from_secs(10),
+    };
+    let before = admin.status().await?;
+    let mut json = serde_json::Map::new();
+    json.insert("workload".into(), serde_json::to_value(&props.0)?);
+    json.insert("threads".into(), a.threads.into());
+    json.insert("target".into(), serde_json::to_value(a.target)?);
+    if matches!(a.phase, Phase::Load | Phase::Both) {
+        eprintln!(
+            "Loading {} records into {} with {} threads",
+            workload.insert_count, workload.table, a.threads
+        );
+        let r = shoal_bench::runner::load(&table, &workload, &opts).await?;
+        println!("{}", r.measurements.report_text(r.runtime));
+        json.insert("load".into(), phase_json(&r));
+    }
+    if matches!(a.phase, Phase::Run | Phase::Both) {
+        let opts = RunOptions {
+            warmup: a.warmup,
+            max_duration: a.duration.map(|d| d + a.warmup),
+            ..opts
+        };
+        eprintln!(
+            "Running {} operations ({} distribution) with {} threads{}",
+            workload.operation_count,
+            workload.request_distribution,
+            a.threads,
+            a.target
+                .map(|t| format!(", target {t} ops/s (latency from intended start)"))
+                .unwrap_or_default()
+        );
+        let r = shoal_bench::runner::run(&table, &workload, &opts).await?;
+        println!("{}", r.measurements.report_text(r.runtime));
+        json.insert("run".into(), phase_json(&r));
+    }
+    let after = admin.status().await?;
+    json.insert(
+        "server".into(),
+        serde_json::json!({
+            "l1_hit_ratio_since_start": after.l1_hit_ratio,
+            "l2_hit_ratio_since_start": after.l2_hit_ratio,
+            "object_store_gets_during_bench": after.object_store_gets.saturating_sub(before.object_store_gets),
+            "requests_during_bench": after.requests.saturating_sub(before.requests),
+            "store_bytes": after.store_bytes,
+            "regions": after.regions,
+        }),
+    );
+    if let Some(path) = &a.json {
+        std::fs::write(
+            path,
+            serde_json::to_string_pretty(&serde_json::Value::Object(json))?,
+        )
+        .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("figures written to {}", path.display());
+    }
+    if let Some(server) = _embedded {
+        server.shutdown().await;
+    }
+    Ok(())
+}
+
+fn phase_json(r: &shoal_bench::PhaseReport) -> serde_json::Value {
+    let ms = r.runtime.as_millis().max(1) as f64;
+    serde_json::json!({
+        "runtime_ms": ms,
+        "throughput_ops_per_sec": r.measurements.total() as f64 * 1000.0 / ms,
+        "operations": r.measurements.reports(),
+    })
+}
