@@ -1,0 +1,83 @@
+//! `shoal bench ycsb` end to end on an embedded server: each standard
+//! workload loads and runs, prints YCSB's report and writes complete JSON.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+#[test]
+fn every_standard_workload_runs_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads");
+    for w in ["a", "b", "c", "d", "e", "f"] {
+        let json = dir.path().join(format!("{w}.json"));
+        let out = std::process::Command::new(support::shoal_bin())
+            .args(["bench", "ycsb", "both", "-P"])
+            .arg(format!("{root}/workload{w}"))
+            .args([
+                "-p",
+                "recordcount=300",
+                "-p",
+                "operationcount=600",
+                "-p",
+                "maxscanlength=20",
+                "--threads",
+                "4",
+                "--embedded",
+                "--json",
+            ])
+            .arg(&json)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "workload {w}: {stderr}");
+        assert!(
+            stdout.contains("[OVERALL], Throughput(ops/sec), "),
+            "{stdout}"
+        );
+        assert!(stdout.contains("[INSERT], Return=OK, 300"), "{stdout}");
+        assert!(!stdout.contains("Return=ERROR"), "{stdout}");
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let ops = &v["run"]["operations"];
+        let total: u64 = ops
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k.as_str() != "READ-MODIFY-WRITE" || w == "f")
+            .map(|(_, o)| o["operations"].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, 600, "workload {w}: {ops}");
+        for key in ["p50_us", "p99_us", "p999_us", "p9999_us", "average_us"] {
+            assert!(
+                ops.as_object()
+                    .unwrap()
+                    .values()
+                    .all(|o| o.get(key).is_some()),
+                "{key}"
+            );
+        }
+        assert!(v["run"]["throughput_ops_per_sec"].as_f64().unwrap() > 0.0);
+        assert!(v["server"]["requests_during_bench"].as_u64().unwrap() >= 900);
+    }
+}
+
+#[test]
+fn bad_properties_are_refused_with_the_property_named() {
+    let out = std::process::Command::new(support::shoal_bin())
+        .args([
+            "bench",
+            "ycsb",
+            "run",
+            "-p",
+            "recordcount=10",
+            "-p",
+            "requestdistribution=pareto",
+            "--embedded",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("requestdistribution"), "{err}");
+}
