@@ -1,6 +1,8 @@
-//! Table and region administration.
+//! Table and region administration. Reads, flushes and compactions are
+//! retried like any idempotent call; calls that change a table's state are
+//! retried only when the request surely was not applied (see `retry`).
 
-use crate::retry::retrying;
+use crate::retry::{Idempotence, retrying};
 use crate::{Client, ClientError};
 use shoal_proto::v1 as pb;
 
@@ -10,11 +12,12 @@ pub struct Admin {
     pub(crate) client: Client,
 }
 
+/// Runs one Admin call with retries.
 macro_rules! call {
-    ($self:ident, $method:ident, $req:expr) => {{
+    ($self:ident, $kind:ident, $method:ident, $req:expr) => {{
         let req = $req;
         let admin = $self.client.admin.clone();
-        retrying(&$self.client.options, || {
+        retrying(&$self.client.options, Idempotence::$kind, || {
             let (mut admin, req) = (admin.clone(), req.clone());
             async move { admin.$method(req).await }
         })
@@ -40,6 +43,7 @@ impl Admin {
     ) -> Result<pb::TableDescription, ClientError> {
         let r = call!(
             self,
+            NotIdempotent,
             create_table,
             pb::CreateTableRequest {
                 name: name.to_string(),
@@ -60,7 +64,7 @@ impl Admin {
 
     /// A table's families, state and regions.
     pub async fn describe(&self, name: &str) -> Result<pb::TableDescription, ClientError> {
-        let r = call!(self, describe_table, table(name))?;
+        let r = call!(self, Idempotent, describe_table, table(name))?;
         Ok(r.table.unwrap_or_default())
     }
 
@@ -82,6 +86,7 @@ impl Admin {
     ) -> Result<pb::TableDescription, ClientError> {
         let r = call!(
             self,
+            NotIdempotent,
             alter_table,
             pb::AlterTableRequest {
                 name: name.to_string(),
@@ -94,27 +99,27 @@ impl Admin {
 
     /// Closes the table's regions.
     pub async fn disable(&self, name: &str) -> Result<String, ClientError> {
-        Ok(call!(self, disable_table, table(name))?.message)
+        Ok(call!(self, NotIdempotent, disable_table, table(name))?.message)
     }
 
     /// Opens the table's regions again.
     pub async fn enable(&self, name: &str) -> Result<String, ClientError> {
-        Ok(call!(self, enable_table, table(name))?.message)
+        Ok(call!(self, NotIdempotent, enable_table, table(name))?.message)
     }
 
     /// Deletes every row, keeping the schema and region boundaries.
     pub async fn truncate(&self, name: &str) -> Result<String, ClientError> {
-        Ok(call!(self, truncate_table, table(name))?.message)
+        Ok(call!(self, NotIdempotent, truncate_table, table(name))?.message)
     }
 
     /// Deletes a disabled table.
     pub async fn drop_table(&self, name: &str) -> Result<String, ClientError> {
-        Ok(call!(self, drop_table, table(name))?.message)
+        Ok(call!(self, NotIdempotent, drop_table, table(name))?.message)
     }
 
     /// Every table.
     pub async fn list(&self) -> Result<Vec<pb::TableDescription>, ClientError> {
-        Ok(call!(self, list_tables, pb::ListTablesRequest {})?.tables)
+        Ok(call!(self, Idempotent, list_tables, pb::ListTablesRequest {})?.tables)
     }
 
     /// Splits the region holding `row` at `row`, or every region at its middle.
@@ -125,6 +130,7 @@ impl Admin {
     ) -> Result<Vec<pb::RegionInfo>, ClientError> {
         let r = call!(
             self,
+            NotIdempotent,
             split,
             pb::SplitRequest {
                 table: name.to_string(),
@@ -136,13 +142,14 @@ impl Admin {
 
     /// Flushes every region's memstore.
     pub async fn flush(&self, name: &str) -> Result<String, ClientError> {
-        Ok(call!(self, flush, table(name))?.message)
+        Ok(call!(self, Idempotent, flush, table(name))?.message)
     }
 
     /// Compacts every region (major: rewrites all files into one per family).
     pub async fn compact(&self, name: &str, major: bool) -> Result<String, ClientError> {
         Ok(call!(
             self,
+            Idempotent,
             compact,
             pb::CompactRequest {
                 table: name.to_string(),
@@ -154,6 +161,6 @@ impl Admin {
 
     /// The server's status.
     pub async fn status(&self) -> Result<pb::StatusResponse, ClientError> {
-        call!(self, status, pb::StatusRequest {})
+        call!(self, Idempotent, status, pb::StatusRequest {})
     }
 }

@@ -1,28 +1,42 @@
-//! Request builders: plain values that turn into the protobuf messages.
+//! Request builders: plain values that turn into the protobuf messages
+//! ([`Get`], [`Scan`], [`RowMutation`]).
 
 use shoal_proto::v1 as pb;
 
-/// Columns wanted: family → qualifiers (empty = the whole family).
+/// Adds HBase-style column specs: `family` (the whole family) or
+/// `family:qualifier` (split at the first `:`; families have no `:`).
+fn add_specs<I, S>(columns: &mut Vec<pb::ColumnSelector>, specs: I)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<[u8]>,
+{
+    for spec in specs {
+        let spec = spec.as_ref();
+        match spec.iter().position(|&b| b == b':') {
+            Some(i) => add_column(columns, &spec[..i], Some(&spec[i + 1..])),
+            None => add_column(columns, spec, None),
+        }
+    }
+}
+
+/// Adds a column (or a whole family when `qualifier` is `None`) to a
+/// selection; a whole family absorbs any column of it, in either order.
 fn add_column(columns: &mut Vec<pb::ColumnSelector>, family: &[u8], qualifier: Option<&[u8]>) {
-    let at = columns.iter().position(|c| c.family == family);
-    let sel = match at {
-        Some(i) => &mut columns[i],
-        None => {
-            columns.push(pb::ColumnSelector {
-                family: family.to_vec(),
-                qualifiers: Vec::new(),
-            });
-            let last = columns.len() - 1;
-            &mut columns[last]
-        }
-    };
-    match qualifier {
-        Some(q) => {
-            if !sel.qualifiers.iter().any(|x| x == q) {
-                sel.qualifiers.push(q.to_vec());
+    match columns.iter_mut().find(|c| c.family == family) {
+        Some(sel) => match qualifier {
+            // Already the whole family.
+            _ if sel.qualifiers.is_empty() => {}
+            Some(q) => {
+                if !sel.qualifiers.iter().any(|x| x == q) {
+                    sel.qualifiers.push(q.to_vec());
+                }
             }
-        }
-        None => sel.qualifiers.clear(),
+            None => sel.qualifiers.clear(),
+        },
+        None => columns.push(pb::ColumnSelector {
+            family: family.to_vec(),
+            qualifiers: qualifier.map(<[u8]>::to_vec).into_iter().collect(),
+        }),
     }
 }
 
@@ -59,6 +73,16 @@ impl Get {
         self
     }
 
+    /// Adds columns written `family` or `family:qualifier`.
+    pub fn columns<I, S>(mut self, specs: I) -> Get
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<[u8]>,
+    {
+        add_specs(&mut self.spec.columns, specs);
+        self
+    }
+
     /// Versions per column (default 1).
     pub fn versions(mut self, n: u32) -> Get {
         self.spec.max_versions = n;
@@ -69,6 +93,11 @@ impl Get {
     pub fn time_range(mut self, min: i64, max: i64) -> Get {
         self.spec.time_range = Some(pb::TimeRange { min, max });
         self
+    }
+
+    /// Only the version at exactly `timestamp`.
+    pub fn timestamp(self, timestamp: i64) -> Get {
+        self.time_range(timestamp, timestamp.saturating_add(1))
     }
 
     /// The wire form.
@@ -132,13 +161,23 @@ impl Scan {
         self
     }
 
-    /// Most rows returned.
+    /// Adds columns written `family` or `family:qualifier`.
+    pub fn columns<I, S>(mut self, specs: I) -> Scan
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<[u8]>,
+    {
+        add_specs(&mut self.req.columns, specs);
+        self
+    }
+
+    /// Most rows returned (0 = no limit).
     pub fn limit(mut self, n: u64) -> Scan {
         self.req.limit = n;
         self
     }
 
-    /// Most cells per returned row chunk.
+    /// Most cells per returned row chunk (0 = whole rows).
     pub fn batch(mut self, n: u32) -> Scan {
         self.req.batch = n;
         self
@@ -156,7 +195,7 @@ impl Scan {
         self
     }
 
-    /// Rows of the range in descending order.
+    /// Rows of the range `[start, stop)` in descending order.
     pub fn reverse(mut self) -> Scan {
         self.req.reverse = true;
         self
@@ -283,6 +322,16 @@ impl RowMutation {
         self.delete(pb::DeleteKind::Family, family.as_ref(), b"", timestamp)
     }
 
+    /// Deletes every column of a family at exactly `timestamp`.
+    pub fn delete_family_version(self, family: impl AsRef<[u8]>, timestamp: i64) -> RowMutation {
+        self.delete(
+            pb::DeleteKind::FamilyVersion,
+            family.as_ref(),
+            b"",
+            Some(timestamp),
+        )
+    }
+
     /// Deletes the whole row (at or below `timestamp`).
     pub fn delete_row(self, timestamp: Option<i64>) -> RowMutation {
         self.delete(pb::DeleteKind::Row, b"", b"", timestamp)
@@ -291,6 +340,16 @@ impl RowMutation {
     /// The row.
     pub fn row(&self) -> &[u8] {
         &self.m.row
+    }
+
+    /// The number of changes.
+    pub fn len(&self) -> usize {
+        self.m.mutations.len()
+    }
+
+    /// True if there are no changes yet.
+    pub fn is_empty(&self) -> bool {
+        self.m.mutations.is_empty()
     }
 
     /// The wire form.
@@ -316,6 +375,56 @@ mod tests {
         );
         let g = g.family("cf");
         assert!(g.spec.columns[0].qualifiers.is_empty(), "whole family wins");
+        let g = g.column("cf", "c");
+        assert!(g.spec.columns[0].qualifiers.is_empty(), "in either order");
+    }
+
+    #[test]
+    fn get_options_fill_the_spec() {
+        let g = Get::new("r")
+            .columns(["cf:a", "meta", "cf:b:c"])
+            .versions(3)
+            .time_range(10, 20)
+            .into_proto();
+        assert_eq!(g.row, b"r");
+        assert_eq!(g.max_versions, 3);
+        assert_eq!(g.time_range, Some(pb::TimeRange { min: 10, max: 20 }));
+        assert_eq!(g.columns.len(), 2);
+        assert_eq!(g.columns[0].family, b"cf");
+        assert_eq!(
+            g.columns[0].qualifiers,
+            vec![b"a".to_vec(), b"b:c".to_vec()]
+        );
+        assert_eq!(g.columns[1].family, b"meta");
+        assert!(g.columns[1].qualifiers.is_empty());
+        let t = Get::new("r").timestamp(7).into_proto();
+        assert_eq!(t.time_range, Some(pb::TimeRange { min: 7, max: 8 }));
+    }
+
+    #[test]
+    fn scan_options_fill_the_request() {
+        let s = Scan::new()
+            .start("a")
+            .stop("m")
+            .limit(10)
+            .batch(4)
+            .versions(2)
+            .reverse()
+            .skip_cache()
+            .rows_per_message(50)
+            .time_range(1, 2)
+            .columns(["cf"])
+            .column("cf2", "q")
+            .into_proto();
+        assert_eq!(s.start_row, b"a");
+        assert_eq!(s.stop_row, b"m");
+        assert_eq!((s.limit, s.batch, s.max_versions), (10, 4, 2));
+        assert!(s.reverse && s.skip_cache);
+        assert_eq!(s.rows_per_message, 50);
+        assert_eq!(s.time_range, Some(pb::TimeRange { min: 1, max: 2 }));
+        assert_eq!(s.columns.len(), 2);
+        assert!(s.table.is_empty(), "the table is set by Table::scan");
+        assert_eq!(Scan::new().into_proto(), pb::ScanRequest::default());
     }
 
     #[test]
@@ -332,13 +441,50 @@ mod tests {
     }
 
     #[test]
+    fn deletes_carry_their_kind_and_timestamp() {
+        let m = RowMutation::new("r")
+            .delete_version("f", "q", Some(5))
+            .delete_column("f", "q", None)
+            .delete_family("f", Some(9))
+            .delete_family_version("f", 3)
+            .delete_row(None);
+        assert_eq!(m.len(), 5);
+        let kinds: Vec<(i32, Option<i64>)> = m
+            .into_proto()
+            .mutations
+            .into_iter()
+            .map(|x| match x.kind {
+                Some(pb::mutation::Kind::Delete(d)) => (d.kind, d.timestamp),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        use pb::DeleteKind as K;
+        assert_eq!(
+            kinds,
+            vec![
+                (K::Version as i32, Some(5)),
+                (K::Column as i32, None),
+                (K::Family as i32, Some(9)),
+                (K::FamilyVersion as i32, Some(3)),
+                (K::Row as i32, None),
+            ]
+        );
+    }
+
+    #[test]
     fn mutations_keep_their_order() {
         let m = RowMutation::new("r")
             .put("cf", "q", "v")
             .delete_column("cf", "old", None)
-            .put_at("cf", "t", 5, "w")
-            .into_proto();
+            .put_at("cf", "t", 5, "w");
+        assert_eq!(m.row(), b"r");
+        assert!(!m.is_empty() && RowMutation::new("x").is_empty());
+        let m = m.into_proto();
         assert_eq!(m.mutations.len(), 3);
+        assert!(matches!(
+            m.mutations[2].kind,
+            Some(pb::mutation::Kind::Put(ref p)) if p.timestamp == Some(5) && p.value == b"w"
+        ));
         assert!(matches!(
             m.mutations[1].kind,
             Some(pb::mutation::Kind::Delete(ref d)) if d.kind == pb::DeleteKind::Column as i32

@@ -1,4 +1,5 @@
-//! The client's errors.
+//! The client's errors: server statuses, connection failures, and requests
+//! refused before they were sent.
 
 /// What a client call can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -12,7 +13,7 @@ pub enum ClientError {
         message: String,
     },
     /// The server could not be reached.
-    #[error("cannot connect to shoal server at {addr}: {source}")]
+    #[error("cannot connect to shoal server at {addr}: {}", error_chain(source))]
     Connect {
         /// The address tried.
         addr: String,
@@ -22,6 +23,25 @@ pub enum ClientError {
     /// The request was refused before it was sent.
     #[error("{0}")]
     InvalidArgument(String),
+    /// The server's answer does not have the shape the API promises.
+    #[error("malformed server response: {0}")]
+    Protocol(String),
+}
+
+/// An error and its causes, `outer: inner: innermost` (tonic's transport
+/// error alone says only "transport error").
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
 }
 
 impl ClientError {
@@ -33,33 +53,46 @@ impl ClientError {
         }
     }
 
-    /// No such table or family.
+    /// No such table or family (NOT_FOUND).
     pub fn is_not_found(&self) -> bool {
         self.code() == Some(tonic::Code::NotFound)
     }
 
-    /// The table exists already.
+    /// The table exists already (ALREADY_EXISTS).
     pub fn is_already_exists(&self) -> bool {
         self.code() == Some(tonic::Code::AlreadyExists)
     }
 
-    /// The table is disabled (or must be).
+    /// The table is disabled, or must be disabled first (FAILED_PRECONDITION).
     pub fn is_failed_precondition(&self) -> bool {
         self.code() == Some(tonic::Code::FailedPrecondition)
     }
 
-    /// A malformed request.
+    /// A malformed request, refused by the client or by the server.
     pub fn is_invalid_argument(&self) -> bool {
         matches!(self, ClientError::InvalidArgument(_))
             || self.code() == Some(tonic::Code::InvalidArgument)
     }
 
-    /// Worth retrying later (region moving, server busy).
+    /// The region is moving or the server is unreachable (UNAVAILABLE).
+    pub fn is_unavailable(&self) -> bool {
+        self.code() == Some(tonic::Code::Unavailable)
+    }
+
+    /// The server is overloaded (RESOURCE_EXHAUSTED).
+    pub fn is_resource_exhausted(&self) -> bool {
+        self.code() == Some(tonic::Code::ResourceExhausted)
+    }
+
+    /// A server-side failure (INTERNAL).
+    pub fn is_internal(&self) -> bool {
+        self.code() == Some(tonic::Code::Internal)
+    }
+
+    /// Worth retrying later (region moving, server busy). The client has
+    /// already retried such failures until its deadline.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self.code(),
-            Some(tonic::Code::Unavailable | tonic::Code::ResourceExhausted)
-        )
+        self.is_unavailable() || self.is_resource_exhausted()
     }
 
     /// The server's message (or this error's text).
@@ -77,5 +110,27 @@ impl From<tonic::Status> for ClientError {
             code: s.code(),
             message: s.message().to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predicates_follow_the_code() {
+        let e = ClientError::from(tonic::Status::not_found("table \"t\" does not exist"));
+        assert!(e.is_not_found() && !e.is_retryable());
+        assert_eq!(e.message(), "table \"t\" does not exist");
+        assert_eq!(e.to_string(), "table \"t\" does not exist (NotFound)");
+        assert!(ClientError::from(tonic::Status::unavailable("moving")).is_retryable());
+        assert!(ClientError::from(tonic::Status::resource_exhausted("busy")).is_retryable());
+        assert!(ClientError::from(tonic::Status::already_exists("x")).is_already_exists());
+        assert!(
+            ClientError::from(tonic::Status::failed_precondition("x")).is_failed_precondition()
+        );
+        assert!(ClientError::InvalidArgument("x".into()).is_invalid_argument());
+        assert!(ClientError::from(tonic::Status::invalid_argument("x")).is_invalid_argument());
+        assert_eq!(ClientError::InvalidArgument("x".into()).code(), None);
     }
 }

@@ -4,23 +4,27 @@
 //!
 //! Calls that meet a region in motion (UNAVAILABLE) or a busy server
 //! (RESOURCE_EXHAUSTED) are retried with jittered exponential backoff
-//! ([`ClientOptions`]); scans resume after the last row they returned.
+//! ([`ClientOptions`]); scans resume after the last row they returned
+//! ([`Scanner`]).
 
 mod admin;
 mod builders;
 mod error;
 mod retry;
+mod scanner;
 mod table;
 
 pub use admin::Admin;
 pub use builders::{Get, RowMutation, Scan};
 pub use error::ClientError;
 pub use retry::Backoff;
+pub use scanner::Scanner;
+pub use shoal_proto::v1 as proto;
 pub use shoal_proto::v1::{
     BloomType, Cell, CompareOp, Compression, FamilySchema, RegionInfo, Row, StatusResponse,
     TableDescription, TableState,
 };
-pub use table::Table;
+pub use table::{Table, counter_value};
 
 use shoal_proto::v1::admin_client::AdminClient;
 use shoal_proto::v1::data_client::DataClient;
@@ -111,5 +115,32 @@ impl Client {
         Admin {
             client: self.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_unreachable_server_is_named_in_the_error() {
+        // A port that was free a moment ago: nothing listens there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let e = Client::connect(&addr).await.unwrap_err();
+        assert!(matches!(e, ClientError::Connect { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(text.contains(&addr), "{text}");
+        assert!(text.to_lowercase().contains("refused"), "{text}");
+        let e = Client::connect(&format!("http://{addr}"))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, ClientError::Connect { .. }), "{e:?}");
+        let e = Client::connect("not an address").await.unwrap_err();
+        assert!(e.is_invalid_argument(), "{e:?}");
     }
 }

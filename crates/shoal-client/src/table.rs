@@ -1,16 +1,31 @@
-//! Reads and writes of one table.
+//! Reads and writes of one table: gets, mutations, counters, appends,
+//! check-and-mutate, and scans.
 
 use crate::builders::{Get, RowMutation, Scan};
-use crate::retry::{Backoff, retrying};
+use crate::retry::{Backoff, Idempotence, retrying};
+use crate::scanner::Scanner;
 use crate::{Client, ClientError};
 use shoal_proto::v1 as pb;
-use std::collections::VecDeque;
 
 /// A table handle. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Table {
     pub(crate) client: Client,
     pub(crate) name: String,
+}
+
+/// Runs one unary Data call with retries.
+macro_rules! data_call {
+    ($self:ident, $kind:expr, $method:ident, $req:expr) => {{
+        let req = $req;
+        let data = $self.client.data.clone();
+        retrying(&$self.client.options, $kind, || {
+            let (mut data, req) = (data.clone(), req.clone());
+            async move { data.$method(req).await }
+        })
+        .await
+        .map(tonic::Response::into_inner)
+    }};
 }
 
 impl Table {
@@ -25,13 +40,8 @@ impl Table {
             table: self.name.clone(),
             get: Some(get.spec),
         };
-        let data = self.client.data.clone();
-        let resp = retrying(&self.client.options, || {
-            let (mut data, req) = (data.clone(), req.clone());
-            async move { data.get(req).await }
-        })
-        .await?;
-        Ok(resp.into_inner().row.unwrap_or_default())
+        let resp = data_call!(self, Idempotence::Idempotent, get, req)?;
+        Ok(resp.row.unwrap_or_default())
     }
 
     /// The newest value of `family:qualifier` in `row`, if any.
@@ -41,25 +51,25 @@ impl Table {
         family: impl AsRef<[u8]>,
         qualifier: impl AsRef<[u8]>,
     ) -> Result<Option<Vec<u8>>, ClientError> {
-        let r = self
-            .get(Get::new(row).column(family.as_ref(), qualifier.as_ref()))
-            .await?;
+        let r = self.get(Get::new(row).column(family, qualifier)).await?;
         Ok(r.cells.into_iter().next().map(|c| c.value))
     }
 
-    /// Reads several rows at once, in order.
+    /// Reads several rows at once; one `Row` per `Get`, in order.
     pub async fn get_many(&self, gets: Vec<Get>) -> Result<Vec<pb::Row>, ClientError> {
+        let n = gets.len();
         let req = pb::MultiGetRequest {
             table: self.name.clone(),
             gets: gets.into_iter().map(|g| g.spec).collect(),
         };
-        let data = self.client.data.clone();
-        let resp = retrying(&self.client.options, || {
-            let (mut data, req) = (data.clone(), req.clone());
-            async move { data.multi_get(req).await }
-        })
-        .await?;
-        Ok(resp.into_inner().rows)
+        let rows = data_call!(self, Idempotence::Idempotent, multi_get, req)?.rows;
+        if rows.len() != n {
+            return Err(ClientError::Protocol(format!(
+                "{} rows for {n} gets",
+                rows.len()
+            )));
+        }
+        Ok(rows)
     }
 
     /// Applies one row mutation atomically.
@@ -68,12 +78,7 @@ impl Table {
             table: self.name.clone(),
             mutation: Some(mutation.m),
         };
-        let data = self.client.data.clone();
-        retrying(&self.client.options, || {
-            let (mut data, req) = (data.clone(), req.clone());
-            async move { data.mutate(req).await }
-        })
-        .await?;
+        data_call!(self, Idempotence::Idempotent, mutate, req)?;
         Ok(())
     }
 
@@ -115,45 +120,68 @@ impl Table {
         self.mutate(RowMutation::new(row).delete_row(None)).await
     }
 
-    /// Applies several row mutations (each atomic on its own); one result
-    /// per mutation, in order.
+    /// Applies several row mutations, each atomic on its own; one result per
+    /// mutation, in order. Rows refused as retryable (their region was
+    /// moving) are sent again until the retry deadline. The outer error is
+    /// a failure of the whole call.
     pub async fn mutate_many(
         &self,
         mutations: Vec<RowMutation>,
     ) -> Result<Vec<Result<(), ClientError>>, ClientError> {
-        let req = pb::MultiMutateRequest {
-            table: self.name.clone(),
-            mutations: mutations.into_iter().map(|m| m.m).collect(),
-        };
-        let data = self.client.data.clone();
-        let resp = retrying(&self.client.options, || {
-            let (mut data, req) = (data.clone(), req.clone());
-            async move { data.multi_mutate(req).await }
-        })
-        .await?;
-        Ok(resp
-            .into_inner()
-            .results
-            .into_iter()
-            .map(|s| {
+        let all: Vec<pb::RowMutation> = mutations.into_iter().map(|m| m.m).collect();
+        let mut results: Vec<Option<Result<(), ClientError>>> =
+            std::iter::repeat_with(|| None).take(all.len()).collect();
+        let mut pending: Vec<usize> = (0..all.len()).collect();
+        let mut backoff = Backoff::new(&self.client.options);
+        while !pending.is_empty() {
+            let req = pb::MultiMutateRequest {
+                table: self.name.clone(),
+                mutations: pending.iter().map(|&i| all[i].clone()).collect(),
+            };
+            let statuses = data_call!(self, Idempotence::Idempotent, multi_mutate, req)?.results;
+            if statuses.len() != pending.len() {
+                return Err(ClientError::Protocol(format!(
+                    "{} results for {} mutations",
+                    statuses.len(),
+                    pending.len()
+                )));
+            }
+            let delay = backoff.next_delay();
+            let mut again = Vec::new();
+            for (i, s) in pending.into_iter().zip(statuses) {
+                let status = tonic::Status::new(tonic::Code::from_i32(s.code), s.message);
+                let retry = crate::retry::should_retry(&status, Idempotence::Idempotent);
                 if s.code == 0 {
-                    Ok(())
+                    results[i] = Some(Ok(()));
+                } else if retry && delay.is_some() {
+                    again.push(i);
                 } else {
-                    Err(ClientError::Status {
-                        code: tonic::Code::from_i32(s.code),
-                        message: s.message,
-                    })
+                    results[i] = Some(Err(status.into()));
                 }
-            })
+            }
+            pending = again;
+            if let (false, Some(d)) = (pending.is_empty(), delay) {
+                tokio::time::sleep(d).await;
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(ClientError::Protocol("no result".into()))))
             .collect())
     }
 
-    /// Adds `amount` to counters; returns the new values.
+    /// Adds `amount` to each `(family, qualifier, amount)` counter of `row`
+    /// (a missing counter starts at 0); returns the new values in order.
     pub async fn increment(
         &self,
         row: impl AsRef<[u8]>,
         columns: &[(&[u8], &[u8], i64)],
     ) -> Result<Vec<i64>, ClientError> {
+        if columns.is_empty() {
+            return Err(ClientError::InvalidArgument(
+                "an increment needs at least one column".into(),
+            ));
+        }
         let req = pb::IncrementRequest {
             table: self.name.clone(),
             row: row.as_ref().to_vec(),
@@ -166,31 +194,42 @@ impl Table {
                 })
                 .collect(),
         };
-        // Not retried: an increment that reached the server but whose answer
-        // was lost would be applied twice.
-        let mut data = self.client.data.clone();
-        let resp = data.increment(req).await.map_err(ClientError::from)?;
-        resp.into_inner()
+        let cells = data_call!(self, Idempotence::NotIdempotent, increment, req)?
             .row
             .unwrap_or_default()
-            .cells
+            .cells;
+        if cells.len() != columns.len() {
+            return Err(ClientError::Protocol(format!(
+                "{} counters for {} columns",
+                cells.len(),
+                columns.len()
+            )));
+        }
+        cells
             .iter()
             .map(|c| {
-                <[u8; 8]>::try_from(c.value.as_slice())
-                    .map(i64::from_be_bytes)
-                    .map_err(|_| {
-                        ClientError::InvalidArgument("counter value is not 8 bytes".into())
-                    })
+                counter_value(&c.value).ok_or_else(|| {
+                    ClientError::Protocol(format!(
+                        "a counter is 8 bytes, the server sent {}",
+                        c.value.len()
+                    ))
+                })
             })
             .collect()
     }
 
-    /// Appends to values; returns the new values.
+    /// Appends each `(family, qualifier, suffix)` to its column's value in
+    /// `row`; returns the new values in order.
     pub async fn append(
         &self,
         row: impl AsRef<[u8]>,
         columns: &[(&[u8], &[u8], &[u8])],
     ) -> Result<Vec<Vec<u8>>, ClientError> {
+        if columns.is_empty() {
+            return Err(ClientError::InvalidArgument(
+                "an append needs at least one column".into(),
+            ));
+        }
         let req = pb::AppendRequest {
             table: self.name.clone(),
             row: row.as_ref().to_vec(),
@@ -203,11 +242,8 @@ impl Table {
                 })
                 .collect(),
         };
-        // Not retried, like increment.
-        let mut data = self.client.data.clone();
-        let resp = data.append(req).await.map_err(ClientError::from)?;
+        let resp = data_call!(self, Idempotence::NotIdempotent, append, req)?;
         Ok(resp
-            .into_inner()
             .row
             .unwrap_or_default()
             .cells
@@ -216,8 +252,9 @@ impl Table {
             .collect())
     }
 
-    /// Applies `mutation` if `family:qualifier`'s current value passes
-    /// `op` against `value` ("current OP given"); true if applied.
+    /// Applies `mutation` if `family:qualifier` of the mutation's row passes
+    /// the check "current `op` `value`" (`Exists` / `Missing` ignore
+    /// `value`); returns whether it was applied.
     pub async fn check_and_mutate(
         &self,
         family: impl AsRef<[u8]>,
@@ -235,34 +272,29 @@ impl Table {
             value: value.as_ref().to_vec(),
             mutation: Some(mutation.m),
         };
-        let data = self.client.data.clone();
-        let resp = retrying(&self.client.options, || {
-            let (mut data, req) = (data.clone(), req.clone());
-            async move { data.check_and_mutate(req).await }
-        })
-        .await?;
-        Ok(resp.into_inner().processed)
+        let resp = data_call!(self, Idempotence::NotIdempotent, check_and_mutate, req)?;
+        Ok(resp.processed)
     }
 
-    /// Starts a scan.
-    pub fn scan(&self, scan: Scan) -> Scanner {
+    /// The rows of a scan as a stream (row chunks when the scan sets
+    /// `batch`); a broken stream is resumed (see [`Scanner`]).
+    pub fn scan(
+        &self,
+        scan: Scan,
+    ) -> impl futures::Stream<Item = Result<pb::Row, ClientError>> + Send + 'static {
+        self.scanner(scan).into_stream()
+    }
+
+    /// The rows of a scan, pulled one at a time with [`Scanner::next`].
+    pub fn scanner(&self, scan: Scan) -> Scanner {
         let mut req = scan.req;
         req.table = self.name.clone();
-        Scanner {
-            client: self.client.clone(),
-            req,
-            stream: None,
-            buffered: VecDeque::new(),
-            last: None,
-            rows: 0,
-            skip_pending: 0,
-            done: false,
-        }
+        Scanner::new(self.client.clone(), req)
     }
 
     /// Every row of a scan, collected.
     pub async fn scan_collect(&self, scan: Scan) -> Result<Vec<pb::Row>, ClientError> {
-        let mut s = self.scan(scan);
+        let mut s = self.scanner(scan);
         let mut out = Vec::new();
         while let Some(r) = s.next().await? {
             out.push(r);
@@ -270,127 +302,31 @@ impl Table {
         Ok(out)
     }
 
-    /// Number of rows a scan returns (rows are streamed, not kept).
+    /// The number of rows a scan covers (streamed and counted, not kept).
     pub async fn count(&self, scan: Scan) -> Result<u64, ClientError> {
-        let mut s = self.scan(scan.batch(0));
+        let mut s = self.scanner(scan.batch(0));
         let mut n = 0;
-        let mut last: Option<Vec<u8>> = None;
-        while let Some(r) = s.next().await? {
-            if last.as_deref() != Some(&r.row[..]) {
-                n += 1;
-                last = Some(r.row);
-            }
+        while s.next().await?.is_some() {
+            n += 1;
         }
         Ok(n)
     }
 }
 
-/// A running scan: rows in order, fetched in streamed messages. If the
-/// stream breaks with a retryable error, the scan reopens after the last
-/// row it returned (skipping the chunks of that row already returned).
-pub struct Scanner {
-    client: Client,
-    req: pb::ScanRequest,
-    stream: Option<tonic::Streaming<pb::ScanResponse>>,
-    buffered: VecDeque<pb::Row>,
-    /// Last row returned and how many chunks of it.
-    last: Option<(Vec<u8>, usize)>,
-    /// Distinct rows returned.
-    rows: u64,
-    /// Chunks of `last` to skip after a reopen.
-    skip_pending: usize,
-    done: bool,
+/// A counter's value (8 bytes, big-endian, as HBase stores counters), or
+/// `None` if `bytes` is not 8 bytes long.
+pub fn counter_value(bytes: &[u8]) -> Option<i64> {
+    <[u8; 8]>::try_from(bytes).ok().map(i64::from_be_bytes)
 }
 
-impl Scanner {
-    /// The next row (or row chunk), or `None` at the end.
-    pub async fn next(&mut self) -> Result<Option<pb::Row>, ClientError> {
-        let mut backoff = Backoff::new(&self.client.options);
-        loop {
-            if let Some(row) = self.buffered.pop_front() {
-                match &mut self.last {
-                    Some((r, n)) if *r == row.row => *n += 1,
-                    _ => {
-                        self.last = Some((row.row.clone(), 1));
-                        self.rows += 1;
-                    }
-                }
-                return Ok(Some(row));
-            }
-            if self.done {
-                return Ok(None);
-            }
-            match self.fetch().await {
-                Ok(()) => {}
-                Err(e) if e.is_retryable() => {
-                    self.stream = None;
-                    match backoff.next_delay() {
-                        Some(d) => tokio::time::sleep(d).await,
-                        None => return Err(e),
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// Fills `buffered` from the stream (opening or reopening it).
-    async fn fetch(&mut self) -> Result<(), ClientError> {
-        if self.stream.is_none() {
-            let mut req = self.req.clone();
-            let mut skip = 0;
-            if let Some((row, chunks)) = &self.last {
-                // Reopen at the last row returned.
-                if req.reverse {
-                    let mut stop = row.clone();
-                    stop.push(0);
-                    req.stop_row = stop;
-                } else {
-                    req.start_row = row.clone();
-                }
-                skip = *chunks;
-                if req.limit > 0 {
-                    req.limit = req.limit.saturating_sub(self.rows) + 1;
-                }
-            }
-            let mut data = self.client.data.clone();
-            let stream = data.scan(req).await?.into_inner();
-            self.stream = Some(stream);
-            self.skip_pending = skip;
-        }
-        let Some(stream) = self.stream.as_mut() else {
-            return Ok(());
-        };
-        match stream.message().await? {
-            Some(msg) => {
-                for row in msg.rows {
-                    if self.skip_pending > 0
-                        && self.last.as_ref().is_some_and(|(r, _)| *r == row.row)
-                    {
-                        self.skip_pending -= 1;
-                        continue;
-                    }
-                    self.skip_pending = 0;
-                    self.buffered.push_back(row);
-                }
-            }
-            None => self.done = true,
-        }
-        Ok(())
-    }
-
-    /// The scan as a `futures::Stream`.
-    pub fn into_stream(self) -> impl futures::Stream<Item = Result<pb::Row, ClientError>> + Send {
-        futures::stream::unfold(self, |mut s| async move {
-            match s.next().await {
-                Ok(Some(row)) => Some((Ok(row), s)),
-                Ok(None) => None,
-                Err(e) => {
-                    s.done = true;
-                    s.buffered.clear();
-                    Some((Err(e), s))
-                }
-            }
-        })
+    #[test]
+    fn counters_are_big_endian_i64() {
+        assert_eq!(counter_value(&7i64.to_be_bytes()), Some(7));
+        assert_eq!(counter_value(&(-2i64).to_be_bytes()), Some(-2));
+        assert_eq!(counter_value(b"abc"), None);
     }
 }

@@ -1,4 +1,5 @@
-//! Output as HBase's shell prints it: binary-safe bytes, cell lines, sizes.
+//! Output as HBase's shell prints it: binary-safe bytes, two-column tables
+//! (`ROW  COLUMN+CELL`, `COLUMN  CELL`), sizes.
 
 /// HBase's `Bytes.toStringBinary`: letters, digits and
 /// `` `~!@#$%^&*()-_=+[]{}|;:'",.<>/?`` and space are kept, every other byte
@@ -16,15 +17,27 @@ pub fn to_string_binary(bytes: &[u8]) -> String {
     out
 }
 
-/// A cell as `column=cf:q, timestamp=…, value=…`.
-pub fn cell_line(c: &shoal_client::Cell) -> String {
+/// A cell's column, `cf:q`.
+pub fn column_name(c: &shoal_client::Cell) -> String {
     format!(
-        "column={}:{}, timestamp={}, value={}",
+        "{}:{}",
         to_string_binary(&c.family),
-        to_string_binary(&c.qualifier),
+        to_string_binary(&c.qualifier)
+    )
+}
+
+/// A cell's version, `timestamp=…, value=…`.
+pub fn version(c: &shoal_client::Cell) -> String {
+    format!(
+        "timestamp={}, value={}",
         c.timestamp,
         to_string_binary(&c.value)
     )
+}
+
+/// A cell as a scan prints it: `column=cf:q, timestamp=…, value=…`.
+pub fn cell_line(c: &shoal_client::Cell) -> String {
+    format!("column={}, {}", column_name(c), version(c))
 }
 
 /// Bytes for people: `1.5 MiB`.
@@ -43,9 +56,17 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// Left-aligned two-column row padded like HBase's shell.
-pub fn two_columns(left: &str, right: &str) -> String {
-    format!(" {left:<30} {right}")
+/// Width of the left column of a two-column table.
+const LEFT: usize = 30;
+
+/// A two-column table's header line, `ROW   COLUMN+CELL`.
+pub fn header(left: &str, right: &str) -> String {
+    format!("{left:<width$} {right}", width = LEFT + 1)
+}
+
+/// A two-column table's line, indented one space under its header.
+pub fn line(left: &str, right: &str) -> String {
+    format!(" {left:<LEFT$} {right}")
 }
 
 #[cfg(test)]
@@ -59,6 +80,25 @@ mod tests {
         assert_eq!(to_string_binary(b"a\\b"), "a\\x5Cb");
         assert_eq!(to_string_binary(b"tab\there\n"), "tab\\x09here\\x0A");
         assert_eq!(to_string_binary("é".as_bytes()), "\\xC3\\xA9");
+    }
+
+    #[test]
+    fn tables_align_under_their_header() {
+        let h = header("ROW", "COLUMN+CELL");
+        let l = line("row1", "column=cf:q, timestamp=1, value=v");
+        assert!(h.starts_with("ROW "));
+        assert!(l.starts_with(" row1 "));
+        assert_eq!(h.find("COLUMN+CELL"), l.find("column="));
+        let c = shoal_client::Cell {
+            family: b"cf".to_vec(),
+            qualifier: b"q\x00".to_vec(),
+            timestamp: 1700000000000,
+            value: vec![b'v', 0],
+        };
+        assert_eq!(
+            cell_line(&c),
+            r"column=cf:q\x00, timestamp=1700000000000, value=v\x00"
+        );
     }
 
     #[test]
