@@ -288,6 +288,14 @@ fn metrics_carry_every_documented_name_and_the_status_page_renders() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
+        // Read stdout while the browser runs: a DOM larger than the pipe
+        // buffer would otherwise block it until the timeout.
+        let mut stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut out = String::new();
+            std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+            out
+        });
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
         loop {
             if child.try_wait().unwrap().is_some() {
@@ -299,9 +307,7 @@ fn metrics_carry_every_documented_name_and_the_status_page_renders() {
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        let mut out = String::new();
-        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
-        out
+        reader.join().unwrap()
     };
     let dom = run(&["--dump-dom".to_string()]);
     for expected in [

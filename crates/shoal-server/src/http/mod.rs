@@ -1,18 +1,26 @@
 //! The HTTP surface: `/metrics` (Prometheus text), `/` (the status page),
 //! `/api/status` (key figures as JSON, for scripts), `/healthz`.
 
+mod api;
 mod chart;
+mod format;
 mod page;
+
+pub use api::status_json;
+pub use page::render as render_page;
 
 use crate::metrics::History;
 use crate::status::StatusView;
 use axum::Router;
+use axum::extract::State;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use std::sync::Arc;
 
-/// What the HTTP handlers read: the current view and the sampled history.
+/// What the handlers read. Every request builds a fresh view through
+/// `view`; the charts come from `history`, which a sampler fills (see
+/// [`crate::metrics::spawn_sampler`]).
 #[derive(Clone)]
 pub struct HttpState {
     /// Builds the current view of the server.
@@ -31,7 +39,7 @@ pub fn router(state: HttpState) -> Router {
         .with_state(state)
 }
 
-async fn metrics(axum::extract::State(s): axum::extract::State<HttpState>) -> impl IntoResponse {
+async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
     let body = crate::metrics::prometheus::render(&(s.view)());
     (
         [(
@@ -42,44 +50,12 @@ async fn metrics(axum::extract::State(s): axum::extract::State<HttpState>) -> im
     )
 }
 
-async fn status_page(axum::extract::State(s): axum::extract::State<HttpState>) -> Html<String> {
+async fn status_page(State(s): State<HttpState>) -> Html<String> {
     Html(page::render(&(s.view)(), &s.history.points()))
 }
 
-async fn api_status(axum::extract::State(s): axum::extract::State<HttpState>) -> impl IntoResponse {
-    let v = (s.view)();
-    let regions: Vec<serde_json::Value> = v
-        .tables
-        .iter()
-        .flat_map(|t| {
-            t.regions.iter().map(move |r| {
-                serde_json::json!({
-                    "table": t.name,
-                    "id": r.id,
-                    "size_bytes": r.size_bytes,
-                    "memstore_bytes": r.memstore_bytes,
-                    "files": r.files,
-                    "cache_ratio": r.cache_ratio,
-                })
-            })
-        })
-        .collect();
-    let body = serde_json::json!({
-        "version": v.version,
-        "uptime_seconds": v.uptime.as_secs_f64(),
-        "data_location": v.data_location,
-        "tables": v.tables.iter().map(|t| serde_json::json!({"name": t.name, "enabled": t.enabled, "families": t.families})).collect::<Vec<_>>(),
-        "regions": regions,
-        "requests_total": v.requests.total_requests(),
-        "memstore_bytes": v.memstore_bytes,
-        "object_store_requests_total": v.object_store.total_requests(),
-        "cache": v.cache.as_ref().map(|c| serde_json::json!({
-            "l1_hit_ratio": c.data.hit_ratio(),
-            "l2_hits": c.l2_hits,
-            "l2_misses": c.l2_misses,
-            "object_store_gets": c.object_store_gets,
-        })),
-    });
+async fn api_status(State(s): State<HttpState>) -> impl IntoResponse {
+    let body = api::status_json(&(s.view)(), s.history.latest().as_ref());
     (
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),

@@ -1,300 +1,387 @@
 //! The status page: one self-contained HTML document (inline CSS and SVG,
-//! no JavaScript, refreshes itself every 10 s) that a person reads instead
-//! of raw numbers: tables, regions with size and cache ratio, cache tiers,
-//! object-store traffic, and charts of the last hour.
+//! no JavaScript, reloads itself every 10 s) that a person reads instead of
+//! raw numbers: key figures, charts of the last hour, tables, regions, cache
+//! tiers, requests, object-store traffic and the WAL.
 
-use super::chart::{Series, line_chart};
-use crate::metrics::Point;
+use super::chart::{Scale, Series, line_chart};
+use super::format::esc;
+use super::format::{bytes, count, pct, ratio, to_string_binary, uptime};
+use crate::metrics::{LATENCY_BOUNDS_US, OpFigures, Point};
 use crate::status::StatusView;
+use shoal_storage::cache::{CacheMetricsSnapshot, PoolSnapshot};
 use std::fmt::Write as _;
 
-/// Escapes text for HTML.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
-
-/// Row keys as HBase prints them (`Bytes.toStringBinary`), escaped for HTML.
-fn row(b: &[u8]) -> String {
-    if b.is_empty() {
-        return "<span class=dim>(unbounded)</span>".into();
-    }
-    const KEPT: &[u8] = b" `~!@#$%^&*()-_=+[]{}|;:'\",.<>/?";
-    let mut s = String::new();
-    for &c in b {
-        if c.is_ascii_alphanumeric() || KEPT.contains(&c) {
-            s.push(c as char);
-        } else {
-            let _ = write!(s, "\\x{c:02X}");
-        }
-    }
-    esc(&s)
-}
-
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-fn pct(r: Option<f64>) -> String {
-    r.map_or_else(|| "–".into(), |r| format!("{:.1}%", r * 100.0))
-}
-
-fn ratio(h: u64, m: u64) -> Option<f64> {
-    (h + m > 0).then(|| h as f64 / (h + m) as f64)
-}
-
-fn uptime(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    format!("{}h {:02}m {:02}s", s / 3600, s / 60 % 60, s % 60)
-}
-
-const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#1d2733;background:#f6f8fa}\
-h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;color:#33475b}\
-.sub{color:#5a6b7b;font-size:13px}.dim{color:#8a99a8}\
-table{border-collapse:collapse;background:#fff;font-size:13px;box-shadow:0 1px 2px #0001}\
-th,td{padding:5px 10px;border-bottom:1px solid #e3e8ee;text-align:left}th{background:#eef2f6;font-weight:600}\
+const STYLE: &str = "\
+body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:0;color:#1d2733;background:#f4f6f9}\
+header{background:#14263b;color:#fff;padding:16px 28px}header h1{font-size:22px;margin:0 0 2px;letter-spacing:.5px}\
+header .sub{color:#b9c7d6;font-size:13px}header code{color:#fff}\
+main{padding:8px 28px 28px}h2{font-size:15px;margin:26px 0 8px;color:#33475b;text-transform:uppercase;letter-spacing:.6px}\
+.sub{color:#5a6b7b;font-size:13px}.dim{color:#8a99a8}code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}\
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin-top:18px}\
+.card{background:#fff;border-radius:6px;box-shadow:0 1px 3px #0002;padding:10px 14px;min-width:108px}\
+.card .k{font-size:12px;color:#5a6b7b}.card .v{font-size:22px;font-weight:600;font-variant-numeric:tabular-nums}\
+table{border-collapse:collapse;background:#fff;font-size:13px;box-shadow:0 1px 3px #0002;border-radius:6px;overflow:hidden}\
+th,td{padding:6px 12px;border-bottom:1px solid #e6ebf0;text-align:left;white-space:nowrap}\
+th{background:#eaeff5;font-weight:600;color:#33475b}tr:last-child td{border-bottom:0}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}\
-.charts{display:flex;flex-wrap:wrap;gap:16px}.chart{background:#fff;box-shadow:0 1px 2px #0001}\
+.charts{display:flex;flex-wrap:wrap;gap:14px}.chart{background:#fff;box-shadow:0 1px 3px #0002;border-radius:6px}\
 .chart .title{font-size:13px;font-weight:600;fill:#33475b}.chart .axis{font-size:10px;fill:#6b7c8d}\
-.chart .legend{font-size:11px;fill:#33475b}.chart .grid{stroke:#e6ebf0}\
-.bar{display:inline-block;height:8px;background:#2f80ed;border-radius:2px;vertical-align:middle}\
-.barbg{display:inline-block;width:80px;height:8px;background:#e3e8ee;border-radius:2px;margin-right:6px}\
-.ok{color:#1e8e3e}.off{color:#b3261e}";
+.chart .legend{font-size:11px;fill:#33475b}.chart .now{font-weight:600}.chart .grid{stroke:#e6ebf0}.chart .tick{stroke:#b9c4cf}\
+.barbg{display:inline-block;width:70px;height:8px;background:#e3e8ee;border-radius:4px;margin-right:8px;vertical-align:middle;overflow:hidden}\
+.bar{display:block;height:8px;background:#2f80ed}.bar.pf{background:#27ae60}\
+.ok{color:#1e8e3e;font-weight:600}.off{color:#b3261e;font-weight:600}.warn{color:#b26a00}\
+footer{margin-top:28px;color:#8a99a8;font-size:12px}";
 
-fn cache_bar(r: Option<f64>) -> String {
+/// A percentage with a small bar, `–` when unknown.
+fn bar(r: Option<f64>, class: &str) -> String {
     match r {
         Some(r) => format!(
-            "<span class=barbg><span class=bar style=\"width:{:.0}px\"></span></span>{}",
-            (r * 80.0).clamp(0.0, 80.0),
+            "<span class=barbg><span class=\"bar {class}\" style=\"width:{:.0}%\"></span></span>{}",
+            (r * 100.0).clamp(0.0, 100.0),
             pct(Some(r))
         ),
         None => "<span class=dim>–</span>".into(),
     }
 }
 
-/// The whole page.
-pub fn render(v: &StatusView, history: &[Point]) -> String {
-    let mut h = String::with_capacity(32 << 10);
+fn td_n(h: &mut String, v: impl std::fmt::Display) {
+    let _ = write!(h, "<td class=n>{v}</td>");
+}
+
+/// Upper bound of the bucket holding quantile `q` of a request histogram.
+fn request_quantile(f: &OpFigures, q: f64) -> Option<String> {
+    let count: u64 = f.buckets.iter().sum();
+    if count == 0 {
+        return None;
+    }
+    let rank = ((q * count as f64).ceil() as u64).max(1);
+    let mut seen = 0;
+    for (i, n) in f.buckets.iter().enumerate() {
+        seen += n;
+        if seen >= rank {
+            return Some(match LATENCY_BOUNDS_US.get(i) {
+                Some(us) => format!("≤ {}", ms(*us)),
+                None => "> 300 s".into(),
+            });
+        }
+    }
+    None
+}
+
+fn ms(us: u64) -> String {
+    if us >= 1_000_000 {
+        format!("{:.1} s", us as f64 / 1e6)
+    } else {
+        format!("{:.2} ms", us as f64 / 1e3)
+    }
+}
+
+fn header(h: &mut String, v: &StatusView, history: &[Point]) {
     let regions: usize = v.tables.iter().map(|t| t.regions.len()).sum();
     let _ = write!(
         h,
-        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><meta http-equiv=refresh content=10>\
-         <title>Shoal status</title><style>{STYLE}</style></head><body>\
-         <h1>Shoal</h1><div class=sub>version {} · up {} · data in <code>{}</code> · {} table(s), {} region(s), {} requests served, memstores {}</div>",
+        "<header><h1>Shoal</h1><div class=sub>version {} · up {} · data in <code>{}</code></div></header><main><div class=cards>",
         esc(v.version),
         uptime(v.uptime),
         esc(&v.data_location),
-        v.tables.len(),
-        regions,
-        v.requests.total_requests(),
-        bytes(v.memstore_bytes)
     );
+    let latest = history.last();
+    let (l1, l2) = match &v.cache {
+        Some(c) => {
+            let (hits, misses) = l1_totals(c);
+            (
+                latest.and_then(|p| p.l1_hit_ratio).or(ratio(hits, misses)),
+                latest
+                    .and_then(|p| p.l2_hit_ratio)
+                    .or(ratio(c.l2_hits, c.l2_misses)),
+            )
+        }
+        None => (None, None),
+    };
+    let cards = [
+        ("tables", v.tables.len().to_string()),
+        ("regions", regions.to_string()),
+        (
+            "requests/s",
+            latest.map_or("–".into(), |p| super::chart::fmt_num(p.ops_per_sec)),
+        ),
+        ("L1 hit ratio", pct(l1)),
+        ("L2 hit ratio", pct(l2)),
+        (
+            "object GETs/s",
+            latest.map_or("–".into(), |p| {
+                super::chart::fmt_num(p.object_gets_per_sec)
+            }),
+        ),
+        ("memstores", bytes(v.memstore_bytes)),
+        ("requests served", count(v.requests.total_requests())),
+    ];
+    for (k, val) in cards {
+        let _ = write!(
+            h,
+            "<div class=card><div class=k>{k}</div><div class=v>{}</div></div>",
+            esc(&val)
+        );
+    }
+    h.push_str("</div>");
+}
 
-    // Charts.
-    h.push_str("<h2>Last hour</h2><div class=charts>");
+fn charts(h: &mut String, history: &[Point]) {
     let pts = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, Option<f64>)> {
         history.iter().map(|p| (p.uptime_s, f(p))).collect()
     };
-    h.push_str(&line_chart(
-        "Cache hit ratio",
-        &[
-            Series {
-                name: "L1",
-                color: "#2f80ed",
-                points: pts(&|p| p.l1_hit_ratio),
-            },
-            Series {
-                name: "L2",
-                color: "#27ae60",
-                points: pts(&|p| p.l2_hit_ratio),
-            },
-        ],
-        Some(1.0),
-        true,
-    ));
-    h.push_str(&line_chart(
-        "Requests per second",
-        &[Series {
-            name: "ops/s",
-            color: "#9b51e0",
-            points: pts(&|p| Some(p.ops_per_sec)),
-        }],
-        None,
-        false,
-    ));
+    h.push_str("<h2>Last hour</h2><div class=charts>");
+    let hit = [
+        Series {
+            name: "L1",
+            color: "#2f80ed",
+            points: pts(&|p| p.l1_hit_ratio),
+        },
+        Series {
+            name: "L2",
+            color: "#27ae60",
+            points: pts(&|p| p.l2_hit_ratio),
+        },
+    ];
+    h.push_str(&line_chart("Cache hit ratio", &hit, Scale::Ratio));
+    let ops = [Series {
+        name: "ops/s",
+        color: "#9b51e0",
+        points: pts(&|p| Some(p.ops_per_sec)),
+    }];
+    h.push_str(&line_chart("Requests per second", &ops, Scale::Fit));
+    let gets = [Series {
+        name: "GETs/s",
+        color: "#eb5757",
+        points: pts(&|p| Some(p.object_gets_per_sec)),
+    }];
     h.push_str(&line_chart(
         "Object-store GETs per second",
-        &[Series {
-            name: "GETs/s",
-            color: "#eb5757",
-            points: pts(&|p| Some(p.object_gets_per_sec)),
-        }],
-        None,
-        false,
+        &gets,
+        Scale::Fit,
     ));
     h.push_str("</div>");
+}
 
-    // Tables and regions.
-    h.push_str("<h2>Tables</h2><table id=tables><tr><th>table</th><th>state</th><th>families</th><th>regions</th><th>size</th></tr>");
+fn tables(h: &mut String, v: &StatusView) {
+    h.push_str("<h2>Tables</h2><table id=tables><tr><th>table</th><th>state</th><th>families</th><th>regions</th><th>size</th><th>memstore</th></tr>");
     for t in &v.tables {
         let size: u64 = t.regions.iter().map(|r| r.size_bytes).sum();
+        let mem: u64 = t.regions.iter().map(|r| r.memstore_bytes).sum();
         let _ = write!(
             h,
-            "<tr><td>{}</td><td class={}>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            "<tr><td>{}</td><td class={}>{}</td><td>{}</td>",
             esc(&t.name),
             if t.enabled { "ok" } else { "off" },
             if t.enabled { "enabled" } else { "disabled" },
             esc(&t.families.join(", ")),
-            t.regions.len(),
-            bytes(size)
         );
+        td_n(h, t.regions.len());
+        td_n(h, bytes(size));
+        td_n(h, bytes(mem));
+        h.push_str("</tr>");
     }
     if v.tables.is_empty() {
-        h.push_str("<tr><td colspan=5 class=dim>no tables yet — <code>shoal shell</code>, then <code>create 't', 'cf'</code></td></tr>");
+        h.push_str("<tr><td colspan=6 class=dim>no tables yet — <code>shoal shell</code>, then <code>create 't', 'cf'</code></td></tr>");
     }
     h.push_str("</table>");
 
-    h.push_str("<h2>Regions</h2><table id=regions><tr><th>table</th><th>region</th><th>start row</th><th>end row</th><th>size</th><th>memstore</th><th>files</th><th>cached</th><th>prefetch</th><th>notes</th></tr>");
+    h.push_str("<h2>Regions</h2><table id=regions><tr><th>table</th><th>region</th><th>start row</th><th>end row</th><th>size</th><th>memstore</th><th>files</th><th>cached</th><th>references</th><th>prefetch</th></tr>");
+    let row = |b: &[u8]| {
+        if b.is_empty() {
+            "<span class=dim>(unbounded)</span>".to_string()
+        } else {
+            format!("<code>{}</code>", esc(&to_string_binary(b)))
+        }
+    };
     for t in &v.tables {
         for r in &t.regions {
-            let prefetch = match r.prefetch {
-                Some((done, total)) if total > 0 => format!("{} / {}", bytes(done), bytes(total)),
-                Some(_) => "done".into(),
-                None => "–".into(),
-            };
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td>",
                 esc(&t.name),
                 esc(&r.id),
                 row(&r.start_row),
                 row(&r.end_row),
-                bytes(r.size_bytes),
-                bytes(r.memstore_bytes),
-                r.files,
-                cache_bar(r.cache_ratio),
-                prefetch,
-                if r.has_references {
-                    "reads its split parent's files"
-                } else {
-                    ""
-                }
             );
-        }
-    }
-    h.push_str("</table>");
-
-    // Cache tiers.
-    h.push_str("<h2>Block cache</h2>");
-    match &v.cache {
-        None => h.push_str("<p class=dim>The block cache is off (cache.enabled = false).</p>"),
-        Some(c) => {
-            h.push_str("<table id=cache><tr><th>tier</th><th>used</th><th>free</th><th>entries</th><th>hit ratio</th><th>hits</th><th>misses</th><th>inserts</th><th>evictions</th><th>dropped inserts</th></tr>");
-            for (name, p) in [
-                ("L1 data", &c.data),
-                ("L1 in-memory", &c.in_memory),
-                ("L1 meta (index, bloom)", &c.meta),
-            ] {
-                let _ = write!(
-                    h,
-                    "<tr><td>{name}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
-                    bytes(p.bytes_used),
-                    bytes(p.bytes_free),
-                    p.entries,
-                    cache_bar(ratio(p.hits, p.misses)),
-                    p.hits,
-                    p.misses,
-                    p.inserts,
-                    p.evictions,
-                    p.rejected
-                );
-            }
-            match &c.l2 {
-                Some(l2) => {
-                    let _ = write!(
-                        h,
-                        "<tr><td>L2 disk{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
-                        if l2.recovered { "" } else { " (recovering)" },
-                        bytes(l2.bytes_used),
-                        bytes(l2.bytes_free),
-                        l2.entries,
-                        cache_bar(ratio(c.l2_hits, c.l2_misses)),
-                        c.l2_hits,
-                        c.l2_misses,
-                        l2.inserts,
-                        l2.evicted,
-                        l2.dropped
-                    );
-                }
-                None => h.push_str("<tr><td>L2 disk</td><td colspan=9 class=dim>off (cache.l2_capacity = 0)</td></tr>"),
-            }
-            h.push_str("</table>");
+            td_n(h, bytes(r.size_bytes));
+            td_n(h, bytes(r.memstore_bytes));
+            td_n(h, r.files);
             let _ = write!(
                 h,
-                "<p class=sub>Object-store GETs caused by misses: {} ({}); misses that joined another's fetch: {}; prefetch {} of {}.</p>",
-                c.object_store_gets,
-                bytes(c.object_store_bytes),
-                c.shared_misses,
-                bytes(c.prefetch_bytes_done),
-                bytes(c.prefetch_bytes_total)
+                "<td>{}</td><td>{}</td>",
+                bar(r.cache_ratio, ""),
+                if r.has_references {
+                    "<span class=warn>reads its split parent's files</span>"
+                } else {
+                    "<span class=dim>–</span>"
+                }
             );
+            let prefetch = match r.prefetch {
+                Some((done, total)) if total > 0 && done < total => format!(
+                    "{} {} of {}",
+                    bar(Some(done as f64 / total as f64), "pf"),
+                    bytes(done),
+                    bytes(total)
+                ),
+                Some((_, total)) => format!("done ({})", bytes(total)),
+                None => "<span class=dim>–</span>".into(),
+            };
+            let _ = write!(h, "<td>{prefetch}</td></tr>");
         }
     }
-
-    // Object store and WAL.
-    h.push_str("<h2>Object store</h2><table id=objects><tr><th>operation</th><th>requests</th><th>errors</th><th>retries</th><th>bytes</th><th>p99 ≤</th></tr>");
-    for (op, s) in v.object_store.iter() {
-        if s.requests == 0 {
-            continue;
-        }
-        let _ = write!(
-            h,
-            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
-            op.as_str(),
-            s.requests,
-            s.errors,
-            s.retries,
-            bytes(s.bytes),
-            s.latency
-                .quantile_upper_bound_us(0.99)
-                .map_or_else(|| "–".into(), |us| format!("{:.1} ms", us as f64 / 1000.0))
-        );
+    if v.tables.iter().all(|t| t.regions.is_empty()) {
+        h.push_str("<tr><td colspan=10 class=dim>no open regions</td></tr>");
     }
     h.push_str("</table>");
+}
+
+fn l1_totals(c: &CacheMetricsSnapshot) -> (u64, u64) {
+    [&c.data, &c.in_memory, &c.meta]
+        .iter()
+        .fold((0, 0), |(h, m), p| (h + p.hits, m + p.misses))
+}
+
+fn cache(h: &mut String, v: &StatusView) {
+    h.push_str("<h2>Block cache</h2>");
+    let Some(c) = &v.cache else {
+        h.push_str("<p class=dim>The block cache is off.</p>");
+        return;
+    };
+    h.push_str("<table id=cache><tr><th>tier</th><th>used</th><th>free</th><th>entries</th><th>hit ratio</th><th>hits</th><th>misses</th><th>inserts</th><th>evictions</th><th>dropped inserts</th></tr>");
+    let pool = |h: &mut String, name: &str, p: &PoolSnapshot| {
+        let _ = write!(h, "<tr><td>{name}</td>");
+        td_n(h, bytes(p.bytes_used));
+        td_n(h, bytes(p.bytes_free));
+        td_n(h, count(p.entries));
+        let _ = write!(h, "<td>{}</td>", bar(ratio(p.hits, p.misses), ""));
+        for n in [p.hits, p.misses, p.inserts, p.evictions, p.rejected] {
+            td_n(h, count(n));
+        }
+        h.push_str("</tr>");
+    };
+    pool(h, "L1 data", &c.data);
+    pool(h, "L1 in-memory", &c.in_memory);
+    pool(h, "L1 meta (index, bloom)", &c.meta);
+    match &c.l2 {
+        Some(l2) => {
+            let _ = write!(
+                h,
+                "<tr><td>L2 disk{}</td>",
+                if l2.recovered {
+                    ""
+                } else {
+                    " <span class=warn>(recovering)</span>"
+                }
+            );
+            td_n(h, bytes(l2.bytes_used));
+            td_n(h, bytes(l2.bytes_free));
+            td_n(h, count(l2.entries));
+            let _ = write!(h, "<td>{}</td>", bar(ratio(c.l2_hits, c.l2_misses), ""));
+            for n in [c.l2_hits, c.l2_misses, l2.inserts, l2.evicted, l2.dropped] {
+                td_n(h, count(n));
+            }
+            h.push_str("</tr>");
+        }
+        None => h.push_str("<tr><td>L2 disk</td><td colspan=9 class=dim>off</td></tr>"),
+    }
+    h.push_str("</table>");
+    let _ = write!(
+        h,
+        "<p class=sub>Object-store GETs caused by misses: {} ({}); misses that joined another's fetch: {}; prefetch warmed {} of {}{}.</p>",
+        count(c.object_store_gets),
+        bytes(c.object_store_bytes),
+        count(c.shared_misses),
+        bytes(c.prefetch_bytes_done),
+        bytes(c.prefetch_bytes_total),
+        c.l2.as_ref().map_or(String::new(), |l2| format!(
+            "; L2 index {} in memory, {} entries recovered at start in {:.1} s",
+            bytes(l2.index_bytes),
+            count(l2.recovered_entries),
+            l2.recovery_micros as f64 / 1e6
+        )),
+    );
+}
+
+fn requests(h: &mut String, v: &StatusView) {
+    h.push_str("<h2>Requests</h2><table id=requests><tr><th>operation</th><th>calls</th><th>errors</th><th>mean</th><th>p99</th></tr>");
+    let mut any = false;
+    for (op, f) in v.requests.ops.iter().filter(|(_, f)| f.count > 0) {
+        any = true;
+        let _ = write!(h, "<tr><td>{}</td>", op.as_str());
+        td_n(h, count(f.count));
+        td_n(h, count(f.errors));
+        td_n(h, ms(f.sum_us / f.count));
+        td_n(h, request_quantile(f, 0.99).unwrap_or_else(|| "–".into()));
+        h.push_str("</tr>");
+    }
+    if !any {
+        h.push_str("<tr><td colspan=5 class=dim>no requests yet</td></tr>");
+    }
+    h.push_str("</table>");
+}
+
+fn object_store(h: &mut String, v: &StatusView) {
+    h.push_str("<h2>Object store</h2><table id=objects><tr><th>operation</th><th>requests</th><th>errors</th><th>retries</th><th>bytes</th><th>mean</th><th>p99</th></tr>");
+    let mut any = false;
+    for (op, s) in v.object_store.iter().filter(|(_, s)| s.requests > 0) {
+        any = true;
+        let _ = write!(h, "<tr><td>{}</td>", op.as_str());
+        td_n(h, count(s.requests));
+        td_n(h, count(s.errors));
+        td_n(h, count(s.retries));
+        td_n(h, bytes(s.bytes));
+        let n = s.latency.count().max(1);
+        td_n(h, ms(s.latency.sum_us / n));
+        td_n(
+            h,
+            s.latency
+                .quantile_upper_bound_us(0.99)
+                .map_or_else(|| "–".into(), |us| format!("≤ {}", ms(us))),
+        );
+        h.push_str("</tr>");
+    }
+    if !any {
+        h.push_str("<tr><td colspan=7 class=dim>no requests yet</td></tr>");
+    }
+    h.push_str("</table>");
+}
+
+fn wal(h: &mut String, v: &StatusView) {
     let w = &v.wal;
     let _ = write!(
         h,
-        "<h2>Write-ahead log</h2><p class=sub>{} appends in {} group commits (mean batch {:.1}, largest {}), {} written, slowest commit {:.1} ms, {} segment(s) live. Flushes {}, compactions {}, splits {}.</p>",
-        w.appends,
-        w.syncs,
-        if w.syncs > 0 {
-            w.batch_entries_sum as f64 / w.syncs as f64
-        } else {
-            0.0
-        },
+        "<h2>Write-ahead log</h2><p class=sub>{} appends in {} group commits (mean batch {:.1}, largest {}), {} written, mean commit {}, slowest {}, {} segment(s) live. Flushes {}, compactions {}, splits {} since start.</p>",
+        count(w.appends),
+        count(w.syncs),
+        w.batch_entries_sum as f64 / w.syncs.max(1) as f64,
         w.batch_entries_max,
         bytes(w.bytes),
-        w.sync_micros_max as f64 / 1000.0,
+        ms(w.sync_micros_sum / w.syncs.max(1)),
+        ms(w.sync_micros_max),
         w.segments_live,
         v.flushes,
         v.compactions,
         v.splits
     );
-    h.push_str("<p class=dim>Prometheus metrics: <a href=\"/metrics\">/metrics</a> · JSON: <a href=\"/api/status\">/api/status</a></p></body></html>");
+}
+
+/// The whole page for `v`, with charts of `history` (oldest first).
+pub fn render(v: &StatusView, history: &[Point]) -> String {
+    let mut h = String::with_capacity(32 << 10);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><meta http-equiv=refresh content=10>\
+         <meta name=viewport content=\"width=device-width\"><title>Shoal status</title><style>{STYLE}</style></head><body>"
+    );
+    header(&mut h, v, history);
+    charts(&mut h, history);
+    tables(&mut h, v);
+    cache(&mut h, v);
+    requests(&mut h, v);
+    object_store(&mut h, v);
+    wal(&mut h, v);
+    h.push_str("<footer>Reloads every 10 s · Prometheus: <a href=\"/metrics\">/metrics</a> · JSON: <a href=\"/api/status\">/api/status</a></footer></main></body></html>");
     h
 }
 
@@ -304,7 +391,7 @@ mod tests {
 
     #[test]
     fn page_escapes_and_shows_every_section() {
-        let v = crate::metrics::prometheus::tests::view(true);
+        let v = crate::metrics::test_support::view(true);
         let history = vec![
             Point {
                 uptime_s: 10.0,
@@ -329,13 +416,16 @@ mod tests {
             "id=tables",
             "id=regions",
             "id=cache",
+            "id=requests",
             "id=objects",
             "<svg",
             "Cache hit ratio",
+            "<code>m</code>",
         ] {
             assert!(html.contains(id), "{id} missing");
         }
         assert_eq!(html.matches("<svg").count(), 3);
-        assert!(html.contains("\\x00") || !html.contains('\0'));
+        let off = render(&crate::metrics::test_support::view(false), &[]);
+        assert!(off.contains("block cache is off") && off.contains("no samples yet"));
     }
 }

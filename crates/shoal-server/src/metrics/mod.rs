@@ -5,6 +5,8 @@
 mod history;
 pub mod prometheus;
 mod requests;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 pub use history::{HISTORY_POINTS, History, Point, spawn_sampler};
 pub use requests::{
