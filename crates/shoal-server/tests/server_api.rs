@@ -384,3 +384,38 @@ async fn admin_errors_are_typed() {
     assert!(tables.is_empty());
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regions_split_by_themselves_past_the_split_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.regions.split_size = shoal_server::config::ByteSize(1 << 20);
+    let server = shoal_server::start(cfg).await.unwrap();
+    let mut c = clients(&server).await;
+    create(&mut c, "t", &[]).await;
+    // Values that do not compress, so the files really pass the split size.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..3000 {
+        let value: String = (0..1000)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (b'!' + (x >> 58) as u8) as char
+            })
+            .collect();
+        write(&mut c, "t", &format!("row{i:05}"), &value).await;
+    }
+    // The periodic check (hourly in this config) is run by hand.
+    server.host.check_regions().await;
+    let regions = server.host.describe_table("t").await.unwrap().regions;
+    assert!(regions.len() >= 2, "{regions:?}");
+    let rows = scan(
+        &mut c,
+        pb::ScanRequest {
+            table: "t".into(),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(rows.len(), 3000);
+    server.shutdown().await;
+}
