@@ -179,6 +179,21 @@ impl Host {
             )));
         }
         record.families.sort_by(|a, b| a.name.cmp(&b.name));
+        self.replace_record(&mut catalog, name, &record).await?;
+        tracing::info!(table = name, "table altered");
+        Ok(record)
+    }
+
+    /// Replaces the table's catalog record: parks and closes its regions,
+    /// commits `record`, then serves the regions `record` lists (opened if
+    /// the table is enabled). A failure before the commit serves the table
+    /// as it was.
+    async fn replace_record(
+        &self,
+        catalog: &mut crate::catalog::CatalogStore,
+        name: &str,
+        record: &TableRecord,
+    ) -> Result<(), ServiceError> {
         let (regions, old) = self.park(name)?;
         let result = async {
             self.close_regions(regions)
@@ -197,7 +212,7 @@ impl Host {
             return Err(e);
         }
         let live = if record.enabled {
-            self.open_live(&record).await?
+            self.open_live(record).await?
         } else {
             LiveTable {
                 record: record.clone(),
@@ -205,8 +220,7 @@ impl Host {
             }
         };
         self.install(live);
-        tracing::info!(table = name, "table altered");
-        Ok(record)
+        Ok(())
     }
 
     /// After a failed admin operation: serve the table as it was (reopening
@@ -286,7 +300,6 @@ impl Host {
         let mut catalog = self.inner.catalog.lock().await;
         let live = self.table(name)?;
         let old_record = live.record.clone();
-        let (regions, old) = self.park(name)?;
         let mut record = old_record.clone();
         record.regions = old_record
             .regions
@@ -294,31 +307,7 @@ impl Host {
             .map(|r| new_region_record(&record.id, r.start_row.clone(), r.end_row.clone()))
             .collect();
         record.split_parents.clear();
-        let result = async {
-            self.close_regions(regions)
-                .await
-                .map_err(ServiceError::Region)?;
-            let mut next = catalog.current().clone();
-            if let Some(t) = next.table_mut(name) {
-                *t = record.clone();
-            }
-            catalog.commit(next).await?;
-            Ok::<_, ServiceError>(())
-        }
-        .await;
-        if let Err(e) = result {
-            self.reopen_after_failure(&old).await;
-            return Err(e);
-        }
-        let live = if record.enabled {
-            self.open_live(&record).await?
-        } else {
-            LiveTable {
-                record: record.clone(),
-                regions: BTreeMap::new(),
-            }
-        };
-        self.install(live);
+        self.replace_record(&mut catalog, name, &record).await?;
         self.delete_region_data(&old_record).await;
         tracing::info!(table = name, "table truncated");
         Ok(())

@@ -318,17 +318,17 @@ impl Host {
                 Err(shoal_storage::region::RegionError::Closed { .. }) => {}
                 Err(e) => return Err(e),
             }
-            let (f, c) = region.counters();
-            self.inner
-                .retired_counters
-                .0
-                .fetch_add(f, Ordering::Relaxed);
-            self.inner
-                .retired_counters
-                .1
-                .fetch_add(c, Ordering::Relaxed);
+            self.retire(region);
         }
         Ok(())
+    }
+
+    /// Keeps a closed region's flush and compaction counts in the totals.
+    pub(crate) fn retire(&self, region: &Region) {
+        let (f, c) = region.counters();
+        let (flushes, compactions) = &self.inner.retired_counters;
+        flushes.fetch_add(f, Ordering::Relaxed);
+        compactions.fetch_add(c, Ordering::Relaxed);
     }
 
     /// Tells the WAL a region is gone for good.

@@ -215,15 +215,7 @@ impl Host {
                 regions,
             });
         }
-        let (f, c) = region.counters();
-        self.inner
-            .retired_counters
-            .0
-            .fetch_add(f, Ordering::Relaxed);
-        self.inner
-            .retired_counters
-            .1
-            .fetch_add(c, Ordering::Relaxed);
+        self.retire(&region);
         self.inner.splits.fetch_add(1, Ordering::Relaxed);
         self.release_wal(region_id).await;
         tracing::info!(
