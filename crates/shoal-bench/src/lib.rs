@@ -4,12 +4,14 @@
 //! scrambled Zipfian, latest, hotspot, uniform); `workload` reads YCSB
 //! property files into a CoreWorkload; `runner` runs the load and run
 //! phases (closed loop or paced, warm-up excluded); `measure` keeps
-//! HdrHistograms and prints YCSB's text report or JSON.
+//! HdrHistograms and prints YCSB's text report or JSON; `scenario` runs the
+//! scripted experiments (JSON, markdown and SVG reports).
 
 pub mod generators;
 pub mod keys;
 pub mod measure;
 pub mod runner;
+pub mod scenario;
 pub mod workload;
 
 pub use measure::Measurements;

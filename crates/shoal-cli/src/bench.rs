@@ -19,6 +19,33 @@ pub struct BenchArgs {
 enum BenchCommand {
     /// YCSB core workloads (A–F): `shoal bench ycsb load|run|both -P workloads/workloada`.
     Ycsb(YcsbArgs),
+    /// Scripted experiments on an embedded server (JSON, markdown and SVG reports).
+    Scenario(ScenarioArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ScenarioName {
+    /// Sustained single-row puts at a fixed rate across many flushes: the latency tail.
+    Writetail,
+}
+
+/// Arguments of `shoal bench scenario`.
+#[derive(Debug, clap::Args)]
+pub struct ScenarioArgs {
+    /// Which experiment.
+    name: ScenarioName,
+    /// A short smoke run (what CI runs).
+    #[arg(long)]
+    quick: bool,
+    /// How long the measured part runs (default 10 min; --quick 15 s).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    duration: Option<Duration>,
+    /// Fixed rate, operations per second (default: 80 % of the measured maximum).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Directory for the reports.
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -66,7 +93,42 @@ pub struct YcsbArgs {
 pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.command {
         BenchCommand::Ycsb(a) => ycsb(a).await,
+        BenchCommand::Scenario(a) => scenario(a).await,
     }
+}
+
+async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
+    match a.name {
+        ScenarioName::Writetail => {
+            let opts = shoal_bench::scenario::writetail::WritetailOptions {
+                // The quick run only proves the scenario works: a modest
+                // fixed rate, so a loaded CI machine keeps up.
+                rate: a.rate.or(a.quick.then_some(2000.0)),
+                duration: a
+                    .duration
+                    .unwrap_or(Duration::from_secs(if a.quick { 15 } else { 600 })),
+                probe: Duration::from_secs(if a.quick { 3 } else { 20 }),
+                value_bytes: 1000,
+                flush_size: if a.quick { 1 << 20 } else { 32 << 20 },
+                window: Duration::from_secs(if a.quick { 5 } else { 10 }),
+                threads: 64,
+            };
+            let r = shoal_bench::scenario::writetail::run(&opts, &a.out).await?;
+            println!(
+                "writetail: {:.0} puts/s (max {:.0}/s), {} flushes; p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms, p99.99 {:.2} ms, max {:.2} ms; reports in {}",
+                r.achieved,
+                r.max_puts_per_sec,
+                r.flushes,
+                r.overall.p50_us as f64 / 1e3,
+                r.overall.p99_us as f64 / 1e3,
+                r.overall.p999_us as f64 / 1e3,
+                r.overall.p9999_us as f64 / 1e3,
+                r.overall.max_us as f64 / 1e3,
+                a.out.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {

@@ -81,3 +81,47 @@ fn bad_properties_are_refused_with_the_property_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("requestdistribution"), "{err}");
 }
+
+#[test]
+fn the_writetail_scenario_quick_run_writes_complete_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(support::shoal_bin())
+        .args([
+            "bench",
+            "scenario",
+            "writetail",
+            "--quick",
+            "--duration",
+            "6s",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("writetail.json")).unwrap()).unwrap();
+    for key in [
+        "max_puts_per_sec",
+        "rate",
+        "achieved",
+        "flushes",
+        "overall",
+        "windows",
+        "flush_times_s",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing: {v}");
+    }
+    assert!(v["max_puts_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(v["flushes"].as_u64().unwrap() >= 1, "{v}");
+    assert!(!v["windows"].as_array().unwrap().is_empty());
+    assert_eq!(v["errors"].as_u64(), Some(0));
+    let svg = std::fs::read_to_string(dir.path().join("writetail.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("<path"));
+    let md = std::fs::read_to_string(dir.path().join("writetail.md")).unwrap();
+    assert!(md.contains("| window end (s) |"));
+}
