@@ -27,6 +27,8 @@ enum BenchCommand {
 enum ScenarioName {
     /// Sustained single-row puts at a fixed rate across many flushes: the latency tail.
     Writetail,
+    /// Prefetch-on-open refilling an empty L2 from an emulated S3, vs its bandwidth.
+    Warmup,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -124,6 +126,28 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 r.overall.p999_us as f64 / 1e3,
                 r.overall.p9999_us as f64 / 1e3,
                 r.overall.max_us as f64 / 1e3,
+                a.out.display()
+            );
+        }
+        ScenarioName::Warmup => {
+            let opts = shoal_bench::scenario::warmup::WarmupOptions {
+                dataset_bytes: if a.quick { 8 << 20 } else { 512 << 20 },
+                latency: Duration::from_millis(30),
+                bandwidth: 90_000_000,
+                timeout: a
+                    .duration
+                    .unwrap_or(Duration::from_secs(if a.quick { 60 } else { 900 })),
+            };
+            let r = shoal_bench::scenario::warmup::run(&opts, &a.out).await?;
+            println!(
+                "warmup: {:.1} of {:.1} MiB in {:.1} s = {:.1} MB/s ({:.1} % of one request's {:.0} MB/s), {} GETs; reports in {}",
+                r.warmed_bytes as f64 / 1048576.0,
+                r.prefetch_bytes as f64 / 1048576.0,
+                r.seconds,
+                r.bytes_per_sec / 1e6,
+                r.fraction_of_request_bandwidth * 100.0,
+                r.bandwidth as f64 / 1e6,
+                r.gets,
                 a.out.display()
             );
         }

@@ -125,3 +125,29 @@ fn the_writetail_scenario_quick_run_writes_complete_reports() {
     let md = std::fs::read_to_string(dir.path().join("writetail.md")).unwrap();
     assert!(md.contains("| window end (s) |"));
 }
+
+#[test]
+fn the_warmup_scenario_quick_run_refills_l2_with_few_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(support::shoal_bin())
+        .args(["bench", "scenario", "warmup", "--quick", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("warmup.json")).unwrap()).unwrap();
+    assert_eq!(v["finished"], serde_json::Value::Bool(true), "{v}");
+    let bytes = v["prefetch_bytes"].as_u64().unwrap();
+    assert!(bytes > 4 << 20, "{v}");
+    assert_eq!(v["warmed_bytes"].as_u64().unwrap(), bytes);
+    // Consecutive blocks travel together: far fewer GETs than 64 KiB blocks.
+    assert!(v["gets"].as_u64().unwrap() * 16 < bytes / 65536, "{v}");
+    for ext in ["md", "svg"] {
+        assert!(dir.path().join(format!("warmup.{ext}")).exists());
+    }
+}

@@ -3,6 +3,7 @@
 //! at startup with a message naming the key.
 
 use serde::Deserialize;
+pub use shoal_storage::object::Emulation;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,6 +3,7 @@
 //! scenario module owns one experiment; `svg` draws the charts.
 
 pub mod svg;
+pub mod warmup;
 pub mod writetail;
 
 use serde::Serialize;
@@ -27,27 +28,38 @@ pub enum ScenarioError {
     },
 }
 
-/// An in-process server on a temporary directory.
+/// An in-process server on a temporary directory (or a given one).
 pub struct Embedded {
     server: shoal_server::RunningServer,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Embedded {
-    /// Starts one with the defaults changed by `tune`.
+    /// Starts one on a fresh temporary directory with the defaults changed
+    /// by `tune`.
     pub async fn start(
         tune: impl FnOnce(&mut shoal_server::ServerConfig),
     ) -> Result<Embedded, ScenarioError> {
         let dir = tempfile::tempdir().map_err(|e| ScenarioError::Server(e.to_string()))?;
+        let mut e = Embedded::start_in(dir.path(), tune).await?;
+        e._dir = Some(dir);
+        Ok(e)
+    }
+
+    /// Starts one on `dir` (kept after it stops, for restarts).
+    pub async fn start_in(
+        dir: &Path,
+        tune: impl FnOnce(&mut shoal_server::ServerConfig),
+    ) -> Result<Embedded, ScenarioError> {
         let mut c = shoal_server::ServerConfig::default();
-        c.server.data_dir = dir.path().to_path_buf();
+        c.server.data_dir = dir.to_path_buf();
         c.server.grpc_addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         c.server.http_addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         tune(&mut c);
         let server = shoal_server::start(c)
             .await
             .map_err(|e| ScenarioError::Server(e.to_string()))?;
-        Ok(Embedded { server, _dir: dir })
+        Ok(Embedded { server, _dir: None })
     }
 
     /// A client connected to it.
