@@ -419,3 +419,54 @@ async fn regions_split_by_themselves_past_the_split_size() {
     assert_eq!(rows.len(), 3000);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_open_across_the_parent_cleanup_still_reads_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    // No cache: every block must come from the files themselves.
+    cfg.cache.enabled = false;
+    let server = shoal_server::start(cfg).await.unwrap();
+    let mut c = clients(&server).await;
+    create(&mut c, "t", &[]).await;
+    for i in 0..3000 {
+        write(&mut c, "t", &format!("row{i:05}"), &"v".repeat(200)).await;
+    }
+    c.admin
+        .split(pb::SplitRequest {
+            table: "t".into(),
+            split_row: Some(b"row01500".to_vec()),
+        })
+        .await
+        .unwrap();
+    // A slow reader: one row per message, and it stops after the first.
+    let mut stream = c
+        .data
+        .scan(pb::ScanRequest {
+            table: "t".into(),
+            rows_per_message: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut rows = stream.message().await.unwrap().unwrap().rows.len();
+    // The children compact away the parent's files and the janitor runs.
+    c.admin
+        .compact(pb::CompactRequest {
+            table: "t".into(),
+            major: true,
+        })
+        .await
+        .unwrap();
+    server.host.check_regions().await;
+    while let Some(msg) = stream.message().await.unwrap() {
+        rows += msg.rows.len();
+    }
+    assert_eq!(rows, 3000);
+    // Once nobody reads them, the parent's files go.
+    server.host.check_regions().await;
+    let d = server.host.describe_table("t").await.unwrap();
+    assert!(d.split_parents.is_empty(), "{:?}", d.split_parents);
+    server.shutdown().await;
+}

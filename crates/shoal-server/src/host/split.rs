@@ -244,6 +244,22 @@ impl Host {
         });
     }
 
+    /// True while a reader (a scan that started before a child's
+    /// compaction) still holds one of the parent's files: the janitor waits
+    /// for it rather than pull the file from under it.
+    async fn parent_files_in_use(&self, parent_dir: &str) -> bool {
+        let store = shoal_storage::manifest::ManifestStore::new(
+            self.inner.env.bucket.clone(),
+            parent_dir.to_string(),
+        );
+        match store.load_latest().await {
+            Ok(Some(m)) => m.files().any(|f| self.inner.env.pins.is_pinned(f.id)),
+            Ok(None) => false,
+            // Unreadable: keep the files; the next check tries again.
+            Err(_) => true,
+        }
+    }
+
     /// Deletes the files of split parents that no child reads any more.
     pub(crate) async fn clean_split_parents(&self) -> Result<usize, ServiceError> {
         let candidates: Vec<(String, SplitParentRecord)> = self
@@ -271,7 +287,7 @@ impl Host {
                     source,
                 })
             })?;
-            if !released {
+            if !released || self.parent_files_in_use(&parent.region.dir).await {
                 continue;
             }
             {
