@@ -29,6 +29,8 @@ enum ScenarioName {
     Writetail,
     /// Prefetch-on-open refilling an empty L2 from an emulated S3, vs its bandwidth.
     Warmup,
+    /// Workload C on an emulated S3 with L2 off, on, and across restarts.
+    Bucketcache,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -126,6 +128,27 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 r.overall.p999_us as f64 / 1e3,
                 r.overall.p9999_us as f64 / 1e3,
                 r.overall.max_us as f64 / 1e3,
+                a.out.display()
+            );
+        }
+        ScenarioName::Bucketcache => {
+            let opts = shoal_bench::scenario::bucketcache::BucketcacheOptions {
+                records: if a.quick { 20_000 } else { 400_000 },
+                l1_bytes: if a.quick { 4 << 20 } else { 64 << 20 },
+                phase: a
+                    .duration
+                    .unwrap_or(Duration::from_secs(if a.quick { 8 } else { 120 })),
+                window: Duration::from_secs(if a.quick { 1 } else { 5 }),
+                threads: 16,
+                latency: Duration::from_millis(30),
+            };
+            let r = shoal_bench::scenario::bucketcache::run(&opts, &a.out).await?;
+            println!(
+                "bucketcache: speed-up with L2 {:.1}x; 95% L2 hits after {:?} s; recovery after restart: persistent L2 {:?} s, wiped L2 {:?} s; reports in {}",
+                r.speedup_with_l2,
+                r.seconds_to_95pct_l2_hits,
+                r.recovery_s_persistent_l2,
+                r.recovery_s_wiped_l2,
                 a.out.display()
             );
         }

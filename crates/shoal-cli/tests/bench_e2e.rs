@@ -151,3 +151,52 @@ fn the_warmup_scenario_quick_run_refills_l2_with_few_gets() {
         assert!(dir.path().join(format!("warmup.{ext}")).exists());
     }
 }
+
+#[test]
+fn the_bucketcache_scenario_quick_run_reports_every_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(support::shoal_bin())
+        .args([
+            "bench",
+            "scenario",
+            "bucketcache",
+            "--quick",
+            "--duration",
+            "3s",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("bucketcache.json")).unwrap())
+            .unwrap();
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4, "{v}");
+    for p in phases {
+        assert!(p["ops_per_sec"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(!p["samples"].as_array().unwrap().is_empty(), "{p}");
+    }
+    // Without L2 every miss of the small L1 goes to the object store; with
+    // it, almost none do.
+    let off = phases[0]["gets_per_10k_reads_steady"].as_f64().unwrap();
+    let on = phases[2]["gets_per_10k_reads_steady"].as_f64().unwrap();
+    assert!(
+        off > 10.0 * on.max(1.0),
+        "GETs per 10k reads: off {off}, on {on}"
+    );
+    for key in [
+        "speedup_with_l2",
+        "seconds_to_95pct_l2_hits",
+        "recovery_s_persistent_l2",
+        "recovery_s_wiped_l2",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    assert!(dir.path().join("bucketcache.svg").exists());
+}

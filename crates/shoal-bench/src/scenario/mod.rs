@@ -2,6 +2,7 @@
 //! that write a JSON report, a markdown table and an SVG chart. Each
 //! scenario module owns one experiment; `svg` draws the charts.
 
+pub mod bucketcache;
 pub mod svg;
 pub mod warmup;
 pub mod writetail;
