@@ -181,3 +181,43 @@ async fn close_under_concurrent_writes_keeps_every_acknowledged_write() {
         assert!(present.contains(row), "acknowledged {row} is missing");
     }
 }
+
+#[tokio::test]
+async fn a_deleted_family_leaves_the_manifest_and_its_files_are_collected() {
+    let dir = tempfile::tempdir().unwrap();
+    let bucket = Bucket::memory();
+    let wal = Wal::open(WalOptions::local(dir.path())).await.unwrap();
+    let env = RegionEnv::new(bucket.clone(), wal);
+    let mut two = config("r", "", "");
+    two.families.push(FamilyConfig::new("old"));
+    let region = Region::open(two, env.clone()).await.unwrap();
+    region
+        .mutate(
+            RowMutation::new("a")
+                .put("cf", "q", "1")
+                .put("old", "q", "2"),
+        )
+        .await
+        .unwrap();
+    region.close().await.unwrap();
+    // A closed region's file pins go with it.
+    drop(region);
+    assert_eq!(bucket.list("data/t/r/old/").await.unwrap().len(), 1);
+    // Reopened without the family (an alter deleted it).
+    let region = Region::open(config("r", "", ""), env.clone())
+        .await
+        .unwrap();
+    let m = region.current_manifest().await;
+    assert!(!m.stores.contains_key("old"), "{:?}", m.stores.keys());
+    assert_eq!(m.stores["cf"].len(), 1);
+    let options = shoal_storage::manifest::GcOptions {
+        grace: std::time::Duration::ZERO,
+        now: std::time::SystemTime::now() + std::time::Duration::from_secs(1),
+    };
+    let report = region.collect_garbage(&options).await.unwrap();
+    assert!(report.ssts_deleted >= 1, "{report:?}");
+    assert!(bucket.list("data/t/r/old/").await.unwrap().is_empty());
+    assert_eq!(bucket.list("data/t/r/cf/").await.unwrap().len(), 1);
+    let row = region.get(&Get::new("a")).await.unwrap();
+    assert_eq!(row.value(b"cf", b"q").map(|v| &v[..]), Some(&b"1"[..]));
+}

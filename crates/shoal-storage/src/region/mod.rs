@@ -172,10 +172,30 @@ impl Region {
             region: region.clone(),
             source,
         };
-        let writer = ManifestStore::new(env.bucket.clone(), config.region_dir.clone())
+        let mut writer = ManifestStore::new(env.bucket.clone(), config.region_dir.clone())
             .open_owner(config.start_row.clone(), config.end_row.clone())
             .await
             .map_err(manifest_err)?;
+        // Families the region no longer has (deleted by an alter): their
+        // files leave the manifest, so GC can delete them after its grace.
+        let configured: std::collections::HashSet<String> = config
+            .families
+            .iter()
+            .map(|f| String::from_utf8_lossy(&f.name).into_owned())
+            .collect();
+        if writer
+            .current()
+            .stores
+            .keys()
+            .any(|f| !configured.contains(f))
+        {
+            let keep = configured.clone();
+            writer
+                .commit(move |m| m.stores.retain(|f, _| keep.contains(f)))
+                .await
+                .map_err(manifest_err)?;
+            tracing::info!(region = %region, "files of deleted column families dropped from the manifest");
+        }
         let manifest = writer.current().clone();
 
         let mut stores = BTreeMap::new();
