@@ -21,8 +21,8 @@ pub use retry::Backoff;
 pub use scanner::Scanner;
 pub use shoal_proto::v1 as proto;
 pub use shoal_proto::v1::{
-    BloomType, Cell, CompareOp, Compression, FamilySchema, RegionInfo, Row, StatusResponse,
-    TableDescription, TableState,
+    BloomType, Cell, CompareOp, Compression, FamilySchema, InMemoryCompaction, RegionInfo, Row,
+    StatusResponse, TableDescription, TableState,
 };
 pub use table::{Table, counter_value};
 

@@ -51,6 +51,8 @@ pub struct ServerConfig {
     pub cache: CacheSection,
     /// Region sizes, splits, compactions.
     pub regions: RegionsSection,
+    /// Memstore limits, in-memory compaction and flush scheduling.
+    pub memstore: MemstoreSection,
 }
 
 /// `[server]`
@@ -167,6 +169,80 @@ pub struct RegionsSection {
     pub compaction_trigger_files: usize,
     /// Regions opened at once at startup (default 8).
     pub open_concurrency: usize,
+    /// Threads of the background runtime that runs flushes and compactions
+    /// (default 2).
+    pub background_threads: usize,
+    /// Nice value of the background threads, 0–19 (default 10: writers and
+    /// readers get the CPU first).
+    pub background_nice: i32,
+}
+
+/// `[memstore]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemstoreSection {
+    /// Total memstore bytes at which writes wait; 0 = `global_limit_fraction`
+    /// of the machine's memory (default 0).
+    pub global_limit: ByteSize,
+    /// Fraction of the machine's memory when `global_limit` is 0 (default 0.4).
+    pub global_limit_fraction: f64,
+    /// Fraction of the limit above which the largest regions flush (default 0.95).
+    pub flush_watermark: f64,
+    /// Longest a write waits for memory before failing (default 30s).
+    #[serde(with = "humantime_serde_compat")]
+    pub block_timeout: Duration,
+    /// A region's writes wait while its memstores hold `flush_size` × this (default 4).
+    pub blocking_multiplier: usize,
+    /// Active segment size at which in-memory compaction takes it (default 2MiB).
+    pub in_memory_flush_size: ByteSize,
+    /// Flat segments in the pipeline before they merge (default 4).
+    pub pipeline_max_segments: usize,
+    /// A region whose oldest edit is this old flushes; "0s" = never (default 1h).
+    #[serde(with = "humantime_serde_compat")]
+    pub flush_interval: Duration,
+    /// Random extra wait before a periodic flush, as a fraction of the interval (default 0.2).
+    pub flush_jitter: f64,
+    /// Flushes writing at once across all regions (default 2).
+    pub flush_concurrency: usize,
+}
+
+impl Default for MemstoreSection {
+    fn default() -> Self {
+        MemstoreSection {
+            global_limit: ByteSize(0),
+            global_limit_fraction: 0.4,
+            flush_watermark: 0.95,
+            block_timeout: Duration::from_secs(30),
+            blocking_multiplier: 4,
+            in_memory_flush_size: ByteSize(2 << 20),
+            pipeline_max_segments: 4,
+            flush_interval: Duration::from_secs(3600),
+            flush_jitter: 0.2,
+            flush_concurrency: 2,
+        }
+    }
+}
+
+impl MemstoreSection {
+    /// The global limit in bytes (resolving the fraction of memory).
+    pub fn limit_bytes(&self) -> u64 {
+        if self.global_limit.0 > 0 {
+            return self.global_limit.0;
+        }
+        (machine_memory() as f64 * self.global_limit_fraction) as u64
+    }
+}
+
+/// Total memory of the machine (`/proc/meminfo`), or 8 GiB if unknown.
+pub fn machine_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(8 << 30, |kb| kb * 1024)
 }
 
 impl Default for RegionsSection {
@@ -178,6 +254,8 @@ impl Default for RegionsSection {
             compaction_concurrency: 2,
             compaction_trigger_files: 5,
             open_concurrency: 8,
+            background_threads: 2,
+            background_nice: 10,
         }
     }
 }
@@ -264,6 +342,79 @@ impl ServerConfig {
         if r.open_concurrency == 0 {
             return Err(invalid(
                 "regions.open_concurrency",
+                "must be at least 1".into(),
+            ));
+        }
+        if r.background_threads == 0 {
+            return Err(invalid(
+                "regions.background_threads",
+                "must be at least 1".into(),
+            ));
+        }
+        if !(0..=19).contains(&r.background_nice) {
+            return Err(invalid(
+                "regions.background_nice",
+                format!("must be between 0 and 19, got {}", r.background_nice),
+            ));
+        }
+        let m = &self.memstore;
+        if !(m.global_limit_fraction > 0.0 && m.global_limit_fraction <= 0.9) {
+            return Err(invalid(
+                "memstore.global_limit_fraction",
+                format!("must be in (0, 0.9], got {}", m.global_limit_fraction),
+            ));
+        }
+        if m.global_limit.0 != 0 && m.global_limit.0 < r.flush_size.0 {
+            return Err(invalid(
+                "memstore.global_limit",
+                format!(
+                    "must be 0 or at least regions.flush_size ({}), got {}",
+                    r.flush_size, m.global_limit
+                ),
+            ));
+        }
+        if !(m.flush_watermark > 0.0 && m.flush_watermark <= 1.0) {
+            return Err(invalid(
+                "memstore.flush_watermark",
+                format!("must be in (0, 1], got {}", m.flush_watermark),
+            ));
+        }
+        if m.block_timeout < Duration::from_millis(10) {
+            return Err(invalid(
+                "memstore.block_timeout",
+                "must be at least 10ms".into(),
+            ));
+        }
+        if m.blocking_multiplier < 2 {
+            return Err(invalid(
+                "memstore.blocking_multiplier",
+                format!("must be at least 2, got {}", m.blocking_multiplier),
+            ));
+        }
+        if m.in_memory_flush_size.0 < (64 << 10) || m.in_memory_flush_size.0 > r.flush_size.0 {
+            return Err(invalid(
+                "memstore.in_memory_flush_size",
+                format!(
+                    "must be between 64KiB and regions.flush_size ({}), got {}",
+                    r.flush_size, m.in_memory_flush_size
+                ),
+            ));
+        }
+        if m.pipeline_max_segments == 0 {
+            return Err(invalid(
+                "memstore.pipeline_max_segments",
+                "must be at least 1".into(),
+            ));
+        }
+        if !(0.0..=1.0).contains(&m.flush_jitter) {
+            return Err(invalid(
+                "memstore.flush_jitter",
+                format!("must be in [0, 1], got {}", m.flush_jitter),
+            ));
+        }
+        if m.flush_concurrency == 0 {
+            return Err(invalid(
+                "memstore.flush_concurrency",
                 "must be at least 1".into(),
             ));
         }
@@ -455,5 +606,14 @@ mod tests {
         assert!(e.to_string().contains("grpc_addr"), "{e}");
         let e = ServerConfig::from_toml("[regions]\nsplit_check_interval = \"soon\"").unwrap_err();
         assert!(e.to_string().contains("soon"), "{e}");
+        let e = ServerConfig::from_toml("[memstore]\nflush_watermark = 1.5").unwrap_err();
+        assert!(e.to_string().contains("memstore.flush_watermark"), "{e}");
+        let e = ServerConfig::from_toml("[memstore]\nin_memory_flush_size = \"1GiB\"").unwrap_err();
+        assert!(
+            e.to_string().contains("memstore.in_memory_flush_size"),
+            "{e}"
+        );
+        let e = ServerConfig::from_toml("[regions]\nbackground_nice = 25").unwrap_err();
+        assert!(e.to_string().contains("regions.background_nice"), "{e}");
     }
 }

@@ -81,6 +81,7 @@ impl ServiceError {
                 RegionError::RowOutOfRange { .. }
                 | RegionError::Closed { .. }
                 | RegionError::Fenced { .. } => Code::Unavailable,
+                RegionError::Busy { .. } => Code::ResourceExhausted,
                 RegionError::Wal { .. }
                 | RegionError::Manifest { .. }
                 | RegionError::Sst { .. } => Code::Internal,

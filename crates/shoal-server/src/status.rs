@@ -36,6 +36,40 @@ pub struct StatusView {
     pub compactions: u64,
     /// Splits completed since start.
     pub splits: u64,
+    /// Memstore limits, backpressure, flushes and in-memory compaction.
+    pub write: WritePathView,
+}
+
+/// The write path: memstore limits, backpressure, flushes and in-memory
+/// compaction (counters since start, including closed regions).
+#[derive(Debug, Clone, Default)]
+pub struct WritePathView {
+    /// Total memstore bytes at which writes wait.
+    pub memstore_limit: u64,
+    /// Above this the largest regions flush.
+    pub flush_watermark: u64,
+    /// Bytes of the memstores in flat (in-memory compacted) segments.
+    pub flat_bytes: u64,
+    /// Writes that waited for memory.
+    pub blocked_writes: u64,
+    /// Total time writes waited for memory, seconds.
+    pub blocked_seconds: f64,
+    /// Writes that failed after waiting the block timeout.
+    pub block_timeouts: u64,
+    /// Flushes started by global memory pressure.
+    pub pressure_flushes: u64,
+    /// Flushes started because a memstore was old.
+    pub periodic_flushes: u64,
+    /// Time spent flushing, seconds.
+    pub flush_seconds: f64,
+    /// Bytes of files written by flushes.
+    pub flush_bytes: u64,
+    /// Skiplist segments flattened.
+    pub imc_flattens: u64,
+    /// Merges of flat segments.
+    pub imc_merges: u64,
+    /// Cells dropped by eager in-memory compaction.
+    pub imc_cells_dropped: u64,
 }
 
 /// One table.

@@ -169,6 +169,7 @@ fn view(step: u64) -> StatusView {
         flushes: 17,
         compactions: 4,
         splits: 2,
+        write: shoal_server::status::WritePathView::default(),
     }
 }
 

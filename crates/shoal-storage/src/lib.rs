@@ -6,6 +6,7 @@
 //! format, read block by block through a [`sst::BlockFetcher`] seam that the block
 //! cache will sit behind).
 
+pub mod background;
 pub mod cache;
 pub mod cell;
 pub mod manifest;

@@ -28,6 +28,9 @@
 //! Three properties: write/read heavy; flush/compaction/restart heavy; and one
 //! with background flushes and minor compactions (tiny flush size) and no major
 //! compactions (the model cannot know what a background flush moved to files).
+//! Every setup draws an in-memory compaction policy (none, basic, eager) with
+//! a tiny active-segment threshold, so segments are rotated, flattened and
+//! merged between most steps: the answers must be the same either way.
 //! `SHOAL_MODEL_CASES` overrides the number of cases of each (default 256, 160
 //! and 96), `SHOAL_MODEL_MAX_OPS` the longest op sequence (default 60, 60 and
 //! 80). A failure prints the step, both answers, the model's cells and the
@@ -37,6 +40,7 @@ use bytes::Bytes;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use shoal_storage::manifest::GcOptions;
+use shoal_storage::memstore::InMemoryCompaction;
 use shoal_storage::object::Bucket;
 use shoal_storage::region::versions::Retention;
 use shoal_storage::region::{
@@ -175,6 +179,10 @@ struct Setup {
     /// Tiny flush size and a low compaction trigger: flushes and minor
     /// compactions run in the background, interleaved with the test's steps.
     background: bool,
+    /// In-memory compaction of both families, the active segment's size
+    /// threshold (tiny: most writes rotate it) and the pipeline's length
+    /// before a merge. Answers must not depend on them.
+    imc: (InMemoryCompaction, usize, usize),
 }
 
 // ---------------------------------------------------------------------------
@@ -192,9 +200,19 @@ fn setup_strategy(background: bool) -> impl Strategy<Value = Setup> {
         prop::sample::select(vec![BloomKind::Row, BloomKind::RowCol, BloomKind::None]),
         2usize..=3,
         prop::sample::select(vec![1.2f64, 100.0]),
+        (
+            prop::sample::select(vec![
+                InMemoryCompaction::None,
+                InMemoryCompaction::Basic,
+                InMemoryCompaction::Eager,
+            ]),
+            prop::sample::select(vec![1usize, 300]),
+            1usize..=3,
+        ),
     )
         .prop_map(
-            move |(base, maxv, minv, ttl, wal_obj, small, bloom, min_files, ratio)| Setup {
+            move |(base, maxv, minv, ttl, wal_obj, small, bloom, min_files, ratio, imc)| Setup {
+                imc,
                 base,
                 f2_max_versions: maxv,
                 f2_min_versions: minv.min(maxv),
@@ -1009,6 +1027,7 @@ impl Engine {
         };
         let cf = FamilyConfig {
             sst: sst.clone(),
+            in_memory_compaction: s.imc.0,
             ..FamilyConfig::new("cf").with_max_versions(CF_MAX_VERSIONS)
         };
         let f2 = FamilyConfig {
@@ -1018,9 +1037,12 @@ impl Engine {
                 ttl_ms: s.f2_ttl_ms,
             },
             sst,
+            in_memory_compaction: s.imc.0,
             ..FamilyConfig::new("f2")
         };
         let mut config = RegionConfig::new("model-r1", "data/3f/t1/model-r1", vec![cf, f2]);
+        config.in_memory_flush_size = s.imc.1;
+        config.pipeline_max_segments = s.imc.2;
         if s.background {
             config.flush_size = 600;
             config.compaction_trigger_files = 3;

@@ -5,7 +5,9 @@ use super::args::{Args, split_column};
 use super::commands::CommandError;
 use super::value::Value;
 use shoal_client::proto::{AlterTableRequest, CreateTableRequest};
-use shoal_client::{BloomType, Compression, FamilySchema, Get, RowMutation, Scan};
+use shoal_client::{
+    BloomType, Compression, FamilySchema, Get, InMemoryCompaction, RowMutation, Scan,
+};
 
 type Result<T> = std::result::Result<T, CommandError>;
 
@@ -58,7 +60,7 @@ fn u32_of(key: &str, v: &Value) -> Result<u32> {
 }
 
 /// The family settings `{NAME => 'cf', VERSIONS => 3, …}` accepts.
-const FAMILY_KEYS: &str = "NAME, VERSIONS, MIN_VERSIONS, TTL, BLOCKSIZE, COMPRESSION, BLOOMFILTER, IN_MEMORY, BLOCKCACHE, PREFETCH_BLOCKS_ON_OPEN, CACHE_SCANS";
+const FAMILY_KEYS: &str = "NAME, VERSIONS, MIN_VERSIONS, TTL, BLOCKSIZE, COMPRESSION, BLOOMFILTER, IN_MEMORY, BLOCKCACHE, PREFETCH_BLOCKS_ON_OPEN, CACHE_SCANS, IN_MEMORY_COMPACTION";
 
 /// A family's settings from `{NAME => 'cf', VERSIONS => 3, …}`; settings
 /// not given stay unset (defaults on create, unchanged on alter).
@@ -96,6 +98,19 @@ pub fn family_from_hash(h: &[(String, Value)]) -> Result<FamilySchema> {
             "BLOCKCACHE" => f.cache_data_on_read = Some(bool_of(k, v)?),
             "PREFETCH_BLOCKS_ON_OPEN" => f.prefetch_on_open = Some(bool_of(k, v)?),
             "CACHE_SCANS" => f.cache_scans = Some(bool_of(k, v)?),
+            "IN_MEMORY_COMPACTION" => {
+                f.in_memory_compaction =
+                    match v.as_text().map(|t| t.to_ascii_uppercase()).as_deref() {
+                        Some("NONE") => InMemoryCompaction::None,
+                        Some("BASIC") => InMemoryCompaction::Basic,
+                        Some("EAGER") => InMemoryCompaction::Eager,
+                        _ => {
+                            return Err(usage(
+                                "IN_MEMORY_COMPACTION must be 'NONE', 'BASIC' or 'EAGER'",
+                            ));
+                        }
+                    } as i32
+            }
             other => {
                 return Err(usage(format!(
                     "unknown family setting {other}; known: {FAMILY_KEYS}"

@@ -5,6 +5,7 @@
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use shoal_storage::cache::FamilyCachePolicy;
+use shoal_storage::memstore::InMemoryCompaction;
 use shoal_storage::region::FamilyConfig;
 use shoal_storage::region::versions::Retention;
 use shoal_storage::sst::{BloomKind, Compression, SstWriterOptions};
@@ -99,6 +100,19 @@ pub enum BloomName {
     Rowcol,
 }
 
+/// In-memory compaction of a family's memstore.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImcName {
+    /// Skiplist segments are flushed as they are.
+    None,
+    /// Full segments are flattened into sorted arrays (default).
+    #[default]
+    Basic,
+    /// As basic, and merges drop versions no reader can see.
+    Eager,
+}
+
 /// One column family with every setting resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -125,6 +139,9 @@ pub struct FamilySchema {
     pub prefetch_on_open: bool,
     /// Let scans fill the cache.
     pub cache_scans: bool,
+    /// In-memory compaction (absent in catalogs written before it existed).
+    #[serde(default)]
+    pub in_memory_compaction: ImcName,
 }
 
 impl FamilySchema {
@@ -142,6 +159,7 @@ impl FamilySchema {
             cache_data_on_read: true,
             prefetch_on_open: true,
             cache_scans: true,
+            in_memory_compaction: ImcName::Basic,
         }
     }
 
@@ -200,6 +218,11 @@ impl FamilySchema {
                 prefetch_on_open: self.prefetch_on_open,
                 cache_scans: self.cache_scans,
             },
+            in_memory_compaction: match self.in_memory_compaction {
+                ImcName::None => InMemoryCompaction::None,
+                ImcName::Basic => InMemoryCompaction::Basic,
+                ImcName::Eager => InMemoryCompaction::Eager,
+            },
         }
     }
 }
@@ -230,6 +253,8 @@ pub struct FamilyPatch {
     pub prefetch_on_open: Option<bool>,
     /// Scans fill the cache.
     pub cache_scans: Option<bool>,
+    /// IN_MEMORY_COMPACTION.
+    pub in_memory_compaction: Option<ImcName>,
 }
 
 impl FamilyPatch {
@@ -247,6 +272,9 @@ impl FamilyPatch {
             cache_data_on_read: self.cache_data_on_read.unwrap_or(base.cache_data_on_read),
             prefetch_on_open: self.prefetch_on_open.unwrap_or(base.prefetch_on_open),
             cache_scans: self.cache_scans.unwrap_or(base.cache_scans),
+            in_memory_compaction: self
+                .in_memory_compaction
+                .unwrap_or(base.in_memory_compaction),
         }
     }
 }

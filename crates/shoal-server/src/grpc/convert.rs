@@ -2,7 +2,7 @@
 //! types. Every check of a request's shape happens here, with an error that
 //! names the field.
 
-use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, TableRecord};
+use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, ImcName, TableRecord};
 use crate::error::ServiceError;
 use crate::status::RegionView;
 use bytes::Bytes;
@@ -250,8 +250,21 @@ pub fn family_patch(f: pb::FamilySchema) -> Result<FamilyPatch, ServiceError> {
             )));
         }
     };
+    let in_memory_compaction = match pb::InMemoryCompaction::try_from(f.in_memory_compaction) {
+        Ok(pb::InMemoryCompaction::Unspecified) => None,
+        Ok(pb::InMemoryCompaction::None) => Some(ImcName::None),
+        Ok(pb::InMemoryCompaction::Basic) => Some(ImcName::Basic),
+        Ok(pb::InMemoryCompaction::Eager) => Some(ImcName::Eager),
+        Err(_) => {
+            return Err(invalid(format!(
+                "family {}: unknown in-memory compaction {}",
+                f.name, f.in_memory_compaction
+            )));
+        }
+    };
     Ok(FamilyPatch {
         name: f.name,
+        in_memory_compaction,
         max_versions: f.max_versions,
         min_versions: f.min_versions,
         ttl_seconds: f.ttl_seconds,
@@ -287,6 +300,11 @@ pub fn family_schema(f: &FamilySchema) -> pb::FamilySchema {
         cache_data_on_read: Some(f.cache_data_on_read),
         prefetch_on_open: Some(f.prefetch_on_open),
         cache_scans: Some(f.cache_scans),
+        in_memory_compaction: match f.in_memory_compaction {
+            ImcName::None => pb::InMemoryCompaction::None,
+            ImcName::Basic => pb::InMemoryCompaction::Basic,
+            ImcName::Eager => pb::InMemoryCompaction::Eager,
+        } as i32,
     }
 }
 

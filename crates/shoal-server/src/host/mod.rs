@@ -19,11 +19,15 @@ use crate::catalog::{CatalogStore, RegionRecord, TableRecord};
 use crate::config::{ServerConfig, WalBackendName};
 use crate::error::ServiceError;
 use crate::metrics::RequestMetrics;
-use crate::status::{RegionView, StatusView, TableView};
+use crate::status::{RegionView, StatusView, TableView, WritePathView};
 use bytes::Bytes;
+use shoal_storage::background::Background;
 use shoal_storage::cache::{BlockCache, CacheConfig, DiskCache, DiskCacheConfig, L2};
+use shoal_storage::memstore::{BudgetOptions, MemstoreBudget};
 use shoal_storage::object::{Bucket, ObjectStoreConfig};
-use shoal_storage::region::{Region, RegionConfig, RegionEnv};
+use shoal_storage::region::{
+    FlushScheduler, Region, RegionConfig, RegionEnv, SchedulerOptions, WriteStats,
+};
 use shoal_storage::wal::{Wal, WalOptions};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -33,6 +37,9 @@ use std::time::Instant;
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The background runtime could not start.
+    #[error("background runtime: {0}")]
+    Background(std::io::Error),
     /// A directory could not be created.
     #[error("cannot create {path}: {source}")]
     Dir {
@@ -128,6 +135,8 @@ pub(crate) struct Inner {
     pub(crate) splits: AtomicU64,
     /// Flushes and compactions of regions no longer open (split, closed).
     pub(crate) retired_counters: (AtomicU64, AtomicU64),
+    /// Write-path counters of regions that closed.
+    pub(crate) retired_write: std::sync::Mutex<WriteStats>,
     pub(crate) stopping: AtomicBool,
 }
 
@@ -167,6 +176,25 @@ impl Host {
         env.compaction_slots = Arc::new(tokio::sync::Semaphore::new(
             config.regions.compaction_concurrency,
         ));
+        let m = &config.memstore;
+        env.flush_slots = Arc::new(tokio::sync::Semaphore::new(m.flush_concurrency));
+        env.memstore = MemstoreBudget::new(BudgetOptions {
+            limit: m.limit_bytes() as usize,
+            flush_fraction: m.flush_watermark,
+            block_timeout: m.block_timeout,
+        });
+        env.scheduler = FlushScheduler::new(SchedulerOptions {
+            flush_interval: (!m.flush_interval.is_zero()).then_some(m.flush_interval),
+            jitter: m.flush_jitter,
+            check_every: std::time::Duration::from_secs(1),
+        });
+        env.background = Some(
+            Background::new(
+                config.regions.background_threads,
+                config.regions.background_nice,
+            )
+            .map_err(StartError::Background)?,
+        );
         let mut disk_cache = None;
         if config.cache.enabled {
             let l2: Option<Arc<dyn L2>> = if config.cache.l2_capacity.0 > 0 {
@@ -202,6 +230,7 @@ impl Host {
                 started: Instant::now(),
                 splits: AtomicU64::new(0),
                 retired_counters: (AtomicU64::new(0), AtomicU64::new(0)),
+                retired_write: std::sync::Mutex::new(WriteStats::default()),
                 stopping: AtomicBool::new(false),
             }),
         };
@@ -303,6 +332,10 @@ impl Host {
         config.end_row = record.end_row.clone();
         config.flush_size = self.inner.config.regions.flush_size.0 as usize;
         config.compaction_trigger_files = self.inner.config.regions.compaction_trigger_files;
+        let m = &self.inner.config.memstore;
+        config.blocking_multiplier = m.blocking_multiplier;
+        config.in_memory_flush_size = m.in_memory_flush_size.0 as usize;
+        config.pipeline_max_segments = m.pipeline_max_segments;
         Region::open(config, self.inner.env.clone()).await
     }
 
@@ -329,6 +362,17 @@ impl Host {
         let (flushes, compactions) = &self.inner.retired_counters;
         flushes.fetch_add(f, Ordering::Relaxed);
         compactions.fetch_add(c, Ordering::Relaxed);
+        let w = region.write_stats();
+        let mut r = self
+            .inner
+            .retired_write
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        r.flush_micros += w.flush_micros;
+        r.flush_bytes += w.flush_bytes;
+        r.imc_flattens += w.imc_flattens;
+        r.imc_merges += w.imc_merges;
+        r.imc_cells_dropped += w.imc_cells_dropped;
     }
 
     /// Tells the WAL a region is gone for good.
@@ -398,6 +442,11 @@ impl Host {
             self.inner.retired_counters.0.load(Ordering::Relaxed),
             self.inner.retired_counters.1.load(Ordering::Relaxed),
         );
+        let mut write = *self
+            .inner
+            .retired_write
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         for t in self.tables() {
             let mut regions = Vec::new();
             for (record, slot) in t.regions.values() {
@@ -409,6 +458,13 @@ impl Host {
                 let (f, c) = region.counters();
                 flushes += f;
                 compactions += c;
+                let w = region.write_stats();
+                write.flush_micros += w.flush_micros;
+                write.flush_bytes += w.flush_bytes;
+                write.imc_flattens += w.imc_flattens;
+                write.imc_merges += w.imc_merges;
+                write.imc_cells_dropped += w.imc_cells_dropped;
+                write.flat_bytes += w.flat_bytes;
                 regions.push(RegionView {
                     id: record.id.clone(),
                     start_row: record.start_row.clone(),
@@ -446,6 +502,25 @@ impl Host {
             flushes,
             compactions,
             splits: self.inner.splits.load(Ordering::Relaxed),
+            write: {
+                let budget = &self.inner.env.memstore;
+                let s = budget.stats();
+                WritePathView {
+                    memstore_limit: budget.options().limit as u64,
+                    flush_watermark: budget.flush_watermark() as u64,
+                    flat_bytes: write.flat_bytes,
+                    blocked_writes: s.blocked_writes.load(Ordering::Relaxed),
+                    blocked_seconds: s.blocked_micros.load(Ordering::Relaxed) as f64 / 1e6,
+                    block_timeouts: s.block_timeouts.load(Ordering::Relaxed),
+                    pressure_flushes: s.pressure_flushes.load(Ordering::Relaxed),
+                    periodic_flushes: s.periodic_flushes.load(Ordering::Relaxed),
+                    flush_seconds: write.flush_micros as f64 / 1e6,
+                    flush_bytes: write.flush_bytes,
+                    imc_flattens: write.imc_flattens,
+                    imc_merges: write.imc_merges,
+                    imc_cells_dropped: write.imc_cells_dropped,
+                }
+            },
         }
     }
 

@@ -465,6 +465,89 @@ fn regions(o: &mut Out, v: &StatusView) {
     ] {
         o.single(name, kind, help, value as f64);
     }
+    let w = &v.write;
+    for (name, kind, help, value) in [
+        (
+            "shoal_memstore_limit_bytes",
+            "gauge",
+            "Total memstore bytes at which writes wait.",
+            w.memstore_limit as f64,
+        ),
+        (
+            "shoal_memstore_flush_watermark_bytes",
+            "gauge",
+            "Memstore bytes above which the largest regions flush.",
+            w.flush_watermark as f64,
+        ),
+        (
+            "shoal_memstore_flat_bytes",
+            "gauge",
+            "Memstore bytes in flat (in-memory compacted) segments.",
+            w.flat_bytes as f64,
+        ),
+        (
+            "shoal_write_blocked_total",
+            "counter",
+            "Writes that waited for memstore memory.",
+            w.blocked_writes as f64,
+        ),
+        (
+            "shoal_write_blocked_seconds_total",
+            "counter",
+            "Time writes waited for memstore memory.",
+            w.blocked_seconds,
+        ),
+        (
+            "shoal_write_block_timeouts_total",
+            "counter",
+            "Writes that failed after waiting the block timeout.",
+            w.block_timeouts as f64,
+        ),
+        (
+            "shoal_flushes_pressure_total",
+            "counter",
+            "Flushes started by global memstore pressure.",
+            w.pressure_flushes as f64,
+        ),
+        (
+            "shoal_flushes_periodic_total",
+            "counter",
+            "Flushes started because a memstore was old.",
+            w.periodic_flushes as f64,
+        ),
+        (
+            "shoal_flush_seconds_total",
+            "counter",
+            "Time spent in flushes.",
+            w.flush_seconds,
+        ),
+        (
+            "shoal_flush_bytes_total",
+            "counter",
+            "Bytes of files written by flushes.",
+            w.flush_bytes as f64,
+        ),
+        (
+            "shoal_memstore_flattens_total",
+            "counter",
+            "Skiplist segments flattened by in-memory compaction.",
+            w.imc_flattens as f64,
+        ),
+        (
+            "shoal_memstore_merges_total",
+            "counter",
+            "Merges of flat memstore segments.",
+            w.imc_merges as f64,
+        ),
+        (
+            "shoal_memstore_cells_dropped_total",
+            "counter",
+            "Cells dropped by eager in-memory compaction.",
+            w.imc_cells_dropped as f64,
+        ),
+    ] {
+        o.single(name, kind, help, value);
+    }
     type Field = fn(&crate::status::RegionView) -> Option<f64>;
     let per_region: [(&str, &str, Field); 3] = [
         (

@@ -77,6 +77,13 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
         flushes: 3,
         compactions: 1,
         splits: 0,
+        write: crate::status::WritePathView {
+            memstore_limit: 1 << 30,
+            flush_watermark: 1 << 29,
+            blocked_writes: 2,
+            blocked_seconds: 0.5,
+            ..Default::default()
+        },
     }
 }
 

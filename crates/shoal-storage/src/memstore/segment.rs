@@ -1,5 +1,8 @@
-//! A memstore segment: a concurrent skiplist of cells keyed by encoded cell key.
+//! A memstore segment: a concurrent skiplist of cells keyed by encoded cell
+//! key (the active segment), or a flat arena of cells (an immutable segment
+//! after in-memory compaction); both answer the same ordered lookups.
 
+use super::flat::{FlatBuilder, FlatCells};
 use crate::cell::{Cell, CellError, KeyRef, compare_encoded};
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
@@ -20,6 +23,11 @@ impl MemKey {
     /// Encodes a key (the caller has validated the cell).
     pub fn new(key: &KeyRef<'_>) -> Result<MemKey, CellError> {
         Ok(MemKey(key.encode()?.into_boxed_slice()))
+    }
+
+    /// A key from its encoding (already validated).
+    pub fn from_encoded(bytes: &[u8]) -> MemKey {
+        MemKey(bytes.into())
     }
 
     /// The encoded bytes.
@@ -45,28 +53,67 @@ impl PartialOrd for MemKey {
     }
 }
 
-/// A sorted, concurrently writable run of cells.
-#[derive(Debug, Default)]
+/// A sorted run of cells: the active, concurrently writable skiplist, or an
+/// immutable flat run made from one or several of them by in-memory
+/// compaction.
+#[derive(Debug)]
 pub struct Segment {
-    map: SkipMap<MemKey, Bytes>,
+    kind: Kind,
     bytes: AtomicUsize,
     max_seq: AtomicU64,
 }
 
+#[derive(Debug)]
+enum Kind {
+    Skip(Box<SkipMap<MemKey, Bytes>>),
+    Flat(FlatCells),
+}
+
+impl Default for Segment {
+    fn default() -> Self {
+        Segment::new()
+    }
+}
+
 impl Segment {
-    /// An empty segment.
+    /// An empty skiplist segment.
     pub fn new() -> Segment {
-        Segment::default()
+        Segment {
+            kind: Kind::Skip(Box::new(SkipMap::new())),
+            bytes: AtomicUsize::new(0),
+            max_seq: AtomicU64::new(0),
+        }
+    }
+
+    /// A flat segment holding `cells`, whose highest sequence is `max_seq`.
+    pub fn from_flat(cells: FlatCells, max_seq: u64) -> Segment {
+        Segment {
+            bytes: AtomicUsize::new(cells.memory()),
+            kind: Kind::Flat(cells),
+            max_seq: AtomicU64::new(max_seq),
+        }
+    }
+
+    /// True for a flat (in-memory compacted) segment.
+    pub fn is_flat(&self) -> bool {
+        matches!(self.kind, Kind::Flat(_))
     }
 
     /// Inserts a cell; returns the bytes accounted for it (0 for an exact
-    /// duplicate key, which replaces the old entry).
+    /// duplicate key, which replaces the old entry). Flat segments are
+    /// immutable and refuse.
     pub fn insert(&self, cell: &Cell) -> Result<usize, CellError> {
+        let Kind::Skip(map) = &self.kind else {
+            return Err(CellError::Malformed {
+                what: "memstore segment",
+                reason: "a flat segment is immutable".into(),
+            });
+        };
         cell.validate()?;
         let key = MemKey::new(&cell.key())?;
         let charge = key.0.len() + cell.value.len() + ENTRY_OVERHEAD;
-        let dup = self.map.contains_key(&key);
-        self.map.insert(key, cell.value.clone());
+        let dup = map.contains_key(&key);
+        map.insert(key, cell.value.clone());
         self.max_seq.fetch_max(cell.seq, Ordering::Relaxed);
         if dup {
             return Ok(0);
@@ -75,19 +122,23 @@ impl Segment {
         Ok(charge)
     }
 
-    /// Accounted bytes.
+    /// Accounted bytes: the estimate charged per skiplist entry, or a flat
+    /// segment's exact memory.
     pub fn size(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)
     }
 
     /// Number of cells.
     pub fn len(&self) -> usize {
-        self.map.len()
+        match &self.kind {
+            Kind::Skip(m) => m.len(),
+            Kind::Flat(f) => f.len(),
+        }
     }
 
     /// True if the segment holds no cell.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
     }
 
     /// Highest sequence number inserted.
@@ -99,65 +150,115 @@ impl Segment {
     /// Scans call this repeatedly: each call is O(log n) and holds no borrow,
     /// so an iterator can live across awaits.
     pub fn next_after(&self, after: Option<&MemKey>) -> Option<(MemKey, Bytes)> {
-        let entry = match after {
-            None => self.map.front(),
-            Some(k) => self.map.lower_bound(Bound::Excluded(k)),
-        }?;
-        Some((entry.key().clone(), entry.value().clone()))
+        match &self.kind {
+            Kind::Skip(map) => {
+                let entry = match after {
+                    None => map.front(),
+                    Some(k) => map.lower_bound(Bound::Excluded(k)),
+                }?;
+                Some((entry.key().clone(), entry.value().clone()))
+            }
+            Kind::Flat(f) => f.entry(after.map_or(0, |k| f.lower_bound(k, true))),
+        }
     }
 
     /// The last cell whose key is before `before` (or the last cell if `None`):
     /// the backward counterpart of [`Segment::next_after`].
     pub fn prev_before(&self, before: Option<&MemKey>) -> Option<(MemKey, Bytes)> {
-        let entry = match before {
-            None => self.map.back(),
-            Some(k) => self.map.upper_bound(Bound::Excluded(k)),
-        }?;
-        Some((entry.key().clone(), entry.value().clone()))
+        match &self.kind {
+            Kind::Skip(map) => {
+                let entry = match before {
+                    None => map.back(),
+                    Some(k) => map.upper_bound(Bound::Excluded(k)),
+                }?;
+                Some((entry.key().clone(), entry.value().clone()))
+            }
+            Kind::Flat(f) => {
+                let end = before.map_or(f.len(), |k| f.lower_bound(k, false));
+                f.entry(end.checked_sub(1)?)
+            }
+        }
     }
 
     /// The last cell whose key is ≤ `at`.
     pub fn last_at_or_before(&self, at: &MemKey) -> Option<(MemKey, Bytes)> {
-        let entry = self.map.upper_bound(Bound::Included(at))?;
-        Some((entry.key().clone(), entry.value().clone()))
+        match &self.kind {
+            Kind::Skip(map) => {
+                let entry = map.upper_bound(Bound::Included(at))?;
+                Some((entry.key().clone(), entry.value().clone()))
+            }
+            Kind::Flat(f) => f.entry(f.lower_bound(at, true).checked_sub(1)?),
+        }
     }
 
     /// The first cell whose key is ≥ `from`.
     pub fn first_at_or_after(&self, from: &MemKey) -> Option<(MemKey, Bytes)> {
-        let entry = self.map.lower_bound(Bound::Included(from))?;
-        Some((entry.key().clone(), entry.value().clone()))
+        match &self.kind {
+            Kind::Skip(map) => {
+                let entry = map.lower_bound(Bound::Included(from))?;
+                Some((entry.key().clone(), entry.value().clone()))
+            }
+            Kind::Flat(f) => f.entry(f.lower_bound(from, false)),
+        }
     }
 
-    /// Visits every cell in order (for flushes); stops at the first error `f` returns.
-    pub fn for_each<E>(
-        &self,
-        mut f: impl FnMut(&MemKey, &Bytes) -> Result<(), E>,
-    ) -> Result<(), E> {
-        for e in self.map.iter() {
-            f(e.key(), e.value())?;
+    /// Visits every entry in order (encoded key, value); stops at the first
+    /// error `f` returns.
+    pub fn for_each<E>(&self, mut f: impl FnMut(&[u8], &Bytes) -> Result<(), E>) -> Result<(), E> {
+        match &self.kind {
+            Kind::Skip(map) => {
+                for e in map.iter() {
+                    f(e.key().as_bytes(), e.value())?;
+                }
+            }
+            Kind::Flat(flat) => {
+                for i in 0..flat.len() {
+                    f(flat.key_bytes(i), &flat.value(i))?;
+                }
+            }
         }
         Ok(())
     }
 
     /// Iterates the cells in order (for flushes). The iterator borrows the
     /// segment; frozen segments are immutable, so it sees a stable sequence.
-    pub fn iter(&self) -> impl Iterator<Item = Cell> + Send + '_ {
-        self.map.iter().filter_map(|e| to_cell(e.key(), e.value()))
+    pub fn iter(&self) -> Box<dyn Iterator<Item = Cell> + Send + '_> {
+        match &self.kind {
+            Kind::Skip(map) => Box::new(map.iter().filter_map(|e| to_cell(e.key(), e.value()))),
+            Kind::Flat(f) => Box::new(
+                (0..f.len()).filter_map(move |i| to_cell_encoded(f.key_bytes(i), f.value(i))),
+            ),
+        }
     }
 
     /// All cells in order, decoded (for flushes and tests).
     pub fn cells(&self) -> Vec<Cell> {
-        self.map
-            .iter()
-            .filter_map(|e| to_cell(e.key(), e.value()))
-            .collect()
+        self.iter().collect()
+    }
+
+    /// This segment's cells as a flat segment (for a skiplist segment that
+    /// has stopped taking writes).
+    pub fn flatten(&self) -> Segment {
+        let (mut cells, mut bytes) = (0usize, 0usize);
+        let _ = self.for_each(|k, v| {
+            cells += 1;
+            bytes += FlatBuilder::entry_len(k, v);
+            Ok::<_, ()>(())
+        });
+        let mut b = FlatBuilder::with_capacity(cells, bytes);
+        let _ = self.for_each(|k, v| if b.push(k, v) { Ok(()) } else { Err(()) });
+        Segment::from_flat(b.finish(), self.max_seq())
     }
 }
-
 /// Rebuilds a cell from a memstore entry. Keys are validated on insert, so the
 /// decode cannot fail; `None` is returned rather than panicking if it ever did.
 pub(crate) fn to_cell(key: &MemKey, value: &Bytes) -> Option<Cell> {
-    let k = key.key().ok()?;
+    to_cell_encoded(key.as_bytes(), value.clone())
+}
+
+/// Rebuilds a cell from an encoded key and its value.
+pub(crate) fn to_cell_encoded(key: &[u8], value: Bytes) -> Option<Cell> {
+    let k = KeyRef::decode(key).ok()?;
     Some(Cell {
         row: Bytes::copy_from_slice(k.row),
         family: Bytes::copy_from_slice(k.family),
@@ -165,6 +266,6 @@ pub(crate) fn to_cell(key: &MemKey, value: &Bytes) -> Option<Cell> {
         timestamp: k.timestamp,
         kind: k.kind,
         seq: k.seq,
-        value: value.clone(),
+        value,
     })
 }

@@ -36,21 +36,26 @@ fn duplicate_keys_are_not_double_counted() {
 #[test]
 fn freeze_swaps_and_flush_releases_bytes() {
     let m = Memstore::new();
-    assert!(m.freeze().is_none(), "empty active segment is not frozen");
+    assert!(
+        m.freeze_for_flush().is_empty(),
+        "empty active segment is not frozen"
+    );
     m.insert(&cell(1, 1)).unwrap();
-    let frozen = m.freeze().unwrap();
+    let frozen = m.freeze_for_flush();
+    assert_eq!(frozen.len(), 1);
     m.insert(&cell(2, 2)).unwrap();
-    assert_eq!(m.frozen().len(), 1);
+    assert_eq!(m.flushing().len(), 1);
     assert_eq!(m.segments().len(), 2);
     let before = m.size();
-    m.remove_flushed(std::slice::from_ref(&frozen));
-    assert_eq!(m.size(), before - frozen.size());
-    assert!(m.frozen().is_empty());
+    let released = m.remove_flushed(&frozen);
+    assert_eq!(released, frozen[0].size());
+    assert_eq!(m.size(), before - released);
+    assert!(m.flushing().is_empty());
     assert_eq!(m.segments()[0].cells(), vec![cell(2, 2)]);
 }
 
 #[test]
-fn no_write_is_lost_across_concurrent_freezes() {
+fn no_write_is_lost_across_concurrent_rotations_and_compactions() {
     let m = Arc::new(Memstore::new());
     let writers: Vec<_> = (0..4u32)
         .map(|t| {
@@ -62,9 +67,14 @@ fn no_write_is_lost_across_concurrent_freezes() {
             })
         })
         .collect();
-    let mut frozen = Vec::new();
+    let mut rounds = 0;
     while writers.iter().any(|w| !w.is_finished()) {
-        frozen.extend(m.freeze());
+        m.rotate();
+        m.compact_pipeline(InMemoryCompaction::Basic, 2, || 0);
+        rounds += 1;
+        if rounds % 7 == 0 {
+            m.freeze_for_flush();
+        }
     }
     for w in writers {
         w.join().unwrap();
@@ -73,6 +83,165 @@ fn no_write_is_lost_across_concurrent_freezes() {
     assert_eq!(total, 8000);
     let accounted: usize = m.segments().iter().map(|s| s.size()).sum();
     assert_eq!(m.size(), accounted);
+    let all: Vec<Cell> =
+        merged_cells(&m.segments().into_iter().rev().collect::<Vec<_>>()).collect();
+    assert_eq!(all.len(), 8000);
+    assert!(all.windows(2).all(|w| compare_cells(&w[0], &w[1]).is_lt()));
+}
+
+#[test]
+fn a_flat_segment_answers_like_its_skiplist() {
+    let seg = Segment::new();
+    for i in (0..300u32).rev() {
+        seg.insert(&cell(i / 3, u64::from(i))).unwrap();
+    }
+    let flat = seg.flatten();
+    assert!(flat.is_flat());
+    assert_eq!(flat.cells(), seg.cells());
+    assert_eq!(flat.max_seq(), seg.max_seq());
+    assert!(
+        flat.insert(&cell(1, 1)).is_err(),
+        "flat segments are immutable"
+    );
+    let keys: Vec<MemKey> = seg
+        .cells()
+        .iter()
+        .map(|c| MemKey::new(&c.key()).unwrap())
+        .collect();
+    // Probes: every key, and keys between and around them.
+    let mut probes = keys.clone();
+    for r in [0u32, 7, 50, 99, 100, 150] {
+        probes.push(MemKey::new(&cell(r, 1_000).key()).unwrap());
+        probes
+            .push(MemKey::new(&Cell::put(format!("r{r:05}"), "cf", "q", 5, 0, "x").key()).unwrap());
+    }
+    for p in &probes {
+        assert_eq!(flat.next_after(Some(p)), seg.next_after(Some(p)));
+        assert_eq!(flat.prev_before(Some(p)), seg.prev_before(Some(p)));
+        assert_eq!(flat.first_at_or_after(p), seg.first_at_or_after(p));
+        assert_eq!(flat.last_at_or_before(p), seg.last_at_or_before(p));
+    }
+    assert_eq!(flat.next_after(None), seg.next_after(None));
+    assert_eq!(flat.prev_before(None), seg.prev_before(None));
+}
+
+#[test]
+fn flat_overhead_is_at_most_24_bytes_per_cell() {
+    let seg = Segment::new();
+    let mut own = 0usize;
+    for i in 0..1000u32 {
+        let c = Cell::put(
+            format!("user{i:019}"),
+            "f",
+            "field0",
+            1_700_000_000_000,
+            u64::from(i),
+            vec![b'x'; 100],
+        );
+        own += c.row.len() + c.family.len() + c.qualifier.len() + c.value.len() + 8 + 1 + 8;
+        seg.insert(&c).unwrap();
+    }
+    let flat = seg.flatten();
+    let overhead = (flat.size() - own) as f64 / 1000.0;
+    assert!(overhead <= 24.0, "{overhead} bytes per cell");
+}
+
+#[test]
+fn pipeline_merges_when_it_piles_up_and_flush_takes_everything() {
+    let m = Memstore::new();
+    for round in 0..5u64 {
+        for i in 0..10u32 {
+            m.insert(&cell(i, round * 100 + u64::from(i))).unwrap();
+        }
+        m.rotate();
+        let r = m.compact_pipeline(InMemoryCompaction::Basic, 3, || 0);
+        assert_eq!(r.flattened, 1);
+    }
+    // 5 rotations with a limit of 3: merged along the way.
+    assert!(m.pipeline().len() <= 3, "{}", m.pipeline().len());
+    assert!(m.pipeline().iter().all(|s| s.is_flat()));
+    let accounted: usize = m.segments().iter().map(|s| s.size()).sum();
+    assert_eq!(m.size(), accounted);
+    m.insert(&cell(99, 999)).unwrap();
+    let taken = m.freeze_for_flush();
+    let cells: Vec<Cell> = merged_cells(&taken).collect();
+    assert_eq!(cells.len(), 51);
+    assert!(m.pipeline().is_empty());
+    m.remove_flushed(&taken);
+    assert_eq!(m.size(), 0);
+}
+
+#[test]
+fn a_merge_loses_its_race_with_a_flush() {
+    let m = Memstore::new();
+    m.insert(&cell(1, 1)).unwrap();
+    m.rotate();
+    let pipeline = m.pipeline();
+    let taken = m.freeze_for_flush();
+    assert_eq!(taken.len(), 1);
+    // The flattening of a segment a flush took is discarded.
+    assert!(
+        m.replace_in_pipeline(&pipeline, pipeline[0].flatten())
+            .is_none()
+    );
+    assert_eq!(m.segments().iter().map(|s| s.len()).sum::<usize>(), 1);
+}
+
+fn put(q: &str, ts: i64, seq: u64) -> Cell {
+    Cell::put("r", "cf", q.to_string(), ts, seq, format!("{q}@{ts}#{seq}"))
+}
+
+fn marker(q: &str, ts: i64, kind: crate::cell::CellType, seq: u64) -> Cell {
+    Cell::delete("r", "cf", q.to_string(), ts, kind, seq)
+}
+
+fn seg_of(cells: &[Cell]) -> Arc<Segment> {
+    let s = Segment::new();
+    for c in cells {
+        s.insert(c).unwrap();
+    }
+    Arc::new(s.flatten())
+}
+
+#[test]
+fn eager_drops_only_what_no_reader_can_see() {
+    use crate::cell::CellType;
+    let older = seg_of(&[
+        put("a", 10, 1),
+        put("b", 10, 2),
+        put("c", 5, 3),
+        put("d", 7, 4),
+    ]);
+    let newer = seg_of(&[
+        put("a", 10, 5),                           // hides a@10#1
+        put("b", 10, 9),                           // seq 9 > smallest read point 6: keeps b@10#2
+        marker("c", 6, CellType::DeleteColumn, 6), // masks c@5
+        marker("d", 7, CellType::Delete, 8),       // invisible to a reader at 6: d@7 stays
+        put("e", 1, 6),
+    ]);
+    let (basic, stats) = merge(&[older.clone(), newer.clone()], None).unwrap();
+    assert_eq!(stats.cells_out, 9);
+    assert_eq!(basic.len(), 9);
+    let (eager, stats) = merge(&[older, newer], Some(6)).unwrap();
+    let kept: Vec<String> = eager
+        .cells()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}@{}#{}",
+                String::from_utf8_lossy(&c.qualifier),
+                c.timestamp,
+                c.seq
+            )
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        vec![
+            "a@10#5", "b@10#9", "b@10#2", "c@6#6", "d@7#8", "d@7#4", "e@1#6"
+        ]
+    );
+    assert_eq!(stats.cells_in - stats.cells_out, 2);
 }
 
 #[test]
@@ -91,4 +260,25 @@ fn next_after_walks_in_order() {
         rows,
         vec![b"r00001".to_vec(), b"r00003".to_vec(), b"r00005".to_vec()]
     );
+}
+
+#[test]
+fn the_budget_follows_every_memstore_change() {
+    let budget = MemstoreBudget::default();
+    let a = Memstore::with_budget(budget.clone());
+    let b = Memstore::with_budget(budget.clone());
+    for i in 0..100u32 {
+        a.insert(&cell(i, u64::from(i))).unwrap();
+        b.insert(&cell(i, u64::from(i))).unwrap();
+    }
+    assert_eq!(budget.used(), a.size() + b.size());
+    a.rotate();
+    a.compact_pipeline(InMemoryCompaction::Basic, 4, || 0);
+    assert!(a.size() < b.size(), "flattening frees memory");
+    assert_eq!(budget.used(), a.size() + b.size());
+    let taken = a.freeze_for_flush();
+    a.remove_flushed(&taken);
+    assert_eq!(budget.used(), b.size());
+    drop(b);
+    assert_eq!(budget.used(), 0, "a dropped memstore releases its bytes");
 }

@@ -75,7 +75,14 @@ pub fn select_minor(sizes: &[u64], policy: &CompactionPolicy) -> Option<std::ops
 impl Region {
     /// Compacts every store that has work: all files for a major compaction,
     /// a size-tiered selection for a minor one.
+    /// Runs on the background runtime, if the environment has one.
     pub async fn compact(&self, major: bool) -> Result<Vec<CompactionReport>, RegionError> {
+        let region = self.clone();
+        self.on_background(async move { region.compact_now(major).await })
+            .await
+    }
+
+    async fn compact_now(&self, major: bool) -> Result<Vec<CompactionReport>, RegionError> {
         self.check_open()?;
         let _slot = self
             .inner
@@ -232,8 +239,8 @@ impl Region {
             return;
         }
         let region = self.clone();
-        tokio::spawn(async move {
-            match region.compact(false).await {
+        crate::background::spawn(self.inner.env.background.as_ref(), async move {
+            match region.compact_now(false).await {
                 Ok(reports) if !reports.is_empty() => {
                     // Inputs of the compaction become garbage once the grace period
                     // (and every reader) has passed; sweep what is already eligible.

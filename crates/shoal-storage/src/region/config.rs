@@ -17,6 +17,8 @@ pub struct FamilyConfig {
     pub sst: SstWriterOptions,
     /// How the family uses the block cache.
     pub cache: crate::cache::FamilyCachePolicy,
+    /// In-memory compaction of the family's memstore (default basic).
+    pub in_memory_compaction: crate::memstore::InMemoryCompaction,
 }
 
 impl FamilyConfig {
@@ -27,6 +29,7 @@ impl FamilyConfig {
             retention: Retention::default(),
             sst: SstWriterOptions::default(),
             cache: crate::cache::FamilyCachePolicy::default(),
+            in_memory_compaction: crate::memstore::InMemoryCompaction::default(),
         }
     }
 
@@ -98,6 +101,15 @@ pub struct RegionConfig {
     pub families: Vec<FamilyConfig>,
     /// Flush once the memstores hold this many bytes (default 128 MiB).
     pub flush_size: usize,
+    /// Writes wait while the memstores hold `flush_size` × this (default 4):
+    /// the region's flushes are not keeping up.
+    pub blocking_multiplier: usize,
+    /// In-memory compaction moves the active segment into the pipeline once
+    /// it holds this many bytes (default 2 MiB).
+    pub in_memory_flush_size: usize,
+    /// Flat segments in the pipeline before they are merged into one
+    /// (default 4).
+    pub pipeline_max_segments: usize,
     /// Minor compaction selection.
     pub compaction: CompactionPolicy,
     /// Files compacted since the last minor compaction trigger this many files
@@ -120,6 +132,9 @@ impl RegionConfig {
             end_row: Bytes::new(),
             families,
             flush_size: 128 << 20,
+            blocking_multiplier: 4,
+            in_memory_flush_size: 2 << 20,
+            pipeline_max_segments: 4,
             compaction: CompactionPolicy::default(),
             compaction_trigger_files: 5,
         }

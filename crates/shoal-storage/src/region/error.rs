@@ -80,6 +80,15 @@ pub enum RegionError {
         #[source]
         source: SstError,
     },
+    /// The write waited for memstore memory longer than the block timeout:
+    /// flushes are not keeping up. Retry later.
+    #[error("region {region}: too busy: {reason}")]
+    Busy {
+        /// Region id.
+        region: String,
+        /// What the write waited for.
+        reason: String,
+    },
 }
 
 impl RegionError {

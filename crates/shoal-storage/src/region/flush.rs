@@ -124,15 +124,34 @@ impl Region {
         }
     }
 
-    /// Writes the memstores out as files and commits them.
+    /// Writes the memstores out as files and commits them (on the
+    /// background runtime, if the environment has one).
     pub async fn flush(&self) -> Result<FlushReport, RegionError> {
+        let region = self.clone();
+        self.on_background(async move { region.flush_now().await })
+            .await
+    }
+
+    /// [`Region::flush`] on the calling task.
+    pub(crate) async fn flush_now(&self) -> Result<FlushReport, RegionError> {
         self.check_open()?;
         let _guard = self.inner.flush_lock.lock().await;
+        let _slot =
+            self.inner
+                .env
+                .flush_slots
+                .acquire()
+                .await
+                .map_err(|_| RegionError::Closed {
+                    region: self.id().to_string(),
+                })?;
+        let started = std::time::Instant::now();
+        // Edits from now on start a new age for the periodic flush.
+        self.inner.oldest_edit_ms.store(0, Ordering::Relaxed);
         let flushed_seq = self.inner.mvcc.read_point();
         let mut work = Vec::new();
         for store in self.inner.stores.values() {
-            store.memstore.freeze();
-            let frozen = store.memstore.frozen();
+            let frozen = store.memstore.freeze_for_flush();
             if !frozen.is_empty() {
                 work.push((store, frozen));
             }
@@ -187,7 +206,12 @@ impl Region {
                 region: self.id().to_string(),
                 source,
             })?;
-        self.inner.stats.flushes.fetch_add(1, Ordering::Relaxed);
+        let stats = &self.inner.stats;
+        stats.flushes.fetch_add(1, Ordering::Relaxed);
+        stats
+            .flush_micros
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        stats.flush_bytes.fetch_add(report.bytes, Ordering::Relaxed);
         tracing::debug!(region = %self.id(), files = report.files, cells = report.cells, bytes = report.bytes, flushed_seq, "flushed");
         self.maybe_schedule_compaction();
         Ok(report)
@@ -200,29 +224,10 @@ impl Region {
     ) -> Result<StoreFile, RegionError> {
         let (id, path, mut writer) = self.new_file_writer(store, true).await?;
         let result = async {
-            if let [only] = segments {
-                for cell in only.iter() {
-                    writer.add(&cell).await?;
-                }
-            } else {
-                // Several frozen segments (an earlier flush failed): merge them,
-                // newest first so identical keys keep one copy.
-                let range = crate::sst::ScanRange::all();
-                let mut sources = Vec::with_capacity(segments.len());
-                for s in segments.iter().rev() {
-                    sources.push(
-                        super::merge::Source::memstore(s.clone(), &range, false).map_err(
-                            |source| crate::sst::SstError::Cell {
-                                file: path.clone(),
-                                source,
-                            },
-                        )?,
-                    );
-                }
-                let mut merge = super::merge::MergeIter::new(sources, false);
-                while let Some(cell) = merge.next().await? {
-                    writer.add(&cell).await?;
-                }
+            // Several segments (the in-memory pipeline, or an earlier flush
+            // that failed): one sorted pass, identical keys once.
+            for cell in crate::memstore::merged_cells(segments) {
+                writer.add(&cell).await?;
             }
             Ok::<_, crate::sst::SstError>(())
         }

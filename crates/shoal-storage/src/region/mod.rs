@@ -22,6 +22,7 @@ mod merge;
 pub mod mutate;
 mod mvcc;
 pub mod ops;
+mod pressure;
 mod read;
 mod row_locks;
 pub mod split;
@@ -35,6 +36,7 @@ pub use flush::FlushReport;
 pub use ops::{
     CheckAndMutate, Columns, CompareOp, Get, RowMutation, RowOp, RowResult, Scan, TimeRange,
 };
+pub use pressure::{FlushScheduler, SchedulerOptions};
 pub use read::RegionScanner;
 pub use split::{SplitChild, parent_released, write_child_manifests};
 
@@ -75,6 +77,14 @@ pub struct RegionEnv {
     pub clock: Arc<dyn Clock>,
     /// Bounds concurrent compactions across regions.
     pub compaction_slots: Arc<tokio::sync::Semaphore>,
+    /// Bounds concurrent flushes across regions (default 2).
+    pub flush_slots: Arc<tokio::sync::Semaphore>,
+    /// The server-wide memstore budget (default: unlimited).
+    pub memstore: crate::memstore::MemstoreBudget,
+    /// Flushes regions under memory pressure and periodically.
+    pub scheduler: FlushScheduler,
+    /// Where flushes and compactions run (`None`: the caller's runtime).
+    pub background: Option<crate::background::Background>,
 }
 
 impl RegionEnv {
@@ -104,6 +114,10 @@ impl RegionEnv {
             pins: FilePins::new(),
             clock: Arc::new(SystemClock),
             compaction_slots: Arc::new(tokio::sync::Semaphore::new(2)),
+            flush_slots: Arc::new(tokio::sync::Semaphore::new(2)),
+            memstore: crate::memstore::MemstoreBudget::default(),
+            scheduler: FlushScheduler::default(),
+            background: None,
         }
     }
 }
@@ -126,6 +140,12 @@ struct Inner {
     compaction_lock: tokio::sync::Mutex<()>,
     flush_running: AtomicBool,
     compaction_running: AtomicBool,
+    /// An in-memory compaction task is running.
+    imc_running: AtomicBool,
+    /// Wall-clock ms of the oldest unflushed edit (0: none).
+    oldest_edit_ms: std::sync::atomic::AtomicI64,
+    /// This region's random extra delay before a periodic flush, ms.
+    flush_jitter_ms: i64,
     fenced: AtomicBool,
     closed: AtomicBool,
     /// Set by `close` once no write is in flight: later writes are refused,
@@ -142,6 +162,34 @@ struct Inner {
 struct Stats {
     flushes: AtomicU64,
     compactions: AtomicU64,
+    flush_micros: AtomicU64,
+    flush_bytes: AtomicU64,
+    imc_flattens: AtomicU64,
+    imc_merges: AtomicU64,
+    imc_cells_dropped: AtomicU64,
+}
+
+/// A region's write-path counters since it opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Flushes completed.
+    pub flushes: u64,
+    /// Time spent in flushes, µs.
+    pub flush_micros: u64,
+    /// Bytes of files written by flushes.
+    pub flush_bytes: u64,
+    /// Compactions completed.
+    pub compactions: u64,
+    /// Skiplist segments flattened by in-memory compaction.
+    pub imc_flattens: u64,
+    /// Merges of flat segments.
+    pub imc_merges: u64,
+    /// Cells dropped by eager in-memory compaction.
+    pub imc_cells_dropped: u64,
+    /// Bytes held by the memstores now.
+    pub memstore_bytes: u64,
+    /// Bytes of the memstores in flat segments now.
+    pub flat_bytes: u64,
 }
 
 impl Region {
@@ -225,7 +273,10 @@ impl Region {
                     region: region.clone(),
                     source,
                 })?;
-            stores.insert(family.name.clone(), Store::new(family.clone(), files));
+            stores.insert(
+                family.name.clone(),
+                Store::new(family.clone(), files, env.memstore.clone()),
+            );
         }
 
         // Replay what the WAL holds beyond the flushed sequence.
@@ -279,7 +330,24 @@ impl Region {
             last_seq,
             "region opened"
         );
-        Ok(Region {
+        let interval_ms = env
+            .scheduler
+            .options()
+            .flush_interval
+            .map_or(0, |d| d.as_millis() as i64);
+        let jitter_span =
+            (interval_ms as f64 * env.scheduler.options().jitter.clamp(0.0, 1.0)) as i64;
+        let flush_jitter_ms = if jitter_span > 0 {
+            rand::random_range(0..jitter_span)
+        } else {
+            0
+        };
+        let oldest_edit_ms = if replayed > 0 {
+            env.clock.now_ms().max(1)
+        } else {
+            0
+        };
+        let region = Region {
             inner: Arc::new(Inner {
                 mvcc: Mvcc::new(last_seq),
                 config,
@@ -291,6 +359,9 @@ impl Region {
                 compaction_lock: tokio::sync::Mutex::new(()),
                 flush_running: AtomicBool::new(false),
                 compaction_running: AtomicBool::new(false),
+                imc_running: AtomicBool::new(false),
+                oldest_edit_ms: std::sync::atomic::AtomicI64::new(oldest_edit_ms),
+                flush_jitter_ms,
                 fenced: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
                 closing: AtomicBool::new(false),
@@ -298,7 +369,50 @@ impl Region {
                 stats: Stats::default(),
                 prefetch: std::sync::Mutex::new(prefetch),
             }),
-        })
+        };
+        region.inner.env.scheduler.register(&region);
+        Ok(region)
+    }
+
+    /// Runs `fut` on the background runtime (if the environment has one)
+    /// and waits for it.
+    pub(crate) async fn on_background<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, RegionError>> + Send + 'static,
+    ) -> Result<T, RegionError> {
+        let Some(bg) = &self.inner.env.background else {
+            return fut.await;
+        };
+        bg.spawn(fut).await.map_err(|e| {
+            tracing::error!(region = %self.id(), error = %e, "background task did not finish");
+            RegionError::Closed {
+                region: self.id().to_string(),
+            }
+        })?
+    }
+
+    /// Write-path counters and the memstores' current size.
+    pub fn write_stats(&self) -> WriteStats {
+        let s = &self.inner.stats;
+        let flat_bytes = self
+            .inner
+            .stores
+            .values()
+            .flat_map(|st| st.memstore.segments())
+            .filter(|seg| seg.is_flat())
+            .map(|seg| seg.size() as u64)
+            .sum();
+        WriteStats {
+            flushes: s.flushes.load(Ordering::Relaxed),
+            flush_micros: s.flush_micros.load(Ordering::Relaxed),
+            flush_bytes: s.flush_bytes.load(Ordering::Relaxed),
+            compactions: s.compactions.load(Ordering::Relaxed),
+            imc_flattens: s.imc_flattens.load(Ordering::Relaxed),
+            imc_merges: s.imc_merges.load(Ordering::Relaxed),
+            imc_cells_dropped: s.imc_cells_dropped.load(Ordering::Relaxed),
+            memstore_bytes: self.memstore_size() as u64,
+            flat_bytes,
+        }
     }
 
     /// Progress of the prefetch started when the region opened, if any.
@@ -410,6 +524,7 @@ impl Region {
         &self,
     ) -> Result<tokio::sync::RwLockReadGuard<'_, ()>, RegionError> {
         self.check_open()?;
+        self.admit().await?;
         let guard = self.inner.write_gate.read().await;
         if self.inner.closing.load(Ordering::SeqCst) {
             return Err(RegionError::Closed {

@@ -11,7 +11,6 @@ use super::ops::{CheckAndMutate, Get, RowMutation, RowOp, TimeRange};
 use super::{Region, RegionError};
 use crate::cell::{Cell, CellError, CellType, decode_cell, encode_cell};
 use bytes::Bytes;
-use std::sync::atomic::Ordering;
 
 const PAYLOAD_VERSION: u8 = 1;
 
@@ -176,6 +175,8 @@ impl Region {
         self.inner.mvcc.complete(seq);
         result?;
         self.inner.mvcc.wait_visible(seq).await;
+        self.note_edit(now);
+        self.maybe_compact_in_memory();
         self.maybe_schedule_flush();
         Ok(seq)
     }
@@ -342,7 +343,7 @@ impl Region {
             time_range: TimeRange::ALL,
             max_versions: 1,
         };
-        let result = self.get_at(&get, u64::MAX).await?;
+        let result = self.get_at(&get, u64::MAX, None).await?;
         Ok(result.cells.into_iter().next())
     }
 
@@ -451,19 +452,9 @@ impl Region {
 
     /// Starts a background flush if the memstores passed the flush size.
     fn maybe_schedule_flush(&self) {
-        if self.memstore_size() < self.inner.config.flush_size {
-            return;
+        if self.memstore_size() >= self.inner.config.flush_size {
+            self.request_flush();
         }
-        if self.inner.flush_running.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let region = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = region.flush().await {
-                tracing::error!(region = %region.id(), error = %e, "background flush failed");
-            }
-            region.inner.flush_running.store(false, Ordering::SeqCst);
-        });
     }
 }
 

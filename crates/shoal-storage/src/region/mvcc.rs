@@ -7,8 +7,8 @@
 //! reader never sees half of a row mutation, and a writer returns to its client
 //! only once the read point has reached its own sequence (read-your-writes).
 
-use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 /// Sequence numbers and the read point of one region.
@@ -16,6 +16,35 @@ use tokio::sync::watch;
 pub struct Mvcc {
     state: Mutex<State>,
     read_point: watch::Sender<u64>,
+    /// Read points of the reads in progress (point → how many), so eager
+    /// in-memory compaction knows what every reader can still see.
+    readers: Arc<Mutex<BTreeMap<u64, usize>>>,
+}
+
+/// A read in progress at a read point; dropping it ends the read.
+#[derive(Debug)]
+pub struct ReadGuard {
+    readers: Arc<Mutex<BTreeMap<u64, usize>>>,
+    point: u64,
+}
+
+impl ReadGuard {
+    /// The read's read point.
+    pub fn point(&self) -> u64 {
+        self.point
+    }
+}
+
+impl Drop for ReadGuard {
+    fn drop(&mut self) {
+        let mut r = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = r.get_mut(&self.point) {
+            *n -= 1;
+            if *n == 0 {
+                r.remove(&self.point);
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -33,6 +62,7 @@ impl Mvcc {
                 pending: BTreeSet::new(),
             }),
             read_point: watch::channel(last_seq).0,
+            readers: Arc::default(),
         }
     }
 
@@ -69,6 +99,27 @@ impl Mvcc {
         *self.read_point.borrow()
     }
 
+    /// Starts a read at the current read point. The point is taken and
+    /// registered under one lock, so [`Mvcc::smallest_read_point`] never
+    /// misses a read that has its point but is not registered yet.
+    pub fn reader(&self) -> ReadGuard {
+        let mut r = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        let point = self.read_point();
+        *r.entry(point).or_default() += 1;
+        ReadGuard {
+            readers: self.readers.clone(),
+            point,
+        }
+    }
+
+    /// The lowest read point of any read in progress or to come: every
+    /// cell numbered at most this is visible to all of them.
+    pub fn smallest_read_point(&self) -> u64 {
+        let r = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        let current = self.read_point();
+        r.keys().next().map_or(current, |&m| m.min(current))
+    }
+
     /// The highest sequence number handed out so far.
     #[cfg(test)]
     pub fn last_assigned(&self) -> u64 {
@@ -99,6 +150,22 @@ mod tests {
         m.complete(a);
         assert_eq!(m.read_point(), 12);
         assert_eq!(m.last_assigned(), 12);
+    }
+
+    #[test]
+    fn the_smallest_read_point_waits_for_the_oldest_reader() {
+        let m = Mvcc::new(10);
+        let old = m.reader();
+        let s = m.begin();
+        m.complete(s);
+        assert_eq!(m.read_point(), 11);
+        assert_eq!(m.smallest_read_point(), 10);
+        let new = m.reader();
+        assert_eq!(new.point(), 11);
+        drop(old);
+        assert_eq!(m.smallest_read_point(), 11);
+        drop(new);
+        assert_eq!(m.smallest_read_point(), 11);
     }
 
     #[tokio::test]

@@ -24,6 +24,8 @@ pub struct RegionScanner {
     pending: VecDeque<RowResult>,
     region: Region,
     reverse: bool,
+    /// Keeps the read point registered while the scan runs.
+    _guard: Option<super::mvcc::ReadGuard>,
 }
 
 impl Region {
@@ -42,13 +44,17 @@ impl Region {
                 row: String::from_utf8_lossy(&get.row).into_owned(),
             });
         }
-        self.get_at(get, self.inner.mvcc.read_point()).await
+        let guard = self.inner.mvcc.reader();
+        self.get_at(get, guard.point(), Some(guard)).await
     }
 
+    /// Reads one row at `read_point`. Pass the read's guard unless the point
+    /// is `u64::MAX` (which sees every cell and needs no protection).
     pub(crate) async fn get_at(
         &self,
         get: &Get,
         read_point: u64,
+        guard: Option<super::mvcc::ReadGuard>,
     ) -> Result<RowResult, RegionError> {
         let range = ScanRange {
             start: Bound::Included(CellKey::first_of_row(get.row.clone())),
@@ -60,7 +66,7 @@ impl Region {
             max_versions: get.max_versions,
             ..Scan::all()
         };
-        let mut scanner = self.build_scanner(&scan, range, read_point, Some(&get.row))?;
+        let mut scanner = self.build_scanner(&scan, range, read_point, guard, Some(&get.row))?;
         let mut cells = Vec::new();
         while let Some(row) = scanner.next().await? {
             cells.extend(row.cells);
@@ -93,10 +99,12 @@ impl Region {
         } else {
             Bound::Excluded(CellKey::first_of_row(stop_row))
         };
+        let guard = self.inner.mvcc.reader();
         self.build_scanner(
             &scan,
             ScanRange { start, end },
-            self.inner.mvcc.read_point(),
+            guard.point(),
+            Some(guard),
             None,
         )
     }
@@ -106,6 +114,7 @@ impl Region {
         scan: &Scan,
         range: ScanRange,
         read_point: u64,
+        guard: Option<super::mvcc::ReadGuard>,
         only_row: Option<&[u8]>,
     ) -> Result<RegionScanner, RegionError> {
         if scan.max_versions == 0 {
@@ -180,6 +189,7 @@ impl Region {
             pending: VecDeque::new(),
             region: self.clone(),
             reverse: scan.reverse,
+            _guard: guard,
         })
     }
 }

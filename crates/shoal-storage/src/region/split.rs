@@ -93,7 +93,7 @@ impl Region {
             return false;
         }
         let region = self.clone();
-        tokio::spawn(async move {
+        crate::background::spawn(self.inner.env.background.as_ref(), async move {
             match region.compact(true).await {
                 Ok(_) => {
                     let options = crate::manifest::GcOptions::default();

@@ -43,10 +43,14 @@ pub(crate) struct StoreSnapshot {
 }
 
 impl Store {
-    pub(crate) fn new(config: FamilyConfig, files: Vec<LiveFile>) -> Store {
+    pub(crate) fn new(
+        config: FamilyConfig,
+        files: Vec<LiveFile>,
+        budget: crate::memstore::MemstoreBudget,
+    ) -> Store {
         Store {
             config,
-            memstore: Memstore::new(),
+            memstore: Memstore::with_budget(budget),
             files: RwLock::new(Arc::new(files)),
         }
     }

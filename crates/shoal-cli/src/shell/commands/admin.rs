@@ -6,7 +6,9 @@ use super::CommandError;
 use crate::shell::args::Args;
 use crate::shell::convert::{alter_request, create_request};
 use crate::shell::format::{human_bytes, to_string_binary};
-use shoal_client::{BloomType, Client, Compression, FamilySchema, RegionInfo, TableState};
+use shoal_client::{
+    BloomType, Client, Compression, FamilySchema, InMemoryCompaction, RegionInfo, TableState,
+};
 use std::io::Write;
 
 type Result<T> = std::result::Result<T, CommandError>;
@@ -180,12 +182,17 @@ fn describe_family(f: &FamilySchema) -> String {
         Ok(BloomType::Rowcol) => "ROWCOL",
         _ => "ROW",
     };
+    let imc = match InMemoryCompaction::try_from(f.in_memory_compaction) {
+        Ok(InMemoryCompaction::None) => "NONE",
+        Ok(InMemoryCompaction::Eager) => "EAGER",
+        _ => "BASIC",
+    };
     let ttl = match f.ttl_seconds.unwrap_or(0) {
         0 => "FOREVER".to_string(),
         n => format!("{n} SECONDS"),
     };
     format!(
-        "{{NAME => '{}', VERSIONS => '{}', MIN_VERSIONS => '{}', TTL => '{ttl}', BLOCKSIZE => '{}', COMPRESSION => '{compression}', BLOOMFILTER => '{bloom}', IN_MEMORY => '{}', BLOCKCACHE => '{}', PREFETCH_BLOCKS_ON_OPEN => '{}', CACHE_SCANS => '{}'}}",
+        "{{NAME => '{}', VERSIONS => '{}', MIN_VERSIONS => '{}', TTL => '{ttl}', BLOCKSIZE => '{}', COMPRESSION => '{compression}', BLOOMFILTER => '{bloom}', IN_MEMORY => '{}', BLOCKCACHE => '{}', PREFETCH_BLOCKS_ON_OPEN => '{}', CACHE_SCANS => '{}', IN_MEMORY_COMPACTION => '{imc}'}}",
         f.name,
         f.max_versions.unwrap_or(1),
         f.min_versions.unwrap_or(0),

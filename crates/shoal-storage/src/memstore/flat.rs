@@ -1,0 +1,161 @@
+//! Flat cells: an immutable, sorted run of cells in one contiguous arena with
+//! an offset index — what in-memory compaction turns a skiplist segment into.
+//!
+//! Layout of the arena, per cell, in cell order:
+//!
+//! ```text
+//! key_len: u32 LE | encoded key (see `cell::key`) | value
+//! ```
+//!
+//! `offsets[i]` is where cell `i` starts; it ends where cell `i + 1` starts
+//! (or at the arena's end). Overhead per cell beyond the cell's own bytes
+//! (row, family, qualifier, timestamp, type, sequence, value): the 4-byte
+//! offset, the 4-byte key length and the key encoding's 3 length bytes —
+//! 11 bytes, against roughly 100 for a skiplist entry.
+//!
+//! Lookups binary-search the offsets, decoding only the keys they touch.
+//! Values are handed out as slices of the arena (no copy).
+
+use super::MemKey;
+use crate::cell::KeyRef;
+use bytes::{Bytes, BytesMut};
+use std::cmp::Ordering;
+
+/// An immutable sorted run of cells.
+#[derive(Debug, Clone, Default)]
+pub struct FlatCells {
+    arena: Bytes,
+    offsets: Vec<u32>,
+}
+
+/// Builds a [`FlatCells`] from cells appended in strictly ascending key order.
+#[derive(Debug, Default)]
+pub struct FlatBuilder {
+    arena: BytesMut,
+    offsets: Vec<u32>,
+}
+
+/// Largest arena a flat run may have (offsets are 32-bit).
+pub const MAX_FLAT_BYTES: usize = u32::MAX as usize;
+
+impl FlatBuilder {
+    /// A builder sized for `cells` cells of `bytes` arena bytes in total.
+    pub fn with_capacity(cells: usize, bytes: usize) -> FlatBuilder {
+        FlatBuilder {
+            arena: BytesMut::with_capacity(bytes),
+            offsets: Vec::with_capacity(cells),
+        }
+    }
+
+    /// Arena bytes an entry of this key and value takes.
+    pub fn entry_len(key: &[u8], value: &[u8]) -> usize {
+        4 + key.len() + value.len()
+    }
+
+    /// Appends a cell (its encoded key and value). Returns false, appending
+    /// nothing, if the arena would pass [`MAX_FLAT_BYTES`].
+    pub fn push(&mut self, key: &[u8], value: &[u8]) -> bool {
+        let start = self.arena.len();
+        if start + FlatBuilder::entry_len(key, value) > MAX_FLAT_BYTES {
+            return false;
+        }
+        self.offsets.push(start as u32);
+        self.arena
+            .extend_from_slice(&(key.len() as u32).to_le_bytes());
+        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(value);
+        true
+    }
+
+    /// The finished run.
+    pub fn finish(mut self) -> FlatCells {
+        self.offsets.shrink_to_fit();
+        FlatCells {
+            arena: self.arena.freeze(),
+            offsets: self.offsets,
+        }
+    }
+}
+
+impl FlatCells {
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// True if the run holds no cell.
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// Bytes of memory the run holds (arena and index).
+    pub fn memory(&self) -> usize {
+        self.arena.len() + self.offsets.capacity() * 4
+    }
+
+    fn bounds(&self, i: usize) -> (usize, usize) {
+        let start = self.offsets[i] as usize;
+        let end = self
+            .offsets
+            .get(i + 1)
+            .map_or(self.arena.len(), |&o| o as usize);
+        (start, end)
+    }
+
+    /// The encoded key of cell `i`.
+    pub fn key_bytes(&self, i: usize) -> &[u8] {
+        let (start, _) = self.bounds(i);
+        let mut len = [0u8; 4];
+        len.copy_from_slice(&self.arena[start..start + 4]);
+        let klen = u32::from_le_bytes(len) as usize;
+        &self.arena[start + 4..start + 4 + klen]
+    }
+
+    /// The value of cell `i`, sharing the arena.
+    pub fn value(&self, i: usize) -> Bytes {
+        let (start, end) = self.bounds(i);
+        let klen = self.key_bytes(i).len();
+        self.arena.slice(start + 4 + klen..end)
+    }
+
+    /// Cell `i` as a memstore entry.
+    pub fn entry(&self, i: usize) -> Option<(MemKey, Bytes)> {
+        if i >= self.len() {
+            return None;
+        }
+        Some((MemKey::from_encoded(self.key_bytes(i)), self.value(i)))
+    }
+
+    fn cmp_at(&self, i: usize, target: &KeyRef<'_>) -> Ordering {
+        // Keys were validated when they entered the memstore; a key that
+        // failed to decode would sort last (never happens).
+        match KeyRef::decode(self.key_bytes(i)) {
+            Ok(k) => k.cmp(target),
+            Err(_) => Ordering::Greater,
+        }
+    }
+
+    /// Index of the first cell whose key is ≥ `target` (or > it if `strict`).
+    pub fn lower_bound(&self, target: &MemKey, strict: bool) -> usize {
+        let Ok(t) = target.key() else {
+            return self.len();
+        };
+        let mut lo = 0;
+        let mut hi = self.len();
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let ord = self.cmp_at(mid, &t);
+            let before = if strict {
+                ord != Ordering::Greater
+            } else {
+                ord == Ordering::Less
+            };
+            if before {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
