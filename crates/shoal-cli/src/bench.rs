@@ -50,6 +50,9 @@ pub struct ScenarioArgs {
     /// Directory for the reports.
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
+    /// writetail: in-memory compaction of the table's family.
+    #[arg(long, default_value = "basic", value_parser = ["none", "basic", "eager"])]
+    in_memory_compaction: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -115,7 +118,12 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 value_bytes: 1000,
                 flush_size: if a.quick { 1 << 20 } else { 32 << 20 },
                 window: Duration::from_secs(if a.quick { 5 } else { 10 }),
-                threads: 64,
+                threads: 128,
+                in_memory_compaction: match a.in_memory_compaction.as_str() {
+                    "none" => shoal_client::InMemoryCompaction::None,
+                    "eager" => shoal_client::InMemoryCompaction::Eager,
+                    _ => shoal_client::InMemoryCompaction::Basic,
+                },
             };
             let r = shoal_bench::scenario::writetail::run(&opts, &a.out).await?;
             println!(

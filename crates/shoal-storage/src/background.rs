@@ -85,8 +85,10 @@ where
     }
 }
 
+/// Lowers the calling thread's CPU priority to `nice` (0 does nothing;
+/// Linux only). Failures are logged, never fatal.
 #[cfg(target_os = "linux")]
-fn lower_priority(nice: i32) {
+pub fn lower_priority(nice: i32) {
     if nice == 0 {
         return;
     }
@@ -98,8 +100,9 @@ fn lower_priority(nice: i32) {
     }
 }
 
+/// Lowers the calling thread's CPU priority (Linux only; a no-op here).
 #[cfg(not(target_os = "linux"))]
-fn lower_priority(_nice: i32) {}
+pub fn lower_priority(_nice: i32) {}
 
 #[cfg(test)]
 mod tests {

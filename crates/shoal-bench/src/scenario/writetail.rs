@@ -2,7 +2,10 @@
 //! memstore flushes. Latency counts from each put's intended start (no
 //! coordinated omission); p50/p99/p99.9/p99.99 and max per window, flush
 //! events marked. The rate defaults to 80 % of the maximum measured first
-//! (closed loop).
+//! (closed loop). The closed-loop maximum is also measured with batched puts
+//! (100 rows per call). The run reports what the server did meanwhile: WAL
+//! group commits and their latency, flushes, compactions, in-memory
+//! compaction and writes held back by the memstore limits.
 
 use super::{Embedded, ScenarioError, write_report};
 use crate::scenario::svg::{Line, chart};
@@ -29,8 +32,43 @@ pub struct WritetailOptions {
     pub flush_size: u64,
     /// Window of the per-window figures.
     pub window: Duration,
-    /// Concurrent writers.
+    /// Closed-loop writers of the maximum probe (the paced run is open loop).
     pub threads: usize,
+    /// In-memory compaction of the table's family.
+    pub in_memory_compaction: shoal_client::InMemoryCompaction,
+}
+
+/// What the server did during the paced run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ServerSide {
+    /// WAL group commits.
+    pub wal_syncs: u64,
+    /// Mean entries per group commit.
+    pub wal_mean_batch: f64,
+    /// Group-commit latency p99 and p99.9 (upper bound of the log2 bucket), µs.
+    pub wal_sync_p99_us: u64,
+    /// p99.9.
+    pub wal_sync_p999_us: u64,
+    /// Slowest group commit since the server started, µs.
+    pub wal_sync_max_us: u64,
+    /// Compactions completed.
+    pub compactions: u64,
+    /// Mean flush time, ms.
+    pub flush_mean_ms: f64,
+    /// Skiplist segments flattened.
+    pub imc_flattens: u64,
+    /// Flat segment merges.
+    pub imc_merges: u64,
+    /// Writes that waited for memstore memory.
+    pub blocked_writes: u64,
+    /// Put latency inside the server (request in to response out), p99 and
+    /// p99.9 as the upper bound of their histogram bucket, µs.
+    pub server_put_p99_us: u64,
+    /// p99.9.
+    pub server_put_p999_us: u64,
+    /// Puts the server answered with an error (the client may have retried
+    /// them).
+    pub server_put_errors: u64,
 }
 
 /// One window's figures (µs).
@@ -59,6 +97,12 @@ pub struct Window {
 pub struct WritetailReport {
     /// Closed-loop maximum, puts/s.
     pub max_puts_per_sec: f64,
+    /// Closed-loop maximum with batched puts (100 rows per call), rows/s.
+    pub max_batched_puts_per_sec: f64,
+    /// In-memory compaction of the family (NONE, BASIC, EAGER).
+    pub in_memory_compaction: String,
+    /// What the server did during the paced run.
+    pub server: ServerSide,
     /// Paced rate, puts/s.
     pub rate: f64,
     /// Achieved rate, puts/s.
@@ -100,12 +144,17 @@ fn figures(h: &Histogram<u64>, end_s: f64, flushes: u64) -> Window {
 pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport, ScenarioError> {
     let server = Embedded::start(|c| {
         c.regions.flush_size = shoal_server::config::ByteSize(opts.flush_size);
+        // Segments of 1/16 of the flush size: several flattenings per flush.
+        c.memstore.in_memory_flush_size =
+            shoal_server::config::ByteSize((opts.flush_size / 16).max(64 << 10));
     })
     .await?;
     let client = server.client().await?;
+    let mut family = Admin::family("f");
+    family.in_memory_compaction = opts.in_memory_compaction as i32;
     client
         .admin()
-        .create_table("writetail", vec![Admin::family("f")], vec![])
+        .create_table("writetail", vec![family], vec![])
         .await?;
     let table = client.table("writetail");
     let value = Arc::new(vec![b'v'; opts.value_bytes]);
@@ -135,6 +184,19 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
         done += p.await.unwrap_or(0);
     }
     let max = done as f64 / opts.probe.as_secs_f64();
+    // Flush what the probe wrote and let its compactions finish before
+    // pacing, so the paced run starts from a quiet server.
+    client.admin().flush("writetail").await?;
+    let quiet = Instant::now() + Duration::from_secs(60);
+    let mut last = server.host().status().compactions;
+    loop {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let now = server.host().status().compactions;
+        if now == last || Instant::now() > quiet {
+            break;
+        }
+        last = now;
+    }
     let rate = opts.rate.unwrap_or(max * 0.8).max(1.0);
     eprintln!(
         "writetail: closed-loop maximum {max:.0} puts/s; running at {rate:.0} puts/s for {:?}",
@@ -142,7 +204,8 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     );
 
     // 2. Paced puts, flushes watched.
-    let flushes_before = server.host().status().flushes;
+    let before = server.host().status();
+    let flushes_before = before.flushes;
     let start = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let flush_times = {
@@ -161,56 +224,84 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
             times
         })
     };
-    let threads = opts.threads.max(1);
-    let interval = Duration::from_secs_f64(threads as f64 / rate);
+    // Open loop: every put is its own task, started at its intended time,
+    // so one slow put never delays the next (a fixed set of writers would
+    // fall behind after any hiccup and stay behind). A few dispatchers share
+    // the rate; at most `MAX_IN_FLIGHT` puts are outstanding, and a
+    // dispatcher that hits the cap waits, which its later puts' latency
+    // (counted from their intended start) shows.
+    const MAX_IN_FLIGHT: usize = 1_000;
+    let dispatchers = 4usize;
+    let interval = Duration::from_secs_f64(dispatchers as f64 / rate);
     let windows = (opts.duration.as_secs_f64() / opts.window.as_secs_f64()).ceil() as usize;
     let end = start + opts.duration;
+    let window = opts.window;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, u64, bool)>();
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
+    let collector = tokio::spawn(async move {
+        let mut hs: Vec<Histogram<u64>> = (0..windows).map(|_| hist()).collect();
+        let mut errors = 0u64;
+        while let Some((w, us, ok)) = rx.recv().await {
+            if let Some(h) = hs.get_mut(w.min(windows - 1)) {
+                h.saturating_record(us.max(1));
+            }
+            errors += u64::from(!ok);
+        }
+        (hs, errors)
+    });
     let mut tasks = Vec::new();
-    for i in 0..threads {
-        let (t, v, seq) = (table.clone(), value.clone(), seq.clone());
-        let window = opts.window;
+    for i in 0..dispatchers {
+        let (t, v, seq, tx, slots) = (
+            table.clone(),
+            value.clone(),
+            seq.clone(),
+            tx.clone(),
+            slots.clone(),
+        );
         tasks.push(tokio::spawn(async move {
-            let mut hs: Vec<Histogram<u64>> = (0..windows).map(|_| hist()).collect();
-            let mut errors = 0u64;
-            let mut intended = start + interval.mul_f64(i as f64 / threads as f64);
+            let mut intended = start + interval.mul_f64(i as f64 / dispatchers as f64);
             while intended < end {
                 if intended > Instant::now() {
                     tokio::time::sleep_until(intended.into()).await;
                 }
+                let Ok(permit) = slots.clone().acquire_owned().await else {
+                    break;
+                };
+                let (t, v, tx) = (t.clone(), v.clone(), tx.clone());
                 let k = seq.fetch_add(1, Ordering::Relaxed);
-                let ok = t
-                    .mutate(RowMutation::new(format!("w{k:012}")).put("f", "v", &*v))
-                    .await
-                    .is_ok();
-                let latency = Instant::now().saturating_duration_since(intended);
-                let w = ((intended - start).as_secs_f64() / window.as_secs_f64()) as usize;
-                if let Some(h) = hs.get_mut(w.min(windows - 1)) {
-                    h.saturating_record(
-                        u64::try_from(latency.as_micros())
-                            .unwrap_or(u64::MAX)
-                            .max(1),
-                    );
-                }
-                errors += u64::from(!ok);
+                let at = intended;
+                tokio::spawn(async move {
+                    let ok = t
+                        .mutate(RowMutation::new(format!("w{k:012}")).put("f", "v", &*v))
+                        .await
+                        .is_ok();
+                    let latency = Instant::now().saturating_duration_since(at);
+                    let w = ((at - start).as_secs_f64() / window.as_secs_f64()) as usize;
+                    let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+                    let _ = tx.send((w, us, ok));
+                    drop(permit);
+                });
                 intended += interval;
             }
-            (hs, errors)
         }));
     }
-    let mut merged: Vec<Histogram<u64>> = (0..windows).map(|_| hist()).collect();
-    let mut errors = 0;
+    drop(tx);
     for t in tasks {
-        if let Ok((hs, e)) = t.await {
-            for (m, h) in merged.iter_mut().zip(hs) {
-                let _ = m.add(&h);
-            }
-            errors += e;
-        }
+        let _ = t.await;
     }
+    // Every put has finished once the collector's channel closes.
+    let (merged, errors) = collector
+        .await
+        .unwrap_or_else(|_| ((0..windows).map(|_| hist()).collect(), 0));
     let elapsed = start.elapsed();
     stop.store(true, Ordering::Relaxed);
     let flush_times_s = flush_times.await.unwrap_or_default();
-    let flushes = server.host().status().flushes - flushes_before;
+    let after = server.host().status();
+    let flushes = after.flushes - flushes_before;
+    let server_side = server_side(&before, &after);
+    // 3. The batched maximum, last: its gigabytes would burden the paced run
+    // with their compactions.
+    let max_batched = batched_max(&table, &value, &seq, opts).await;
     let mut all = hist();
     let win_s = opts.window.as_secs_f64();
     let windows: Vec<Window> = merged
@@ -228,6 +319,13 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
         .collect();
     let report = WritetailReport {
         max_puts_per_sec: max,
+        max_batched_puts_per_sec: max_batched,
+        in_memory_compaction: opts
+            .in_memory_compaction
+            .as_str_name()
+            .trim_start_matches("IN_MEMORY_COMPACTION_")
+            .to_string(),
+        server: server_side,
         rate,
         achieved: all.len() as f64 / elapsed.as_secs_f64(),
         value_bytes: opts.value_bytes,
@@ -241,13 +339,29 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     server.stop().await;
 
     let ms = |us: u64| us as f64 / 1000.0;
+    let s = &report.server;
     let mut md = format!(
-        "# writetail\n\nSingle-row puts of {} B at {:.0}/s (80 % of the closed-loop maximum {:.0}/s unless set), flush size {}, {} flushes.\n\n| | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n| overall (ms) | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n\n| window end (s) | puts | p50 (ms) | p99 | p99.9 | p99.99 | max | flushes |\n|---|---|---|---|---|---|---|---|\n",
+        "# writetail\n\nSingle-row puts of {} B at {:.0}/s (80 % of the closed-loop maximum {:.0}/s unless set; batched puts, 100 rows per call: {:.0} rows/s), flush size {}, {} flushes, in-memory compaction {}.\n\nServer side during the paced run: {} WAL group commits of {:.1} entries on average, commit p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms, slowest {:.2} ms; mean flush {:.0} ms; {} compactions; {} segments flattened, {} merges; {} writes held by the memstore limits; put latency inside the server p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms; {} puts answered with an error.\n\n| | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n| overall (ms) | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n\n| window end (s) | puts | p50 (ms) | p99 | p99.9 | p99.99 | max | flushes |\n|---|---|---|---|---|---|---|---|\n",
         report.value_bytes,
         report.rate,
         report.max_puts_per_sec,
+        report.max_batched_puts_per_sec,
         report.flush_size,
         report.flushes,
+        report.in_memory_compaction,
+        s.wal_syncs,
+        s.wal_mean_batch,
+        ms(s.wal_sync_p99_us),
+        ms(s.wal_sync_p999_us),
+        ms(s.wal_sync_max_us),
+        s.flush_mean_ms,
+        s.compactions,
+        s.imc_flattens,
+        s.imc_merges,
+        s.blocked_writes,
+        ms(s.server_put_p99_us),
+        ms(s.server_put_p999_us),
+        s.server_put_errors,
         ms(report.overall.p50_us),
         ms(report.overall.p99_us),
         ms(report.overall.p999_us),
@@ -293,4 +407,137 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     );
     write_report(out, "writetail", &report, &md, &svg)?;
     Ok(report)
+}
+
+/// Closed-loop batched puts (100 rows per call) for the probe's duration;
+/// rows per second.
+async fn batched_max(
+    table: &shoal_client::Table,
+    value: &Arc<Vec<u8>>,
+    seq: &Arc<AtomicU64>,
+    opts: &WritetailOptions,
+) -> f64 {
+    let end = Instant::now() + opts.probe;
+    let writers = (opts.threads / 8).max(1);
+    let mut tasks = Vec::new();
+    for _ in 0..writers {
+        let (t, v, seq) = (table.clone(), value.clone(), seq.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while Instant::now() < end {
+                let batch: Vec<RowMutation> = (0..100)
+                    .map(|_| {
+                        let k = seq.fetch_add(1, Ordering::Relaxed);
+                        RowMutation::new(format!("b{k:012}")).put("f", "v", &*v)
+                    })
+                    .collect();
+                if let Ok(results) = t.mutate_many(batch).await {
+                    n += results.iter().filter(|r| r.is_ok()).count() as u64;
+                }
+            }
+            n
+        }));
+    }
+    let mut rows = 0;
+    for t in tasks {
+        rows += t.await.unwrap_or(0);
+    }
+    rows as f64 / opts.probe.as_secs_f64()
+}
+
+/// Upper bound of the log2 bucket holding quantile `q` of a WAL histogram
+/// delta (µs).
+fn log2_quantile(counts: &[u64], q: f64) -> u64 {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let want = (total as f64 * q).ceil() as u64;
+    let mut seen = 0;
+    for (i, c) in counts.iter().enumerate() {
+        seen += c;
+        if seen >= want {
+            return if i == 0 { 0 } else { 1u64 << i };
+        }
+    }
+    1u64 << (counts.len() - 1)
+}
+
+fn server_side(
+    before: &shoal_server::status::StatusView,
+    after: &shoal_server::status::StatusView,
+) -> ServerSide {
+    let (b, a) = (&before.wal, &after.wal);
+    let syncs = a.syncs - b.syncs;
+    let hist: Vec<u64> = a
+        .sync_micros_histogram
+        .iter()
+        .zip(&b.sync_micros_histogram)
+        .map(|(x, y)| x - y)
+        .collect();
+    let flushes = after.flushes - before.flushes;
+    ServerSide {
+        wal_syncs: syncs,
+        wal_mean_batch: if syncs > 0 {
+            (a.batch_entries_sum - b.batch_entries_sum) as f64 / syncs as f64
+        } else {
+            0.0
+        },
+        wal_sync_p99_us: log2_quantile(&hist, 0.99),
+        wal_sync_p999_us: log2_quantile(&hist, 0.999),
+        wal_sync_max_us: a.sync_micros_max,
+        compactions: after.compactions - before.compactions,
+        flush_mean_ms: if flushes > 0 {
+            (after.write.flush_seconds - before.write.flush_seconds) * 1e3 / flushes as f64
+        } else {
+            0.0
+        },
+        imc_flattens: after.write.imc_flattens - before.write.imc_flattens,
+        imc_merges: after.write.imc_merges - before.write.imc_merges,
+        blocked_writes: after.write.blocked_writes - before.write.blocked_writes,
+        server_put_p99_us: server_quantile(before, after, 0.99),
+        server_put_p999_us: server_quantile(before, after, 0.999),
+        server_put_errors: {
+            use shoal_server::metrics::RequestOp;
+            let e = |v: &shoal_server::status::StatusView| {
+                v.requests.op(RequestOp::Mutate).map_or(0, |f| f.errors)
+            };
+            e(after) - e(before)
+        },
+    }
+}
+
+/// Upper bound of the server's mutate-latency bucket holding quantile `q`
+/// of the calls between two snapshots, µs.
+fn server_quantile(
+    before: &shoal_server::status::StatusView,
+    after: &shoal_server::status::StatusView,
+    q: f64,
+) -> u64 {
+    use shoal_server::metrics::{LATENCY_BOUNDS_US, RequestOp};
+    let (Some(b), Some(a)) = (
+        before.requests.op(RequestOp::Mutate),
+        after.requests.op(RequestOp::Mutate),
+    ) else {
+        return 0;
+    };
+    let counts: Vec<u64> = a
+        .buckets
+        .iter()
+        .zip(&b.buckets)
+        .map(|(x, y)| x - y)
+        .collect();
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let want = (total as f64 * q).ceil() as u64;
+    let mut seen = 0;
+    for (i, c) in counts.iter().enumerate() {
+        seen += c;
+        if seen >= want {
+            return LATENCY_BOUNDS_US.get(i).copied().unwrap_or(u64::MAX);
+        }
+    }
+    u64::MAX
 }

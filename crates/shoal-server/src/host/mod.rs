@@ -199,8 +199,10 @@ impl Host {
         if config.cache.enabled {
             let l2: Option<Arc<dyn L2>> = if config.cache.l2_capacity.0 > 0 {
                 let l2_dir = config.l2_dir();
-                let cache =
-                    DiskCache::open(DiskCacheConfig::new(l2_dir, config.cache.l2_capacity.0))?;
+                let cache = DiskCache::open(DiskCacheConfig {
+                    nice: config.regions.background_nice,
+                    ..DiskCacheConfig::new(l2_dir, config.cache.l2_capacity.0)
+                })?;
                 disk_cache = Some(cache.clone());
                 Some(Arc::new(cache))
             } else {
@@ -472,7 +474,7 @@ impl Host {
                     size_bytes: region.size_bytes(),
                     memstore_bytes: m,
                     files: region.file_counts().values().sum::<usize>() as u32,
-                    cache_ratio: region.cached_fraction(),
+                    cache_ratio: region.cached_fraction_recent(),
                     has_references: region.has_references(),
                     prefetch: region.prefetch_progress().map(|p| {
                         (

@@ -146,6 +146,9 @@ struct Inner {
     oldest_edit_ms: std::sync::atomic::AtomicI64,
     /// This region's random extra delay before a periodic flush, ms.
     flush_jitter_ms: i64,
+    /// The last cached fraction computed, and when.
+    cache_memo: std::sync::Mutex<Option<(std::time::Instant, Option<f64>)>>,
+    cache_memo_refreshing: AtomicBool,
     fenced: AtomicBool,
     closed: AtomicBool,
     /// Set by `close` once no write is in flight: later writes are refused,
@@ -362,6 +365,8 @@ impl Region {
                 imc_running: AtomicBool::new(false),
                 oldest_edit_ms: std::sync::atomic::AtomicI64::new(oldest_edit_ms),
                 flush_jitter_ms,
+                cache_memo: std::sync::Mutex::new(None),
+                cache_memo_refreshing: AtomicBool::new(false),
                 fenced: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
                 closing: AtomicBool::new(false),

@@ -17,6 +17,7 @@ use crate::object::Bucket;
 use crate::sst::ScanRange;
 use bytes::Bytes;
 use std::ops::Bound;
+use std::sync::atomic::Ordering;
 
 /// One child of a split: its identity and range.
 #[derive(Debug, Clone)]
@@ -43,8 +44,52 @@ impl Region {
         files + self.memstore_size() as u64
     }
 
+    /// [`Region::cached_fraction`] as of at most about two seconds ago, for
+    /// status pages and metrics that poll: the exact figure walks every
+    /// block, so a stale one is refreshed on the background runtime while the
+    /// previous value is returned (the first call computes it in place).
+    pub fn cached_fraction_recent(&self) -> Option<f64> {
+        const FRESH: std::time::Duration = std::time::Duration::from_secs(2);
+        let mut memo = self
+            .inner
+            .cache_memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match *memo {
+            Some((at, v)) if at.elapsed() < FRESH => v,
+            Some((_, v)) => {
+                if !self
+                    .inner
+                    .cache_memo_refreshing
+                    .swap(true, Ordering::SeqCst)
+                {
+                    let region = self.clone();
+                    crate::background::spawn(self.inner.env.background.as_ref(), async move {
+                        let fresh = region.cached_fraction();
+                        *region
+                            .inner
+                            .cache_memo
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner()) =
+                            Some((std::time::Instant::now(), fresh));
+                        region
+                            .inner
+                            .cache_memo_refreshing
+                            .store(false, Ordering::SeqCst);
+                    });
+                }
+                v
+            }
+            None => {
+                let v = self.cached_fraction();
+                *memo = Some((std::time::Instant::now(), v));
+                v
+            }
+        }
+    }
+
     /// Fraction of the region's data blocks (by bytes) held in the block
-    /// cache; `None` without a cache or without files.
+    /// cache; `None` without a cache or without files. Walks every block.
     pub fn cached_fraction(&self) -> Option<f64> {
         let cache = self.inner.env.cache.as_ref()?;
         let (mut total, mut cached) = (0u64, 0u64);

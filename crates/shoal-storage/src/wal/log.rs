@@ -91,6 +91,8 @@ impl Wal {
                 let (recovered, file) = tokio::task::spawn_blocking(move || {
                     let recovered = local::recover(&d)?;
                     let next = next_segment(&recovered, &d.display().to_string())?;
+                    // The first segment is not preallocated (opening stays cheap);
+                    // the next ones are prepared while it fills.
                     let file = SegmentFile::create(&d, next, writer_id)?;
                     Ok::<_, WalError>((recovered, file))
                 })
@@ -102,6 +104,8 @@ impl Wal {
                     file: Some(file),
                     segment_bytes: options.segment_bytes,
                     writer_id,
+                    spare: None,
+                    preallocate: options.preallocate,
                 };
                 let location = dir.display().to_string();
                 (recovered, sink, Store::Local(dir), location, current)

@@ -81,6 +81,10 @@ pub struct WalOptions {
     /// Most record bytes in one group commit (an entry larger than this goes alone).
     /// The append queue holds at most twice this.
     pub max_batch_bytes: usize,
+    /// Local backend: create each segment ahead of time, filled with zeros to
+    /// `segment_bytes`, so a group commit overwrites allocated blocks and its
+    /// `fdatasync` has no file-system metadata to journal (default true).
+    pub preallocate: bool,
 }
 
 impl WalOptions {
@@ -90,6 +94,7 @@ impl WalOptions {
             backend: WalBackend::Local { dir: dir.into() },
             segment_bytes: DEFAULT_SEGMENT_BYTES,
             max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
+            preallocate: true,
         }
     }
 
@@ -102,6 +107,7 @@ impl WalOptions {
             },
             segment_bytes: DEFAULT_SEGMENT_BYTES,
             max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
+            preallocate: false,
         }
     }
 }

@@ -297,3 +297,66 @@ async fn limits_and_options_are_checked() {
         .expect("big entry");
     assert_eq!(wal.metrics().appends, 1);
 }
+
+#[tokio::test]
+async fn preallocated_segments_recover_and_cut_torn_tails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = WalOptions {
+        segment_bytes: 4096,
+        ..WalOptions::local(dir.path())
+    };
+    assert!(
+        options.preallocate,
+        "local segments are preallocated by default"
+    );
+    let wal = Wal::open(options.clone()).await.expect("open");
+    for seq in 1..=600u64 {
+        wal.append("a", seq, payload("a", seq))
+            .await
+            .expect("append");
+    }
+    wal.close().await.expect("close");
+    // Rolled segments were prepared ahead: full size, zeros after the records.
+    let files = segment_files(dir.path());
+    assert!(files.len() >= 3, "{files:?}");
+    let sizes: Vec<u64> = files
+        .iter()
+        .map(|f| std::fs::metadata(dir.path().join(f)).expect("stat").len())
+        .collect();
+    assert!(sizes[1..].iter().any(|&s| s >= 4096), "{sizes:?}");
+
+    // A spare left by a crash is deleted; zero tails are clean ends.
+    std::fs::write(dir.path().join("00000000000000000999.wal.spare"), b"junk").expect("spare");
+    let wal = Wal::open(options.clone()).await.expect("reopen");
+    assert_eq!(
+        seqs(&wal.take_recovered("a", 0)),
+        (1..=600).collect::<Vec<_>>()
+    );
+    assert!(!dir.path().join("00000000000000000999.wal.spare").exists());
+    assert_eq!(wal.metrics().corrupt_tails_cut, 0);
+    // Enough to roll onto a preallocated segment and write a little into it.
+    for seq in 601..=800u64 {
+        wal.append("a", seq, payload("a", seq))
+            .await
+            .expect("append");
+    }
+    drop(wal);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+
+    // A torn batch in the preallocated zeros of the newest segment is cut.
+    let newest = dir
+        .path()
+        .join(segment_files(dir.path()).last().expect("a segment"));
+    let data = std::fs::read(&newest).expect("read");
+    let end = data.iter().rposition(|&b| b != 0).expect("records") + 1;
+    let mut torn = data.clone();
+    torn[end + 3] = 0x7f; // a length field half written
+    torn[end + 40] = 0x11;
+    std::fs::write(&newest, &torn).expect("write");
+    let wal = Wal::open(options).await.expect("reopen after a torn batch");
+    assert_eq!(
+        seqs(&wal.take_recovered("a", 0)),
+        (1..=800).collect::<Vec<_>>()
+    );
+    assert_eq!(wal.metrics().corrupt_tails_cut, 1);
+}

@@ -24,7 +24,7 @@ use bytes::Bytes;
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
 use super::error::WalError;
-use super::local::SegmentFile;
+use super::local::{SegmentFile, SpareSegment};
 use super::metrics::WalMetrics;
 use super::object;
 use super::record::{self, HEADER_LEN};
@@ -78,6 +78,10 @@ pub(crate) enum Sink {
         file: Option<SegmentFile>,
         segment_bytes: u64,
         writer_id: u128,
+        /// The next segment, being prepared (preallocated) in the background.
+        spare: Option<tokio::task::JoinHandle<Result<SpareSegment, WalError>>>,
+        /// Prepare segments ahead of time (see `local`).
+        preallocate: bool,
     },
     Object {
         bucket: Bucket,
@@ -269,26 +273,65 @@ impl WalWriter {
         Ok(())
     }
 
-    /// Starts a new local segment once the current one reaches `segment_bytes`.
+    /// Starts a new local segment once the current one reaches `segment_bytes`;
+    /// prepares the next one in the background once it is half full.
     async fn maybe_roll(&mut self) {
         let Sink::Local {
             dir,
             file,
             segment_bytes,
             writer_id,
+            spare,
+            preallocate,
         } = &mut self.sink
         else {
             return;
         };
         let Some(current) = file.as_ref() else { return };
+        let next = current.number + 1;
+        if *preallocate && spare.is_none() && current.len >= *segment_bytes / 2 {
+            let (d, w, size) = (dir.clone(), *writer_id, *segment_bytes);
+            *spare = Some(tokio::task::spawn_blocking(move || {
+                SpareSegment::create(&d, next, w, size)
+            }));
+        }
         if current.len < *segment_bytes {
             return;
         }
-        let next = current.number + 1;
         let (d, w) = (dir.clone(), *writer_id);
-        let created = tokio::task::spawn_blocking(move || SegmentFile::create(&d, next, w))
-            .await
-            .unwrap_or_else(|e| Err(join_error(dir.display(), "create segment", e)));
+        let prepared = match spare.take() {
+            // Not ready: a plain segment now rather than a stalled commit.
+            Some(task) if !task.is_finished() => {
+                tokio::spawn(async move {
+                    if let Ok(Ok(s)) = task.await {
+                        s.discard();
+                    }
+                });
+                None
+            }
+            Some(task) => match task.await {
+                Ok(Ok(s)) if s.number() == next => Some(s),
+                Ok(Ok(s)) => {
+                    s.discard();
+                    None
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "WAL: preparing the next segment failed; creating it now");
+                    None
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "WAL: preparing the next segment failed; creating it now");
+                    None
+                }
+            },
+            None => None,
+        };
+        let created = tokio::task::spawn_blocking(move || match prepared {
+            Some(s) => s.install(&d),
+            None => SegmentFile::create(&d, next, w),
+        })
+        .await
+        .unwrap_or_else(|e| Err(join_error(dir.display(), "create segment", e)));
         match created {
             Ok(new) => {
                 *file = Some(new);
@@ -311,8 +354,10 @@ impl WalWriter {
 
     /// Closes the segment being written (it becomes sealed, deletable once covered).
     fn finish(&mut self) {
-        if let Sink::Local { file, .. } = &mut self.sink {
+        if let Sink::Local { file, spare, .. } = &mut self.sink {
             *file = None;
+            // A spare still being prepared is left for recovery to delete.
+            drop(spare.take());
             let mut table = self.shared.table();
             table.seal_current();
             self.shared.publish_live(&table);

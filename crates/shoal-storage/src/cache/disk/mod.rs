@@ -50,6 +50,9 @@ pub struct DiskCacheConfig {
     /// Bytes of inserts that may wait for the writer (default 64 MiB); past
     /// that, inserts are dropped and counted.
     pub queue_bytes: u64,
+    /// Nice value of the writer and recovery threads (default 0). They do
+    /// background work: a server lowers them like its flushes and compactions.
+    pub nice: i32,
 }
 
 impl DiskCacheConfig {
@@ -60,6 +63,7 @@ impl DiskCacheConfig {
             capacity_bytes,
             segment_bytes: 16 << 20,
             queue_bytes: 64 << 20,
+            nice: 0,
         }
     }
 }
@@ -309,14 +313,21 @@ impl DiskCache {
         });
         let err = io_err(&dir);
         let writer = Writer::new(inner.clone(), next_generation - 1);
+        let nice = config.nice;
         std::thread::Builder::new()
             .name("shoal-l2-writer".into())
-            .spawn(move || writer.run(rx))
+            .spawn(move || {
+                crate::background::lower_priority(nice);
+                writer.run(rx)
+            })
             .map_err(&err)?;
         let recovering = inner.clone();
         std::thread::Builder::new()
             .name("shoal-l2-recovery".into())
-            .spawn(move || recover(&recovering))
+            .spawn(move || {
+                crate::background::lower_priority(nice);
+                recover(&recovering)
+            })
             .map_err(&err)?;
         Ok(DiskCache {
             _open: Arc::new(OpenGuard(inner.clone())),

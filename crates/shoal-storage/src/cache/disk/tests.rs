@@ -8,6 +8,7 @@ fn config(dir: &Path, segments: u64) -> DiskCacheConfig {
         capacity_bytes: segments << 20,
         segment_bytes: 1 << 20,
         queue_bytes: 64 << 20,
+        nice: 0,
     }
 }
 
