@@ -224,6 +224,15 @@ impl Default for MemstoreSection {
 }
 
 impl MemstoreSection {
+    /// The active-segment size in-memory compaction takes, capped at a
+    /// quarter of the flush size (so a flush has several segments to merge).
+    pub fn effective_in_memory_flush_size(&self, flush_size: u64) -> u64 {
+        self.in_memory_flush_size
+            .0
+            .min(flush_size / 4)
+            .max(64 << 10)
+    }
+
     /// The global limit in bytes (resolving the fraction of memory).
     pub fn limit_bytes(&self) -> u64 {
         if self.global_limit.0 > 0 {
@@ -391,13 +400,10 @@ impl ServerConfig {
                 format!("must be at least 2, got {}", m.blocking_multiplier),
             ));
         }
-        if m.in_memory_flush_size.0 < (64 << 10) || m.in_memory_flush_size.0 > r.flush_size.0 {
+        if m.in_memory_flush_size.0 < (64 << 10) {
             return Err(invalid(
                 "memstore.in_memory_flush_size",
-                format!(
-                    "must be between 64KiB and regions.flush_size ({}), got {}",
-                    r.flush_size, m.in_memory_flush_size
-                ),
+                format!("must be at least 64KiB, got {}", m.in_memory_flush_size),
             ));
         }
         if m.pipeline_max_segments == 0 {
@@ -608,7 +614,7 @@ mod tests {
         assert!(e.to_string().contains("soon"), "{e}");
         let e = ServerConfig::from_toml("[memstore]\nflush_watermark = 1.5").unwrap_err();
         assert!(e.to_string().contains("memstore.flush_watermark"), "{e}");
-        let e = ServerConfig::from_toml("[memstore]\nin_memory_flush_size = \"1GiB\"").unwrap_err();
+        let e = ServerConfig::from_toml("[memstore]\nin_memory_flush_size = \"1KiB\"").unwrap_err();
         assert!(
             e.to_string().contains("memstore.in_memory_flush_size"),
             "{e}"

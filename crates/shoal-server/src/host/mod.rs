@@ -336,7 +336,8 @@ impl Host {
         config.compaction_trigger_files = self.inner.config.regions.compaction_trigger_files;
         let m = &self.inner.config.memstore;
         config.blocking_multiplier = m.blocking_multiplier;
-        config.in_memory_flush_size = m.in_memory_flush_size.0 as usize;
+        config.in_memory_flush_size =
+            m.effective_in_memory_flush_size(self.inner.config.regions.flush_size.0) as usize;
         config.pipeline_max_segments = m.pipeline_max_segments;
         Region::open(config, self.inner.env.clone()).await
     }
