@@ -9,6 +9,7 @@
 //! object is on the object store; without, it returns once in the memtable.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -28,7 +29,7 @@ use crate::system::System;
 pub struct Slate {
     db: Db,
     store: EmulatedStore,
-    durable: bool,
+    durable: AtomicBool,
 }
 
 impl Slate {
@@ -69,7 +70,16 @@ impl Slate {
             .build()
             .await
             .context("opening SlateDB")?;
-        Ok(Slate { db, store, durable })
+        Ok(Slate {
+            db,
+            store,
+            durable: AtomicBool::new(durable),
+        })
+    }
+
+    /// Makes later writes await durability, or not.
+    pub fn set_durable(&self, durable: bool) {
+        self.durable.store(durable, Ordering::Relaxed);
     }
 
     /// Closes the database (flushes what it holds).
@@ -79,7 +89,7 @@ impl Slate {
 
     async fn put(&self, key: String, value: Vec<u8>) -> anyhow::Result<()> {
         let handle = self.db.put(key, value).await?;
-        if self.durable {
+        if self.durable.load(Ordering::Relaxed) {
             handle.await_durable().await?;
         }
         Ok(())
