@@ -162,10 +162,12 @@ impl EmulatedStore {
     ) -> BoxStream<'static, Result<T>> {
         self.counters.other.fetch_add(1, Ordering::Relaxed);
         let delay = self.model.first_byte_delay();
-        futures::stream::once(sleep(delay))
-            .map(move |_| stream)
-            .flatten()
-            .boxed()
+        futures::stream::once(async move {
+            sleep(delay).await;
+            stream
+        })
+        .flatten()
+        .boxed()
     }
 }
 
