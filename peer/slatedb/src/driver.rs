@@ -111,7 +111,10 @@ pub async fn run<S: System>(
                         Ok(n) => Err(anyhow::anyhow!("read {n} of {} fields", w.field_count)),
                         Err(e) => Err(e),
                     },
-                    other => Err(anyhow::anyhow!("{} is not in workloads A or C", other.name())),
+                    other => Err(anyhow::anyhow!(
+                        "{} is not in workloads A or C",
+                        other.name()
+                    )),
                 };
                 if t0 >= from {
                     out.record(op, t0, result);

@@ -50,7 +50,8 @@ impl Model {
             return self.latency;
         }
         let offset = rand::rng().random_range(0..=jitter_us.saturating_mul(2));
-        self.latency.saturating_sub(Duration::from_micros(jitter_us))
+        self.latency
+            .saturating_sub(Duration::from_micros(jitter_us))
             + Duration::from_micros(offset)
     }
 
@@ -341,7 +342,10 @@ mod tests {
         assert_eq!(got.len(), 100_000);
         assert_eq!(start.elapsed(), Duration::from_millis(130));
         let r = store.requests();
-        assert_eq!((r.gets, r.puts, r.get_bytes, r.put_bytes), (1, 1, 100_000, 500_000));
+        assert_eq!(
+            (r.gets, r.puts, r.get_bytes, r.put_bytes),
+            (1, 1, 100_000, 500_000)
+        );
         Ok(())
     }
 }

@@ -59,7 +59,11 @@ struct Args {
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Which systems to run: shoal, slatedb-durable, slatedb-async.
-    #[arg(long, value_delimiter = ',', default_value = "shoal,slatedb-durable,slatedb-async")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "shoal,slatedb-durable,slatedb-async"
+    )]
     systems: Vec<String>,
 }
 
@@ -110,8 +114,8 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn run_shoal(setup: &Setup, args: &Args) -> anyhow::Result<SystemResult> {
-    let w = workload(WORKLOAD_A, args.records)?;
-    let sys = Arc::new(shoal_sys::Shoal::open(setup, w.field_count).await?);
+    let fields = workload(WORKLOAD_A, args.records)?.field_count;
+    let sys = Arc::new(shoal_sys::Shoal::open(setup, fields).await?);
     let durability = "acknowledged after the local WAL group commit is fsync'd".to_string();
     let result = bench("Shoal", durability, &sys, args).await?;
     let sys = Arc::into_inner(sys).context("Shoal still in use after the run")?;
@@ -164,8 +168,9 @@ async fn bench_with<S: System>(
     );
     let w = Arc::new(workload(WORKLOAD_A, args.records)?);
     let load = driver::load(sys, &w, args.threads).await?;
+    let load_state = sys.state();
     eprintln!(
-        "  load: {} records in {:.1} s",
+        "  load: {} records in {:.1} s; {load_state}",
         args.records,
         load.elapsed.as_secs_f64()
     );
@@ -173,17 +178,19 @@ async fn bench_with<S: System>(
     eprintln!("  settled: {layout}");
     after_load(sys);
     let a = driver::run(sys, &w, args.threads, warmup, duration).await?;
-    eprintln!("  A: {:.0} ops/s", a.ops_per_sec());
+    let a_state = sys.state();
+    eprintln!("  A: {:.0} ops/s; {a_state}", a.ops_per_sec());
     let c = Arc::new(workload(WORKLOAD_C, args.records)?);
     let c = driver::run(sys, &c, args.threads, warmup, duration).await?;
-    eprintln!("  C: {:.0} ops/s", c.ops_per_sec());
+    let c_state = sys.state();
+    eprintln!("  C: {:.0} ops/s; {c_state}", c.ops_per_sec());
     Ok(SystemResult {
         label: label.into(),
         durability,
-        load: PhaseResult::from(&load),
+        load: PhaseResult::from(&load, load_state),
         layout,
-        workload_a: PhaseResult::from(&a),
-        workload_c: PhaseResult::from(&c),
+        workload_a: PhaseResult::from(&a, a_state),
+        workload_c: PhaseResult::from(&c, c_state),
     })
 }
 

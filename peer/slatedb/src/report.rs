@@ -13,6 +13,7 @@ use crate::emulate::Requests;
 pub struct Latency {
     pub operations: u64,
     pub errors: u64,
+    pub mean_ms: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub p999_ms: f64,
@@ -24,6 +25,7 @@ impl Latency {
         Latency {
             operations: r.operations,
             errors: r.errors,
+            mean_ms: r.average_us / 1000.0,
             p50_ms: ms(r.p50_us),
             p99_ms: ms(r.p99_us),
             p999_ms: ms(r.p999_us),
@@ -41,10 +43,12 @@ pub struct PhaseResult {
     pub insert: Option<Latency>,
     pub object_store: Requests,
     pub first_error: Option<String>,
+    /// The engine's state after the phase.
+    pub state_after: String,
 }
 
 impl PhaseResult {
-    pub fn from(phase: &Phase) -> PhaseResult {
+    pub fn from(phase: &Phase, state_after: String) -> PhaseResult {
         let reports = phase.measurements.reports();
         let get = |name: &str| reports.get(name).map(Latency::from);
         PhaseResult {
@@ -55,6 +59,7 @@ impl PhaseResult {
             insert: get("INSERT"),
             object_store: phase.requests,
             first_error: phase.first_error.clone(),
+            state_after,
         }
     }
 }
@@ -154,7 +159,9 @@ impl Report {
                 ));
             }
         }
-        md.push_str("\n| workload | Shoal / … | throughput ratio | read p99 ratio | update p99 ratio |\n");
+        md.push_str(
+            "\n| workload | Shoal / … | throughput ratio | read p99 ratio | update p99 ratio |\n",
+        );
         md.push_str("|---|---|---:|---:|---:|\n");
         let opt = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.2}"));
         for r in &self.ratios {
@@ -169,7 +176,10 @@ impl Report {
         }
         md.push_str("\nLayout after the load:\n\n");
         for s in &self.systems {
-            md.push_str(&format!("- {}: {}. Writes: {}.\n", s.label, s.layout, s.durability));
+            md.push_str(&format!(
+                "- {}: {}. Writes: {}.\n",
+                s.label, s.layout, s.durability
+            ));
         }
         md
     }

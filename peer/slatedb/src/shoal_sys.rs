@@ -25,6 +25,7 @@ pub struct Shoal {
     region: Region,
     wal: Wal,
     bucket: Bucket,
+    cache: Option<BlockCache>,
     fields: Vec<String>,
 }
 
@@ -44,11 +45,8 @@ impl Shoal {
             .await
             .context("opening Shoal's WAL")?;
         let env = RegionEnv::new(bucket.clone(), wal.clone());
-        let l2 = DiskCache::open(DiskCacheConfig::new(
-            setup.dir.join("l2"),
-            setup.disk_bytes,
-        ))
-        .context("opening Shoal's L2 cache")?;
+        let l2 = DiskCache::open(DiskCacheConfig::new(setup.dir.join("l2"), setup.disk_bytes))
+            .context("opening Shoal's L2 cache")?;
         let cache = BlockCache::new(
             CacheConfig {
                 l1_data_bytes: usize::try_from(setup.memory_data_bytes)?,
@@ -59,7 +57,7 @@ impl Shoal {
             env.fetcher.clone(),
             Some(Arc::new(l2) as Arc<dyn L2>),
         );
-        let env = env.with_cache(cache);
+        let env = env.with_cache(cache.clone());
         let mut config = RegionConfig::new(
             "usertable-1",
             "data/usertable/1",
@@ -73,6 +71,7 @@ impl Shoal {
             region,
             wal,
             bucket,
+            cache: Some(cache),
             fields: (0..field_count).map(|i| format!("field{i}")).collect(),
         })
     }
@@ -115,12 +114,37 @@ impl System for Shoal {
 
     async fn settle(&self) -> anyhow::Result<String> {
         self.region.flush().await.context("flush")?;
-        self.region.compact(true).await.context("major compaction")?;
+        self.region
+            .compact(true)
+            .await
+            .context("major compaction")?;
         let files: usize = self.region.file_counts().values().sum();
         Ok(format!(
             "flush + major compaction: {files} SST(s), {} MB",
             self.region.size_bytes() / 1_000_000
         ))
+    }
+
+    fn state(&self) -> String {
+        let files: usize = self.region.file_counts().values().sum();
+        let mut state = format!(
+            "memstore {:.1} MB, {files} SST(s)",
+            self.region.memstore_size() as f64 / 1e6
+        );
+        if let Some(cache) = &self.cache {
+            let m = cache.metrics();
+            state.push_str(&format!(
+                ", L1 data hits/misses {}/{}, L1 meta hits/misses {}/{}, L2 hits/misses {}/{}, cache-miss GETs {}",
+                m.data.hits,
+                m.data.misses,
+                m.meta.hits,
+                m.meta.misses,
+                m.l2_hits,
+                m.l2_misses,
+                m.object_store_gets
+            ));
+        }
+        state
     }
 
     fn requests(&self) -> Requests {

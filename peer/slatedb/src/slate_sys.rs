@@ -144,6 +144,15 @@ impl System for Slate {
         ))
     }
 
+    fn state(&self) -> String {
+        let m = self.db.manifest();
+        format!(
+            "{} L0 SST(s), {} sorted run(s)",
+            m.l0().len(),
+            m.compacted().len()
+        )
+    }
+
     fn requests(&self) -> Requests {
         self.store.requests()
     }

@@ -31,4 +31,8 @@ pub trait System: Send + Sync + 'static {
 
     /// Object-store requests so far (monotonic).
     fn requests(&self) -> Requests;
+
+    /// A one-line view of the engine's state (buffers, files, cache), for the log
+    /// and the report.
+    fn state(&self) -> String;
 }
