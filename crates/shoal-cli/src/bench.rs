@@ -149,14 +149,18 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 window: Duration::from_secs(if a.quick { 1 } else { 5 }),
                 threads: 16,
                 latency: Duration::from_millis(30),
+                // The kill -9 phases run this very binary as `shoal serve`.
+                shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
             };
             let r = shoal_bench::scenario::bucketcache::run(&opts, &a.out).await?;
             println!(
-                "bucketcache: speed-up with L2 {:.1}x; 95% L2 hits after {:?} s; recovery after restart: persistent L2 {:?} s, wiped L2 {:?} s; reports in {}",
+                "bucketcache: speed-up with L2 {:.1}x; 95% L2 hits after {:?} s; recovery after a clean restart: persistent L2 {:?} s, wiped L2 {:?} s; after kill -9: persistent L2 {:?} s, wiped L2 {:?} s; reports in {}",
                 r.speedup_with_l2,
                 r.seconds_to_95pct_l2_hits,
                 r.recovery_s_persistent_l2,
                 r.recovery_s_wiped_l2,
+                r.recovery_s_kill9_persistent_l2,
+                r.recovery_s_kill9_wiped_l2,
                 a.out.display()
             );
         }

@@ -155,7 +155,11 @@ fn the_warmup_scenario_quick_run_refills_l2_with_few_gets() {
 #[test]
 fn the_bucketcache_scenario_quick_run_reports_every_phase() {
     let dir = tempfile::tempdir().unwrap();
+    // The scenario's own temp dir (data dir and child config) goes here.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let out = std::process::Command::new(support::shoal_bin())
+        .env("TMPDIR", &tmp)
         .args([
             "bench",
             "scenario",
@@ -177,7 +181,7 @@ fn the_bucketcache_scenario_quick_run_reports_every_phase() {
         serde_json::from_slice(&std::fs::read(dir.path().join("bucketcache.json")).unwrap())
             .unwrap();
     let phases = v["phases"].as_array().unwrap();
-    assert_eq!(phases.len(), 4, "{v}");
+    assert_eq!(phases.len(), 6, "{v}");
     for p in phases {
         assert!(p["ops_per_sec"].as_f64().unwrap() > 0.0, "{p}");
         assert!(!p["samples"].as_array().unwrap().is_empty(), "{p}");
@@ -195,8 +199,51 @@ fn the_bucketcache_scenario_quick_run_reports_every_phase() {
         "seconds_to_95pct_l2_hits",
         "recovery_s_persistent_l2",
         "recovery_s_wiped_l2",
+        "recovery_s_kill9_persistent_l2",
+        "recovery_s_kill9_wiped_l2",
     ] {
         assert!(v.get(key).is_some(), "{key}");
     }
-    assert!(dir.path().join("bucketcache.svg").exists());
+    // The last two phases restart a `shoal serve` child after SIGKILL: each
+    // knows the throughput before the kill and how long start-up took.
+    for (p, name) in phases[4..]
+        .iter()
+        .zip(["kill -9, persistent L2", "kill -9, L2 wiped"])
+    {
+        assert_eq!(p["name"], name, "{p}");
+        assert!(p["pre_restart_ops_per_sec"].as_f64().unwrap() > 0.0, "{p}");
+        let startup = p["startup_s"].as_f64().unwrap();
+        assert!(startup > 0.0 && startup < 120.0, "{p}");
+        // Samples count from the new process's start, so none precedes it.
+        let first = p["samples"][0]["t_s"].as_f64().unwrap();
+        assert!(first >= startup, "{p}");
+    }
+    // After a kill -9 the persistent L2 still serves: few GETs.
+    let kill9 = phases[4]["gets_per_10k_reads_steady"].as_f64().unwrap();
+    assert!(
+        off > 10.0 * kill9.max(1.0),
+        "GETs per 10k reads: off {off}, after kill -9 with L2 {kill9}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("bucketcache.md")).unwrap();
+    for row in [
+        "| kill -9, persistent L2 |",
+        "| kill -9, L2 wiped |",
+        "kill -9, persistent L2 | ",
+    ] {
+        assert!(md.contains(row), "{row}: {md}");
+    }
+    let svg = std::fs::read_to_string(dir.path().join("bucketcache.svg")).unwrap();
+    assert!(svg.contains("kill -9, L2 wiped"), "{svg}");
+    // No `shoal serve` child outlives the scenario: none runs with a config
+    // file under the scenario's temp dir.
+    let left = std::process::Command::new("pgrep")
+        .arg("-af")
+        .arg(tmp.to_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
+        "processes left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
 }
