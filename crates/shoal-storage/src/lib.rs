@@ -15,3 +15,4 @@ pub mod object;
 pub mod region;
 pub mod sst;
 pub mod wal;
+pub mod writeback;

@@ -141,16 +141,23 @@ async fn multipart_upload_on_local_disk() {
     let faults = Faults::new();
     let b = local(&dir).await.with_faults(faults.clone());
     let data = Bytes::from(pattern(2 * b.part_size() + 777, 5));
-    // An injected failure before the disk is touched is retried in place.
+    // An injected failure before the disk is touched is retried in place, and
+    // so is one after the part reached the disk: parts have fixed offsets.
     faults.fail_next(Op::Multipart, 1);
     let mut up = b.upload("data/ab/big.sst").await.expect("upload");
-    for chunk in data.chunks(1_234_567) {
+    for (i, chunk) in data.chunks(1_234_567).enumerate() {
+        if i == 5 {
+            faults.timeout_after_apply_next(Op::Multipart, 1);
+        }
         up.write(data.slice_ref(chunk)).await.expect("write");
     }
+    // The completion's rename happens, then the answer is lost: the retry
+    // finds the object in place.
+    faults.timeout_after_apply_next(Op::Multipart, 1);
     assert_eq!(up.finish().await.expect("finish"), data.len() as u64);
     assert!(b.get("data/ab/big.sst").await.expect("get") == data);
     let m = b.metrics();
-    assert_eq!(m.multipart.retries, 1);
+    assert_eq!(m.multipart.retries, 3);
     assert_eq!(m.multipart.bytes, data.len() as u64);
     // No staging files left behind.
     let listed = b.list("data").await.expect("list");
@@ -163,6 +170,12 @@ async fn multipart_upload_on_local_disk() {
         .expect("write");
     aborted.abort().await.expect("abort");
     assert!(!b.exists("data/ab/aborted.sst").await.expect("exists"));
+    // Nothing but the completed object is on the disk (no staging files).
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("store/root/data/ab"))
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["big.sst".to_string()]);
 }
 
 #[tokio::test]

@@ -27,6 +27,9 @@ pub(crate) struct Backend {
     pub(crate) store: Arc<dyn ObjectStore>,
     /// Low-level multipart API (lets one part be retried); `None` for the local disk.
     pub(crate) multipart: Option<Arc<dyn MultipartStore>>,
+    /// The local-disk store, whose multipart uploads we write ourselves (see
+    /// `local_upload`); `None` for every other backend.
+    pub(crate) local: Option<Arc<LocalFileSystem>>,
     /// Paginated listing, used by the probe; `None` for local and memory.
     pub(crate) lister: Option<Arc<dyn PaginatedListStore>>,
     pub(crate) keys: KeySpace,
@@ -44,6 +47,7 @@ impl Backend {
         Backend {
             store: store.clone(),
             multipart: Some(store),
+            local: None,
             lister: None,
             keys: KeySpace::new(""),
             location: "memory://".to_owned(),
@@ -81,9 +85,11 @@ impl Backend {
                 let store = LocalFileSystem::new_with_prefix(root)
                     .map_err(|e| built("backend.root", e))?
                     .with_fsync(true);
+                let store = Arc::new(store);
                 Ok(Backend {
-                    store: Arc::new(store),
+                    store: store.clone(),
                     multipart: None,
+                    local: Some(store),
                     lister: None,
                     keys: KeySpace::new(""),
                     location: format!("file://{}", root.display()),
@@ -125,6 +131,7 @@ impl Backend {
                 Ok(Backend {
                     store: store.clone(),
                     multipart: Some(store.clone()),
+                    local: None,
                     lister: Some(store),
                     keys: KeySpace::new(&s3.prefix),
                     location: location("s3", &s3.bucket, &s3.prefix),
@@ -144,6 +151,7 @@ impl Backend {
                 Ok(Backend {
                     store: store.clone(),
                     multipart: Some(store.clone()),
+                    local: None,
                     lister: Some(store),
                     keys: KeySpace::new(&gcs.prefix),
                     location: location("gs", &gcs.bucket, &gcs.prefix),
@@ -164,6 +172,7 @@ impl Backend {
                 Ok(Backend {
                     store: store.clone(),
                     multipart: Some(store.clone()),
+                    local: None,
                     lister: Some(store),
                     keys: KeySpace::new(&azure.prefix),
                     location: location(

@@ -73,6 +73,7 @@ pub struct Bucket {
 pub(super) struct Inner {
     store: Arc<dyn ObjectStore>,
     pub(super) multipart: Option<Arc<dyn MultipartStore>>,
+    pub(super) local: Option<Arc<object_store::local::LocalFileSystem>>,
     lister: Option<Arc<dyn PaginatedListStore>>,
     keys: KeySpace,
     location: String,
@@ -138,6 +139,7 @@ impl Bucket {
             inner: Arc::new(Inner {
                 store: backend.store,
                 multipart: backend.multipart,
+                local: backend.local,
                 lister: backend.lister,
                 keys: backend.keys,
                 location: backend.location,
@@ -632,10 +634,6 @@ impl Inner {
                 }
             }
         }
-    }
-
-    pub(super) fn store_handle(&self) -> Arc<dyn ObjectStore> {
-        self.store.clone()
     }
 
     /// Unconditional put of a payload (retried).

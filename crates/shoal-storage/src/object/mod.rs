@@ -40,6 +40,7 @@ mod config;
 mod emulate;
 mod error;
 mod faults;
+mod local_upload;
 mod metrics;
 pub mod path;
 mod retry;

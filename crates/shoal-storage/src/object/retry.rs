@@ -336,6 +336,7 @@ impl<'a> Retrier<'a> {
     }
 
     /// Attempts made so far (failed ones are counted by [`Retrier::retry_after`]).
+    #[cfg(test)]
     pub(crate) fn attempts(&self) -> u32 {
         self.attempts
     }

@@ -9,9 +9,10 @@
 //!
 //! Retries: on S3, GCS, Azure and memory each part goes through the low-level
 //! `MultipartStore` API with an explicit part number, so a failed part is retried in
-//! place like any idempotent request. The local disk has no such API; its upload writes
-//! parts at running offsets, so a part is retried only if the failure happened before the
-//! request reached the disk (injected faults); a real local I/O error fails the upload.
+//! place like any idempotent request. On the local disk we write the staging file
+//! ourselves (`local_upload`): each part at its fixed offset, with write-behind, so a
+//! part is retried in place too; a real local I/O error is permanent and fails the
+//! upload.
 //!
 //! An upload that is dropped without [`Upload::finish`] or [`Upload::abort`] is aborted
 //! in the background (best effort; an S3 lifecycle rule for incomplete multipart uploads
@@ -19,19 +20,18 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use object_store::multipart::{MultipartStore, PartId};
 use object_store::path::Path;
-use object_store::{MultipartId, MultipartUpload, PutMultipartOptions, PutPayload};
-use tokio::sync::Mutex;
+use object_store::{MultipartId, PutPayload};
 use tokio::task::JoinHandle;
 
 use super::bucket::Bucket;
 use super::error::ObjectError;
+use super::local_upload::LocalStaging;
 use super::metrics::Op;
-use super::retry::{Failure, Retrier};
+use super::retry::Retrier;
 
 /// A multipart upload in progress.
 #[derive(Clone)]
@@ -41,8 +41,8 @@ enum Session {
         store: Arc<dyn MultipartStore>,
         id: MultipartId,
     },
-    /// High-level API (local disk): parts are placed at running offsets.
-    Stream(Arc<Mutex<Box<dyn MultipartUpload>>>),
+    /// Local disk: a staging file we write at fixed offsets.
+    Local(Arc<LocalStaging>),
 }
 
 type PartTask = JoinHandle<Result<Option<PartId>, ObjectError>>;
@@ -158,14 +158,17 @@ impl Upload {
         self.wait_in_flight().await?;
         match self.session.clone() {
             Some(Session::Parts { store, id }) => self.complete_parts(store, id).await,
-            Some(Session::Stream(upload)) => {
-                let upload = &upload;
-                run_stream_request(&self.bucket, &self.path, 0, || async move {
-                    upload.lock().await.complete().await?;
-                    Ok(None)
-                })
-                .await
-                .map(|_| ())
+            Some(Session::Local(staging)) => {
+                let total = self.total;
+                let staging = &staging;
+                self.bucket
+                    .inner
+                    .run(Op::Multipart, &self.path, 0, || async move {
+                        let staging = staging.clone();
+                        blocking(move || staging.complete(total)).await?;
+                        Ok(((), 0))
+                    })
+                    .await
             }
             None => Ok(()),
         }
@@ -243,9 +246,17 @@ impl Upload {
         self.buffered = 0;
         let idx = self.next_part;
         self.next_part += 1;
+        // Every part but the last has exactly `part_size` bytes.
+        let offset = (idx * self.part_size) as u64;
         let (bucket, path, key) = (self.bucket.clone(), self.path.clone(), self.key.clone());
         self.in_flight = Some(tokio::spawn(async move {
-            upload_part(bucket, path, key, session, idx, payload, len).await
+            let part = Part {
+                idx,
+                offset,
+                payload,
+                len,
+            };
+            upload_part(bucket, path, key, session, part).await
         }));
         Ok(())
     }
@@ -284,17 +295,30 @@ impl Upload {
                 id,
             });
         }
-        let store = inner.store_handle();
-        let store = &store;
-        let upload = inner
-            .run(Op::Multipart, &self.path, 0, || async move {
-                let upload = store
-                    .put_multipart_opts(key, PutMultipartOptions::default())
-                    .await?;
-                Ok((upload, 0))
-            })
-            .await?;
-        Ok(Session::Stream(Arc::new(Mutex::new(upload))))
+        let Some(local) = &inner.local else {
+            return Err(ObjectError::Other {
+                op: Op::Multipart,
+                path: self.path.clone(),
+                source: "this backend has no multipart upload".into(),
+            });
+        };
+        let dest = local
+            .path_to_filesystem(key)
+            .map_err(|e| ObjectError::Other {
+                op: Op::Multipart,
+                path: self.path.clone(),
+                source: Box::new(e),
+            })?;
+        // A local file create is not a request: not retried (a retry after an
+        // ambiguous failure could leave a staging file behind).
+        let staging = blocking(move || LocalStaging::create(dest))
+            .await
+            .map_err(|e| ObjectError::Other {
+                op: Op::Multipart,
+                path: self.path.clone(),
+                source: Box::new(e),
+            })?;
+        Ok(Session::Local(Arc::new(staging)))
     }
 
     async fn abort_session(&mut self) -> Result<(), ObjectError> {
@@ -358,14 +382,15 @@ async fn abort_session(
                 })
                 .await
         }
-        Session::Stream(upload) => {
-            let upload = &upload;
-            run_stream_request(bucket, path, 0, || async move {
-                upload.lock().await.abort().await?;
-                Ok(None)
-            })
-            .await
-            .map(|_| ())
+        Session::Local(staging) => {
+            let staging = &staging;
+            inner
+                .run(Op::Multipart, path, 0, || async move {
+                    let staging = staging.clone();
+                    blocking(move || staging.abort()).await?;
+                    Ok(((), 0))
+                })
+                .await
         }
     };
     match result {
@@ -374,16 +399,28 @@ async fn abort_session(
     }
 }
 
-/// Uploads part `idx` (retried as the module docs describe).
+/// One part of an upload.
+struct Part {
+    idx: usize,
+    offset: u64,
+    payload: PutPayload,
+    len: u64,
+}
+
+/// Uploads one part (retried as the module docs describe).
 async fn upload_part(
     bucket: Bucket,
     path: String,
     key: Path,
     session: Session,
-    idx: usize,
-    payload: PutPayload,
-    len: u64,
+    part: Part,
 ) -> Result<Option<PartId>, ObjectError> {
+    let Part {
+        idx,
+        offset,
+        payload,
+        len,
+    } = part;
     match session {
         Session::Parts { store, id } => {
             let (store, id, key, payload) = (&store, &id, &key, &payload);
@@ -395,55 +432,34 @@ async fn upload_part(
                 })
                 .await
         }
-        Session::Stream(upload) => {
-            let (upload, payload) = (&upload, &payload);
-            run_stream_request(&bucket, &path, len, || async move {
-                let part = upload.lock().await.put_part(payload.clone());
-                part.await?;
-                Ok(None)
-            })
-            .await
+        Session::Local(staging) => {
+            let (staging, payload) = (&staging, &payload);
+            bucket
+                .inner
+                .run(Op::Multipart, &path, len, || async move {
+                    let (staging, payload) = (staging.clone(), payload.clone());
+                    blocking(move || staging.write_part(offset, &payload)).await?;
+                    Ok((None, 0))
+                })
+                .await
         }
     }
 }
 
-/// Runs a request of the high-level (local) multipart API: retried only while the
-/// failures happen before the request reaches the store, because a repeated `put_part`
-/// would land at the wrong offset.
-async fn run_stream_request<F, Fut>(
-    bucket: &Bucket,
-    path: &str,
-    sent: u64,
-    mut call: F,
-) -> Result<Option<PartId>, ObjectError>
+/// Runs blocking file work off the async threads; an I/O error becomes a
+/// (permanent) store error.
+async fn blocking<T, F>(work: F) -> Result<T, object_store::Error>
 where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Option<PartId>, object_store::Error>>,
+    F: FnOnce() -> std::io::Result<T> + Send + 'static,
+    T: Send + 'static,
 {
-    let inner = &bucket.inner;
-    let mut retrier = Retrier::new(&inner.retry, &inner.metrics, Op::Multipart, path);
-    loop {
-        let reached_store = AtomicBool::new(false);
-        let reached = &reached_store;
-        let call = &mut call;
-        let result = inner
-            .attempt(Op::Multipart, sent, || {
-                reached.store(true, Ordering::Relaxed);
-                let future = call();
-                async move { Ok((future.await?, 0)) }
-            })
-            .await;
-        match result {
-            Ok(part) => return Ok(part),
-            Err(failure) if reached_store.load(Ordering::Relaxed) => {
-                let attempts = retrier.attempts() + 1;
-                return Err(Failure::into_error(failure, Op::Multipart, path, attempts));
-            }
-            Err(failure) => {
-                if !retrier.retry_after(&failure).await {
-                    return Err(retrier.into_error(failure));
-                }
-            }
-        }
+    let generic = |source: Box<dyn std::error::Error + Send + Sync>| object_store::Error::Generic {
+        store: "LocalFileSystem",
+        source,
+    };
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(generic(Box::new(e))),
+        Err(join) => Err(generic(Box::new(join))),
     }
 }

@@ -26,6 +26,7 @@ mod format;
 
 use super::L2;
 use crate::sst::FileId;
+use crate::writeback::WriteBehind;
 use bytes::Bytes;
 use format::{Key, Record};
 use futures::future::BoxFuture;
@@ -634,6 +635,9 @@ struct Writer {
     records: Vec<Record>,
     buf: Vec<u8>,
     pending: Vec<Record>,
+    /// Write-behind of the current segment: its dirty pages go to the disk as
+    /// they are written, not in bursts that stall the WAL's fsyncs.
+    behind: WriteBehind,
 }
 
 impl Writer {
@@ -646,6 +650,7 @@ impl Writer {
             records: Vec::new(),
             buf: Vec::with_capacity(1 << 20),
             pending: Vec::new(),
+            behind: WriteBehind::new(),
         }
     }
 
@@ -692,6 +697,7 @@ impl Writer {
         self.slot = Some(slot);
         self.generation = generation;
         self.pos = format::HEADER_LEN;
+        self.behind = WriteBehind::new();
         self.records.clear();
         Ok(())
     }
@@ -788,6 +794,8 @@ impl Writer {
             self.buf.clear();
             return Err(e);
         }
+        self.behind
+            .written(&self.inner.files[slot], self.pos, self.buf.len() as u64);
         self.pos += self.buf.len() as u64;
         self.inner
             .counters
