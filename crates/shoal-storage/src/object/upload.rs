@@ -144,6 +144,14 @@ impl Upload {
     }
 
     async fn finish_inner(&mut self) -> Result<(), ObjectError> {
+        // On the local disk, anything over one write-behind chunk goes through
+        // the staging file too: a single PUT would reach the disk in one burst.
+        if self.session.is_none()
+            && self.bucket.inner.local.is_some()
+            && self.buffered > crate::writeback::CHUNK
+        {
+            self.flush_part().await?;
+        }
         if self.session.is_none() {
             let payload: PutPayload = self.buffer.drain(..).collect();
             self.buffered = 0;
