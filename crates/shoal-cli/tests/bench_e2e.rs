@@ -107,6 +107,7 @@ fn the_writetail_scenario_quick_run_writes_complete_reports() {
         serde_json::from_slice(&std::fs::read(dir.path().join("writetail.json")).unwrap()).unwrap();
     for key in [
         "max_puts_per_sec",
+        "sustained_max_puts_per_sec",
         "rate",
         "achieved",
         "flushes",

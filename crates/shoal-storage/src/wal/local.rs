@@ -9,8 +9,14 @@
 //! invariant still holds once a newer segment exists.
 //!
 //! Preallocation: the next segment is prepared ahead of time as a *spare*
-//! (`<n:020>.wal.spare`: header, then zeros up to the segment size, synced), and a roll
-//! renames it into place (then syncs the directory). Group commits then overwrite
+//! (`<n:020>.wal.spare`: header, then zeros up to the segment size, synced), then
+//! linked into place as `<n:020>.wal` (never replacing a file) and the directory synced,
+//! all on a background thread: a roll then only switches files. Renaming and syncing the
+//! directory at the roll, inside the commit path, forced a file-system journal commit
+//! there, and with online discard (`-o discard`) a journal commit also trims every
+//! block freed since the last one (deleted SSTs, truncated cache segments): tens of
+//! milliseconds during which every put waited. An unused prepared segment is an empty
+//! segment (a header and zeros) and recovery reads it as one. Group commits then overwrite
 //! blocks that are already allocated and written, so the file's size and extents do
 //! not change and `fdatasync` has no metadata to journal: on ext4 an appending
 //! `fdatasync` waits for a journal commit shared with every other file-system change
@@ -239,7 +245,31 @@ impl SpareSegment {
             let _ = fs::remove_file(&path);
             return Err(WalError::io(&shown, "preallocate spare segment", e));
         }
-        Ok(SpareSegment { number, path, file })
+        // Into place without replacing anything (a hard link fails if the name
+        // exists), then the spare name goes and the directory is synced.
+        let final_path = dir.join(segment_name(number));
+        if let Err(e) = fs::hard_link(&path, &final_path) {
+            let _ = fs::remove_file(&path);
+            return Err(WalError::io(
+                final_path.display(),
+                "put spare segment in place",
+                e,
+            ));
+        }
+        if let Err(e) = fs::remove_file(&path)
+            .map_err(|e| WalError::io(&shown, "remove spare name", e))
+            .and_then(|()| sync_dir(dir))
+        {
+            // Not in place after all: the writer creates the segment itself.
+            let _ = fs::remove_file(&final_path);
+            let _ = fs::remove_file(&path);
+            return Err(e);
+        }
+        Ok(SpareSegment {
+            number,
+            path: final_path,
+            file,
+        })
     }
 
     /// The segment number it was prepared for.
@@ -247,13 +277,11 @@ impl SpareSegment {
         self.number
     }
 
-    /// Puts it in place as the current segment (rename, then directory sync).
-    pub fn install(self, dir: &Path) -> Result<SegmentFile, WalError> {
-        let path = dir.join(segment_name(self.number));
+    /// Makes it the current segment: it is already in place and durable, so
+    /// this touches no metadata.
+    pub fn install(self) -> Result<SegmentFile, WalError> {
+        let path = self.path;
         let shown = path.display().to_string();
-        fs::rename(&self.path, &path)
-            .map_err(|e| WalError::io(&shown, "put spare segment in place", e))?;
-        sync_dir(dir)?;
         let mut file = self.file;
         file.seek(SeekFrom::Start(HEADER_LEN as u64))
             .map_err(|e| WalError::io(&shown, "seek", e))?;
@@ -265,9 +293,16 @@ impl SpareSegment {
         })
     }
 
-    /// Deletes it (unused).
+    /// Deletes it (unused; it holds no entries). Only if the name still
+    /// refers to this very file.
     pub fn discard(self) {
-        let _ = fs::remove_file(&self.path);
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(ours), Ok(named)) = (self.file.metadata(), fs::metadata(&self.path))
+            && ours.ino() == named.ino()
+            && ours.dev() == named.dev()
+        {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -332,6 +367,38 @@ pub(crate) fn remove_segments(dir: &Path, numbers: &[u64]) -> Result<(), WalErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prepared_segment_is_in_place_empty_and_never_replaces_a_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spare = SpareSegment::create(dir.path(), 5, 7, 4096).expect("prepare");
+        let path = dir.path().join(segment_name(5));
+        assert_eq!(std::fs::metadata(&path).expect("in place").len(), 4096);
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec![segment_name(5)], "no spare name left");
+        // Unused, it recovers as an empty segment.
+        let recovered = recover(dir.path()).expect("recover");
+        assert_eq!(recovered.entry_count, 0);
+        assert_eq!(recovered.max_segment, Some(5));
+        // Preparing the same number again fails and leaves the file alone.
+        std::fs::write(&path, b"not a spare").expect("overwrite");
+        assert!(SpareSegment::create(dir.path(), 5, 7, 4096).is_err());
+        assert_eq!(std::fs::read(&path).expect("read"), b"not a spare");
+        // Discarding the first one no longer touches that name: it is another file.
+        std::fs::remove_file(&path).expect("remove");
+        std::fs::write(&path, b"someone else").expect("write");
+        spare.discard();
+        assert!(path.exists());
+        // Installed, it is written from just after the header.
+        std::fs::remove_file(&path).expect("remove");
+        let spare = SpareSegment::create(dir.path(), 6, 7, 4096).expect("prepare");
+        let segment = spare.install().expect("install");
+        assert_eq!(segment.len, HEADER_LEN as u64);
+        assert_eq!(segment.number, 6);
+    }
 
     #[test]
     fn names_round_trip() {

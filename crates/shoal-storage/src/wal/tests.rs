@@ -136,8 +136,10 @@ async fn reopen_after_close_and_after_drop_filters_and_sorts() {
 #[tokio::test]
 async fn segments_roll_and_are_deleted_once_every_region_is_flushed() {
     let dir = tempfile::tempdir().expect("tempdir");
+    // Without preallocation: a segment prepared ahead would be one more file.
     let options = WalOptions {
         segment_bytes: 256,
+        preallocate: false,
         ..WalOptions::local(dir.path())
     };
     let wal = Wal::open(options.clone()).await.expect("open");

@@ -299,16 +299,16 @@ impl WalWriter {
             return;
         }
         let (d, w) = (dir.clone(), *writer_id);
-        let prepared = match spare.take() {
-            // Not ready: a plain segment now rather than a stalled commit.
-            Some(task) if !task.is_finished() => {
-                tokio::spawn(async move {
-                    if let Ok(Ok(s)) = task.await {
-                        s.discard();
-                    }
-                });
-                None
-            }
+        // A spare takes segment number `next` itself, so waiting for it is the
+        // only safe choice; it had half a segment's time, so this is rare.
+        let spare = spare.take();
+        if spare.as_ref().is_some_and(|t| !t.is_finished()) {
+            tracing::warn!(
+                segment = next,
+                "WAL: the next segment is not prepared yet; commits wait for it"
+            );
+        }
+        let prepared = match spare {
             Some(task) => match task.await {
                 Ok(Ok(s)) if s.number() == next => Some(s),
                 Ok(Ok(s)) => {
@@ -327,7 +327,7 @@ impl WalWriter {
             None => None,
         };
         let created = tokio::task::spawn_blocking(move || match prepared {
-            Some(s) => s.install(&d),
+            Some(s) => s.install(),
             None => SegmentFile::create(&d, next, w),
         })
         .await
