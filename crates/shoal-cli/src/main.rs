@@ -7,9 +7,9 @@ mod shell;
 use clap::{Parser, Subcommand};
 
 /// mimalloc instead of glibc's malloc: a server allocates and frees small
-/// buffers for every request on every thread; glibc's arenas spent about 12 %
-/// of the CPU of a write-heavy run here (consolidating free chunks included),
-/// and its occasional long consolidations show up in the latency tail.
+/// buffers for every request on every thread; glibc's malloc took about 12 %
+/// of the CPU samples of a write-heavy run here, and with mimalloc the
+/// closed-loop single-put maximum rose from about 25k to 35k puts/s.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

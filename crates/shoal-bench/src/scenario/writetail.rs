@@ -3,8 +3,8 @@
 //! coordinated omission); p50/p99/p99.9/p99.99 and max per window, flush
 //! events marked. The rate defaults to 80 % of the sustained maximum measured
 //! first (closed loop; the throughput of the probe's second half, when flushes
-//! and compactions run, not the burst an empty table takes). The closed-loop maximum is also measured with batched puts
-//! (100 rows per call). The run reports what the server did meanwhile: WAL
+//! and compactions run, not the burst an empty table takes). The closed-loop
+//! maximum is also measured with batched puts (100 rows per call). The run reports what the server did meanwhile: WAL
 //! group commits and their latency, flushes, compactions, in-memory
 //! compaction and writes held back by the memstore limits.
 

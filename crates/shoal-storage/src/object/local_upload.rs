@@ -81,8 +81,6 @@ impl LocalStaging {
     /// Makes the object visible and durable: file fsync, rename over the
     /// destination, directory fsync. Blocking.
     pub(super) fn complete(&self, len: u64) -> std::io::Result<()> {
-        // A retried part may have left the file longer than the object.
-        self.file.set_len(len)?;
         self.file.sync_all()?;
         match std::fs::rename(&self.staging, &self.dest) {
             Ok(()) => {}

@@ -250,7 +250,6 @@ impl Upload {
             }
         };
         let payload: PutPayload = self.buffer.drain(..).collect();
-        let len = self.buffered as u64;
         self.buffered = 0;
         let idx = self.next_part;
         self.next_part += 1;
@@ -262,7 +261,6 @@ impl Upload {
                 idx,
                 offset,
                 payload,
-                len,
             };
             upload_part(bucket, path, key, session, part).await
         }));
@@ -412,7 +410,6 @@ struct Part {
     idx: usize,
     offset: u64,
     payload: PutPayload,
-    len: u64,
 }
 
 /// Uploads one part (retried as the module docs describe).
@@ -427,8 +424,8 @@ async fn upload_part(
         idx,
         offset,
         payload,
-        len,
     } = part;
+    let len = payload.content_length() as u64;
     match session {
         Session::Parts { store, id } => {
             let (store, id, key, payload) = (&store, &id, &key, &payload);

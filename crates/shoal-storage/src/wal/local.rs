@@ -11,12 +11,13 @@
 //! Preallocation: the next segment is prepared ahead of time as a *spare*
 //! (`<n:020>.wal.spare`: header, then zeros up to the segment size, synced), then
 //! linked into place as `<n:020>.wal` (never replacing a file) and the directory synced,
-//! all on a background thread: a roll then only switches files. Renaming and syncing the
-//! directory at the roll, inside the commit path, forced a file-system journal commit
-//! there, and with online discard (`-o discard`) a journal commit also trims every
-//! block freed since the last one (deleted SSTs, truncated cache segments): tens of
-//! milliseconds during which every put waited. An unused prepared segment is an empty
-//! segment (a header and zeros) and recovery reads it as one. Group commits then overwrite
+//! all on a background thread: a roll then only switches files. A rename and directory
+//! sync at the roll, inside the commit path, can force a file-system journal commit
+//! while puts wait (with online discard, `-o discard`, that commit also trims every
+//! block freed since the last one). The writetail runs showed no difference within
+//! their run-to-run spread; the commit path simply has no metadata work left. An
+//! unused prepared segment is an empty segment (a header and zeros) and recovery reads
+//! it as one. Group commits then overwrite
 //! blocks that are already allocated and written, so the file's size and extents do
 //! not change and `fdatasync` has no metadata to journal: on ext4 an appending
 //! `fdatasync` waits for a journal commit shared with every other file-system change
@@ -195,8 +196,8 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, WalError> {
 /// File-name suffix of a segment prepared ahead of time.
 pub(crate) const SPARE_SUFFIX: &str = ".wal.spare";
 
-/// A segment prepared ahead of time (header and zeros, durable), not yet in
-/// place.
+/// A segment prepared ahead of time: header and zeros, durable, already in
+/// place under its segment name, not yet written to.
 #[derive(Debug)]
 pub(crate) struct SpareSegment {
     number: u64,
