@@ -53,6 +53,14 @@ pub struct ScenarioArgs {
     /// writetail: in-memory compaction of the table's family.
     #[arg(long, default_value = "basic", value_parser = ["none", "basic", "eager"])]
     in_memory_compaction: String,
+    /// writetail: how long the closed-loop maximum is measured (default 60 s;
+    /// --quick 3 s). With --rate set, 0s skips the probe and the batched
+    /// maximum.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    probe: Option<Duration>,
+    /// writetail: length of the per-window figures (default 10 s; --quick 5 s).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    window: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -114,10 +122,14 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 duration: a
                     .duration
                     .unwrap_or(Duration::from_secs(if a.quick { 15 } else { 600 })),
-                probe: Duration::from_secs(if a.quick { 3 } else { 60 }),
+                probe: a
+                    .probe
+                    .unwrap_or(Duration::from_secs(if a.quick { 3 } else { 60 })),
                 value_bytes: 1000,
                 flush_size: if a.quick { 1 << 20 } else { 32 << 20 },
-                window: Duration::from_secs(if a.quick { 5 } else { 10 }),
+                window: a
+                    .window
+                    .unwrap_or(Duration::from_secs(if a.quick { 5 } else { 10 })),
                 threads: 128,
                 in_memory_compaction: match a.in_memory_compaction.as_str() {
                     "none" => shoal_client::InMemoryCompaction::None,

@@ -9,6 +9,7 @@
 
 mod admin;
 mod builders;
+mod combine;
 mod error;
 mod retry;
 mod scanner;
@@ -42,6 +43,17 @@ pub struct ClientOptions {
     pub max_backoff: Duration,
     /// Give up retrying after this long (default 30 s).
     pub retry_deadline: Duration,
+    /// Combine concurrent [`Table::mutate`] calls into shared MultiMutate
+    /// RPCs (default on; see the `combine` module). Off: one RPC per call.
+    pub combine_writes: bool,
+    /// Write RPCs a combining client keeps outstanding at once (default 8);
+    /// mutations beyond them wait and leave together.
+    pub max_write_rpcs: usize,
+    /// Most rows in one combined RPC (default 512).
+    pub max_combined_rows: usize,
+    /// Most encoded bytes in one combined RPC (default 4 MiB; a larger
+    /// mutation goes alone).
+    pub max_combined_bytes: usize,
 }
 
 impl Default for ClientOptions {
@@ -51,6 +63,10 @@ impl Default for ClientOptions {
             initial_backoff: Duration::from_millis(10),
             max_backoff: Duration::from_secs(1),
             retry_deadline: Duration::from_secs(30),
+            combine_writes: true,
+            max_write_rpcs: 8,
+            max_combined_rows: 512,
+            max_combined_bytes: 4 << 20,
         }
     }
 }
@@ -62,6 +78,8 @@ pub struct Client {
     pub(crate) data: DataClient<Channel>,
     pub(crate) admin: AdminClient<Channel>,
     pub(crate) options: ClientOptions,
+    /// Shares write RPCs among concurrent mutations (`None`: combining off).
+    pub(crate) combiner: Option<combine::Combiner>,
 }
 
 /// Largest message the client sends or accepts.
@@ -91,10 +109,15 @@ impl Client {
                 addr: addr.to_string(),
                 source,
             })?;
+        let data = DataClient::new(channel.clone())
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE);
+        let combiner = options
+            .combine_writes
+            .then(|| combine::Combiner::start(data.clone(), options.clone()));
         Ok(Client {
-            data: DataClient::new(channel.clone())
-                .max_decoding_message_size(MAX_MESSAGE)
-                .max_encoding_message_size(MAX_MESSAGE),
+            data,
+            combiner,
             admin: AdminClient::new(channel)
                 .max_decoding_message_size(MAX_MESSAGE)
                 .max_encoding_message_size(MAX_MESSAGE),

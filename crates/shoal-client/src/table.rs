@@ -2,7 +2,7 @@
 //! check-and-mutate, and scans.
 
 use crate::builders::{Get, RowMutation, Scan};
-use crate::retry::{Backoff, Idempotence, retrying};
+use crate::retry::{Idempotence, retrying};
 use crate::scanner::Scanner;
 use crate::{Client, ClientError};
 use shoal_proto::v1 as pb;
@@ -72,8 +72,13 @@ impl Table {
         Ok(rows)
     }
 
-    /// Applies one row mutation atomically.
+    /// Applies one row mutation atomically. With write combining on (the
+    /// default), concurrent calls on one client may share an RPC; each row
+    /// is still applied atomically on its own and answered on its own.
     pub async fn mutate(&self, mutation: RowMutation) -> Result<(), ClientError> {
+        if let Some(combiner) = &self.client.combiner {
+            return combiner.mutate(&self.name, mutation.m).await;
+        }
         let req = pb::MutateRequest {
             table: self.name.clone(),
             mutation: Some(mutation.m),
@@ -128,46 +133,8 @@ impl Table {
         &self,
         mutations: Vec<RowMutation>,
     ) -> Result<Vec<Result<(), ClientError>>, ClientError> {
-        let all: Vec<pb::RowMutation> = mutations.into_iter().map(|m| m.m).collect();
-        let mut results: Vec<Option<Result<(), ClientError>>> =
-            std::iter::repeat_with(|| None).take(all.len()).collect();
-        let mut pending: Vec<usize> = (0..all.len()).collect();
-        let mut backoff = Backoff::new(&self.client.options);
-        while !pending.is_empty() {
-            let req = pb::MultiMutateRequest {
-                table: self.name.clone(),
-                mutations: pending.iter().map(|&i| all[i].clone()).collect(),
-            };
-            let statuses = data_call!(self, Idempotence::Idempotent, multi_mutate, req)?.results;
-            if statuses.len() != pending.len() {
-                return Err(ClientError::Protocol(format!(
-                    "{} results for {} mutations",
-                    statuses.len(),
-                    pending.len()
-                )));
-            }
-            let delay = backoff.next_delay();
-            let mut again = Vec::new();
-            for (i, s) in pending.into_iter().zip(statuses) {
-                let status = tonic::Status::new(tonic::Code::from_i32(s.code), s.message);
-                let retry = crate::retry::should_retry(&status, Idempotence::Idempotent);
-                if s.code == 0 {
-                    results[i] = Some(Ok(()));
-                } else if retry && delay.is_some() {
-                    again.push(i);
-                } else {
-                    results[i] = Some(Err(status.into()));
-                }
-            }
-            pending = again;
-            if let (false, Some(d)) = (pending.is_empty(), delay) {
-                tokio::time::sleep(d).await;
-            }
-        }
-        Ok(results
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(ClientError::Protocol("no result".into()))))
-            .collect())
+        let all = mutations.into_iter().map(|m| m.m).collect();
+        crate::combine::multi_mutate(&self.client.data, &self.client.options, &self.name, all).await
     }
 
     /// Adds `amount` to each `(family, qualifier, amount)` counter of `row`

@@ -145,29 +145,16 @@ fn figures(h: &Histogram<u64>, end_s: f64, flushes: u64) -> Window {
     }
 }
 
-/// Runs the scenario and writes `writetail.{json,md,svg}` into `out`.
-pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport, ScenarioError> {
-    let server = Embedded::start(|c| {
-        c.regions.flush_size = shoal_server::config::ByteSize(opts.flush_size);
-        // Segments of 1/16 of the flush size: several flattenings per flush.
-        c.memstore.in_memory_flush_size =
-            shoal_server::config::ByteSize((opts.flush_size / 16).max(64 << 10));
-    })
-    .await?;
-    let client = server.client().await?;
-    let mut family = Admin::family("f");
-    family.in_memory_compaction = opts.in_memory_compaction as i32;
-    client
-        .admin()
-        .create_table("writetail", vec![family], vec![])
-        .await?;
-    let table = client.table("writetail");
-    let value = Arc::new(vec![b'v'; opts.value_bytes]);
-    let seq = Arc::new(AtomicU64::new(0));
-
-    // 1. The closed-loop maximum: over the whole probe (a burst, from an
-    // empty table) and over its second half, once flushes and compactions
-    // run (the sustained maximum, which the default rate derives from).
+/// The closed-loop maximum over the probe and over its second half
+/// (puts/s), then a flush and a wait for the compactions to finish.
+async fn probe_max(
+    server: &Embedded,
+    client: &shoal_client::Client,
+    table: &shoal_client::Table,
+    value: &Arc<Vec<u8>>,
+    seq: &Arc<AtomicU64>,
+    opts: &WritetailOptions,
+) -> Result<(f64, f64), ScenarioError> {
     let probe_start = Instant::now();
     let probe_end = probe_start + opts.probe;
     let done = Arc::new(AtomicU64::new(0));
@@ -209,6 +196,39 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
         }
         last = now;
     }
+    Ok((max, sustained))
+}
+
+/// Runs the scenario and writes `writetail.{json,md,svg}` into `out`.
+pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport, ScenarioError> {
+    let server = Embedded::start(|c| {
+        c.regions.flush_size = shoal_server::config::ByteSize(opts.flush_size);
+        // Segments of 1/16 of the flush size: several flattenings per flush.
+        c.memstore.in_memory_flush_size =
+            shoal_server::config::ByteSize((opts.flush_size / 16).max(64 << 10));
+    })
+    .await?;
+    let client = server.client().await?;
+    let mut family = Admin::family("f");
+    family.in_memory_compaction = opts.in_memory_compaction as i32;
+    client
+        .admin()
+        .create_table("writetail", vec![family], vec![])
+        .await?;
+    let table = client.table("writetail");
+    let value = Arc::new(vec![b'v'; opts.value_bytes]);
+    let seq = Arc::new(AtomicU64::new(0));
+
+    // 1. The closed-loop maximum: over the whole probe (a burst, from an
+    // empty table) and over its second half, once flushes and compactions
+    // run (the sustained maximum, which the default rate derives from).
+    // A zero probe with a fixed rate skips it (for quick experiments).
+    let probe = !(opts.probe.is_zero() && opts.rate.is_some());
+    let (max, sustained) = if probe {
+        probe_max(&server, &client, &table, &value, &seq, opts).await?
+    } else {
+        (0.0, 0.0)
+    };
     let rate = opts.rate.unwrap_or(sustained * 0.8).max(1.0);
     eprintln!(
         "writetail: closed-loop maximum {max:.0} puts/s over the probe, {sustained:.0} puts/s sustained (its second half); running at {rate:.0} puts/s for {:?}",
@@ -313,7 +333,11 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     let server_side = server_side(&before, &after);
     // 3. The batched maximum, last: its gigabytes would burden the paced run
     // with their compactions.
-    let max_batched = batched_max(&table, &value, &seq, opts).await;
+    let max_batched = if probe {
+        batched_max(&table, &value, &seq, opts).await
+    } else {
+        0.0
+    };
     let mut all = hist();
     let win_s = opts.window.as_secs_f64();
     let windows: Vec<Window> = merged
@@ -516,33 +540,40 @@ fn server_side(
         server_put_errors: {
             use shoal_server::metrics::RequestOp;
             let e = |v: &shoal_server::status::StatusView| {
-                v.requests.op(RequestOp::Mutate).map_or(0, |f| f.errors)
+                [RequestOp::Mutate, RequestOp::MultiMutate]
+                    .into_iter()
+                    .filter_map(|op| v.requests.op(op))
+                    .map(|f| f.errors)
+                    .sum::<u64>()
             };
             e(after) - e(before)
         },
     }
 }
 
-/// Upper bound of the server's mutate-latency bucket holding quantile `q`
-/// of the calls between two snapshots, µs.
+/// Upper bound of the server's write-latency bucket (Mutate and
+/// MultiMutate calls) holding quantile `q` of the calls between two
+/// snapshots, µs.
 fn server_quantile(
     before: &shoal_server::status::StatusView,
     after: &shoal_server::status::StatusView,
     q: f64,
 ) -> u64 {
     use shoal_server::metrics::{LATENCY_BOUNDS_US, RequestOp};
-    let (Some(b), Some(a)) = (
-        before.requests.op(RequestOp::Mutate),
-        after.requests.op(RequestOp::Mutate),
-    ) else {
-        return 0;
-    };
-    let counts: Vec<u64> = a
-        .buckets
-        .iter()
-        .zip(&b.buckets)
-        .map(|(x, y)| x - y)
-        .collect();
+    // Single puts arrive as Mutate calls, or combined by the client into
+    // MultiMutate calls: both count (per call).
+    let mut counts: Vec<u64> = Vec::new();
+    for op in [RequestOp::Mutate, RequestOp::MultiMutate] {
+        let (Some(b), Some(a)) = (before.requests.op(op), after.requests.op(op)) else {
+            continue;
+        };
+        for (i, (x, y)) in a.buckets.iter().zip(&b.buckets).enumerate() {
+            if counts.len() <= i {
+                counts.resize(i + 1, 0);
+            }
+            counts[i] += x - y;
+        }
+    }
     let total: u64 = counts.iter().sum();
     if total == 0 {
         return 0;

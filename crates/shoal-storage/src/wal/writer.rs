@@ -73,8 +73,7 @@ impl Shared {
 pub(crate) enum Sink {
     Local {
         dir: PathBuf,
-        /// `None` only while a write is running on the blocking pool, or after a failure
-        /// lost the handle.
+        /// `None` only after a failure lost the handle.
         file: Option<SegmentFile>,
         segment_bytes: u64,
         writer_id: u128,
@@ -167,7 +166,7 @@ impl WalWriter {
         }
         let started = Instant::now();
         let result = match &mut self.sink {
-            Sink::Local { .. } => self.write_local(&batch, bytes).await,
+            Sink::Local { .. } => self.write_local(&batch, bytes),
             Sink::Object { .. } => self.write_object(&batch, bytes).await,
         };
         match result {
@@ -206,35 +205,29 @@ impl WalWriter {
         }
     }
 
-    async fn write_local(&mut self, batch: &[Pending], bytes: usize) -> Result<(), WalError> {
+    /// Writes and syncs `batch` inline: the local writer has a thread of its
+    /// own (`log::spawn_local_writer`), where nothing else runs.
+    fn write_local(&mut self, batch: &[Pending], bytes: usize) -> Result<(), WalError> {
         let Sink::Local { dir, file, .. } = &mut self.sink else {
             unreachable!("write_local on a local sink only")
         };
-        let mut segment = file.take().ok_or_else(|| {
+        let segment = file.as_mut().ok_or_else(|| {
             WalError::io(
                 dir.display(),
                 "write",
                 std::io::Error::other("no open segment"),
             )
         })?;
-        let mut buf = std::mem::take(&mut self.buf);
+        let buf = &mut self.buf;
         buf.clear();
         buf.reserve(bytes);
         for p in batch {
             buf.extend_from_slice(&p.record);
         }
-        let path = segment.path.display().to_string();
-        let (segment, mut buf, result) = tokio::task::spawn_blocking(move || {
-            let result = segment.append(&buf);
-            (segment, buf, result)
-        })
-        .await
-        .map_err(|e| join_error(&path, "write", e))?;
-        *file = Some(segment);
+        let result = segment.append(buf);
         if buf.capacity() > 2 * self.max_batch_bytes {
-            buf = Vec::new();
+            *buf = Vec::new();
         }
-        self.buf = buf;
         result?;
         let mut table = self.shared.table();
         for p in batch {
