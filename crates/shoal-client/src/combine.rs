@@ -106,23 +106,39 @@ async fn run(
             return;
         };
         let mut bytes = first.bytes;
-        let table = first.table.clone();
         let mut batch = vec![first];
         while batch.len() < max_rows {
             match rx.try_recv() {
-                Ok(q) if q.table == table && bytes + q.bytes <= max_bytes => {
+                Ok(q) if bytes + q.bytes <= max_bytes => {
                     bytes += q.bytes;
                     batch.push(q);
                 }
                 Ok(q) => {
-                    // Another table, or too big to join: it leads the next batch.
+                    // Too big to join: it leads the next batch.
                     carry = Some(q);
                     break;
                 }
                 Err(_) => break,
             }
         }
-        tokio::spawn(send(data.clone(), options.clone(), table, batch, permit));
+        // One call per table (almost always one), sharing the slot.
+        let slot = Arc::new(permit);
+        let mut by_table: Vec<(String, Vec<Queued>)> = Vec::new();
+        for q in batch {
+            match by_table.iter_mut().find(|(t, _)| *t == q.table) {
+                Some((_, rows)) => rows.push(q),
+                None => by_table.push((q.table.clone(), vec![q])),
+            }
+        }
+        for (table, rows) in by_table {
+            tokio::spawn(send(
+                data.clone(),
+                options.clone(),
+                table,
+                rows,
+                slot.clone(),
+            ));
+        }
     }
 }
 
@@ -132,7 +148,7 @@ async fn send(
     options: ClientOptions,
     table: String,
     mut batch: Vec<Queued>,
-    _slot: OwnedSemaphorePermit,
+    _slot: Arc<OwnedSemaphorePermit>,
 ) {
     if batch.len() == 1 {
         let Some(q) = batch.pop() else { return };

@@ -101,7 +101,11 @@ impl Client {
         let endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| ClientError::InvalidArgument(format!("bad server address {addr:?}: {e}")))?
             .connect_timeout(options.connect_timeout)
-            .tcp_nodelay(true);
+            .tcp_nodelay(true)
+            // HTTP/2's default 64 KiB windows would make combined writes
+            // (megabytes per second) wait for window updates.
+            .initial_stream_window_size(4 << 20)
+            .initial_connection_window_size(16 << 20);
         let channel = endpoint
             .connect()
             .await

@@ -14,6 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// HTTP/2 flow-control window of one gRPC stream, bytes.
+const STREAM_WINDOW: u32 = 4 << 20;
+/// HTTP/2 flow-control window of one gRPC connection, bytes.
+const CONNECTION_WINDOW: u32 = 16 << 20;
+
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -87,7 +92,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     let wait_stop = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
     };
+    // HTTP/2's default windows (64 KiB per stream and per connection) make
+    // a client that streams megabytes per second of writes wait for window
+    // updates, one round trip per 64 KiB; gRPC-Go grows its windows to
+    // 16 MiB for the same reason.
     let grpc = tonic::transport::Server::builder()
+        .initial_stream_window_size(Some(STREAM_WINDOW))
+        .initial_connection_window_size(Some(CONNECTION_WINDOW))
         .add_service(
             DataServer::new(DataService::new(host.clone()))
                 .max_decoding_message_size(64 << 20)

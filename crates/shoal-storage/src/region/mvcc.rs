@@ -6,16 +6,23 @@
 //! Reads see exactly the cells with `seq ≤ read point` as of their start, so a
 //! reader never sees half of a row mutation, and a writer returns to its client
 //! only once the read point has reached its own sequence (read-your-writes).
+//!
+//! Writers waiting for the read point are kept by sequence number and woken
+//! only once it reaches theirs. (A broadcast on every advance woke every
+//! waiting writer each time: with hundreds of writes in flight, as under a
+//! group commit, that was hundreds of useless wake-ups per advance.)
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::watch;
+use tokio::sync::oneshot;
 
 /// Sequence numbers and the read point of one region.
 #[derive(Debug)]
 pub struct Mvcc {
     state: Mutex<State>,
-    read_point: watch::Sender<u64>,
+    /// Written only under `state`'s lock; read without it.
+    read_point: AtomicU64,
     /// Read points of the reads in progress (point → how many), so eager
     /// in-memory compaction knows what every reader can still see.
     readers: Arc<Mutex<BTreeMap<u64, usize>>>,
@@ -51,6 +58,8 @@ impl Drop for ReadGuard {
 struct State {
     next: u64,
     pending: BTreeSet<u64>,
+    /// Writers waiting for the read point, by the sequence they wait for.
+    waiters: BTreeMap<u64, Vec<oneshot::Sender<()>>>,
 }
 
 impl Mvcc {
@@ -60,8 +69,9 @@ impl Mvcc {
             state: Mutex::new(State {
                 next: last_seq + 1,
                 pending: BTreeSet::new(),
+                waiters: BTreeMap::new(),
             }),
-            read_point: watch::channel(last_seq).0,
+            read_point: AtomicU64::new(last_seq),
             readers: Arc::default(),
         }
     }
@@ -76,27 +86,32 @@ impl Mvcc {
     }
 
     /// Marks a mutation applied (or abandoned) and advances the read point past
-    /// every completed prefix.
+    /// every completed prefix, waking the writers it reaches.
     pub fn complete(&self, seq: u64) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.pending.remove(&seq);
-        let point = match s.pending.first() {
-            Some(&oldest) => oldest - 1,
-            None => s.next - 1,
-        };
-        self.read_point.send_if_modified(|rp| {
-            if point > *rp {
-                *rp = point;
-                true
-            } else {
-                false
+        let ready = {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.pending.remove(&seq);
+            let point = match s.pending.first() {
+                Some(&oldest) => oldest - 1,
+                None => s.next - 1,
+            };
+            if point <= self.read_point.load(Ordering::Acquire) {
+                return;
             }
-        });
+            self.read_point.store(point, Ordering::Release);
+            // Everything at or below `point` is ready; the rest keeps waiting.
+            let rest = s.waiters.split_off(&(point + 1));
+            std::mem::replace(&mut s.waiters, rest)
+        };
+        // Woken outside the lock.
+        for tx in ready.into_values().flatten() {
+            let _ = tx.send(());
+        }
     }
 
     /// The current read point.
     pub fn read_point(&self) -> u64 {
-        *self.read_point.borrow()
+        self.read_point.load(Ordering::Acquire)
     }
 
     /// Starts a read at the current read point. The point is taken and
@@ -128,9 +143,20 @@ impl Mvcc {
 
     /// Waits until the read point reaches `seq`.
     pub async fn wait_visible(&self, seq: u64) {
-        let mut rx = self.read_point.subscribe();
-        // The sender lives as long as `self`, so this only ends when visible.
-        let _ = rx.wait_for(|rp| *rp >= seq).await;
+        let rx = {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            // Checked under the lock `complete` advances it under, so the
+            // wake-up cannot slip between the check and the registration.
+            if self.read_point.load(Ordering::Acquire) >= seq {
+                return;
+            }
+            let (tx, rx) = oneshot::channel();
+            s.waiters.entry(seq).or_default().push(tx);
+            rx
+        };
+        // The sender is dropped only after sending (or with the Mvcc, and
+        // then nobody is left to wait for).
+        let _ = rx.await;
     }
 }
 
@@ -177,5 +203,31 @@ mod tests {
         m.complete(s);
         waiter.await.unwrap();
         assert_eq!(m.read_point(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_writer_is_woken_only_once_its_own_sequence_is_visible() {
+        let m = Mvcc::new(0);
+        let (a, b, c) = (m.begin(), m.begin(), m.begin());
+        let mut wait_b = Box::pin(m.wait_visible(b));
+        let mut wait_c = Box::pin(m.wait_visible(c));
+        assert!(futures::poll!(&mut wait_b).is_pending());
+        assert!(futures::poll!(&mut wait_c).is_pending());
+        m.complete(b);
+        assert!(
+            futures::poll!(&mut wait_b).is_pending(),
+            "a is still pending, so b is not visible"
+        );
+        m.complete(a);
+        assert!(futures::poll!(&mut wait_b).is_ready());
+        assert!(
+            futures::poll!(&mut wait_c).is_pending(),
+            "c is still pending"
+        );
+        m.complete(c);
+        assert!(futures::poll!(&mut wait_c).is_ready());
+        // Waiting for what is already visible returns at once.
+        assert!(futures::poll!(Box::pin(m.wait_visible(a))).is_ready());
+        assert!(m.state.lock().unwrap().waiters.is_empty());
     }
 }
