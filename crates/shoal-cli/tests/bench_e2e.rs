@@ -58,7 +58,11 @@ fn every_standard_workload_runs_and_reports() {
             );
         }
         assert!(v["run"]["throughput_ops_per_sec"].as_f64().unwrap() > 0.0);
-        assert!(v["server"]["requests_during_bench"].as_u64().unwrap() >= 900);
+        // Writes of concurrent threads may share one call (the client's
+        // write combining), but every workload's run phase does at least 300
+        // reads or scans of its own.
+        let requests = v["server"]["requests_during_bench"].as_u64().unwrap();
+        assert!(requests >= 300, "workload {w}: {requests} requests");
     }
 }
 
