@@ -4,7 +4,9 @@
 //! events marked. The rate defaults to 80 % of the sustained maximum measured
 //! first (closed loop; the throughput of the probe's second half, when flushes
 //! and compactions run, not the burst an empty table takes). The closed-loop
-//! maximum is also measured with batched puts (100 rows per call). The run reports what the server did meanwhile: WAL
+//! maximum is also measured with batched puts (100 rows per call). Each put
+//! is one `Table::mutate`; the client combines concurrent ones into shared
+//! calls (see `shoal-client`'s `combine`), as it does for every user. The run reports what the server did meanwhile: WAL
 //! group commits and their latency, flushes, compactions, in-memory
 //! compaction and writes held back by the memstore limits.
 
@@ -378,7 +380,7 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     let ms = |us: u64| us as f64 / 1000.0;
     let s = &report.server;
     let mut md = format!(
-        "# writetail\n\nSingle-row puts of {} B at {:.0}/s (80 % of the sustained closed-loop maximum {:.0}/s unless set; {:.0}/s over the whole probe from an empty table; batched puts, 100 rows per call: {:.0} rows/s), flush size {}, {} flushes, in-memory compaction {}.\n\nServer side during the paced run: {} WAL group commits of {:.1} entries on average, commit p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms, slowest {:.2} ms; mean flush {:.0} ms; {} compactions; {} segments flattened, {} merges; {} writes held by the memstore limits; put latency inside the server p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms; {} puts answered with an error.\n\n| | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n| overall (ms) | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n\n| window end (s) | puts | p50 (ms) | p99 | p99.9 | p99.99 | max | flushes |\n|---|---|---|---|---|---|---|---|\n",
+        "# writetail\n\nSingle-row puts of {} B (one `Table::mutate` each; the client combines concurrent ones into shared calls) at {:.0}/s (80 % of the sustained closed-loop maximum {:.0}/s unless set; {:.0}/s over the whole probe from an empty table; batched puts, 100 rows per call: {:.0} rows/s), flush size {}, {} flushes, in-memory compaction {}.\n\nServer side during the paced run: {} WAL group commits of {:.1} entries on average, commit p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms, slowest {:.2} ms; mean flush {:.0} ms; {} compactions; {} segments flattened, {} merges; {} writes held by the memstore limits; put latency inside the server p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms; {} puts answered with an error.\n\n| | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n| overall (ms) | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n\n| window end (s) | puts | p50 (ms) | p99 | p99.9 | p99.99 | max | flushes |\n|---|---|---|---|---|---|---|---|\n",
         report.value_bytes,
         report.rate,
         report.sustained_max_puts_per_sec,
