@@ -1,5 +1,6 @@
 //! Local segment files: `<dir>/<segment:020>.wal`. Blocking code only; callers run it on
-//! a blocking thread (`spawn_blocking`), never on a tokio worker.
+//! the WAL writer's own thread or a blocking thread (`spawn_blocking`), never on a tokio
+//! worker.
 //!
 //! Durability protocol: a new segment is created with `create_new`, its header written
 //! and `fdatasync`ed, then the directory is `fsync`ed, before any record goes in. Each

@@ -65,12 +65,14 @@ fn blocking_failed(
 /// Starts the local writer on a thread of its own ("shoal-wal", with a
 /// single-threaded runtime), where it writes and syncs inline.
 ///
-/// On the shared runtime the group-commit loop is one task among the
+/// On the shared runtime the group-commit loop was one task among the
 /// hundreds of request tasks a busy server runs: after every sync its wake-up
 /// waited behind them in the run queue, and every put waited for that. A
 /// thread of its own is woken by the kernel as soon as a core is free, and the
 /// sync needs no hand-off to the blocking pool (two context switches fewer per
-/// commit). HBase's WAL has a dedicated consumer thread for the same reason.
+/// commit). Measured with the data on tmpfs at 20k puts/s, where the sync
+/// itself takes microseconds: group-commit p99 1 ms → 32 µs, slowest 42 ms →
+/// 3 ms. HBase's WAL has a dedicated consumer thread too.
 fn spawn_local_writer(writer: WalWriter, location: &str) -> Result<(), WalError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

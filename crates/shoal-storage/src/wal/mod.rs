@@ -10,9 +10,9 @@
 //! # Mechanism
 //!
 //! - **Group commit** (`writer.rs`): appends queue (bounded in bytes: `append` waits when
-//!   full); one writer task turns whatever is queued into one batch and makes it durable
-//!   with one write + `fdatasync` (local) or one PUT (object). Batches grow with load
-//!   and need no timer.
+//!   full); one writer turns whatever is queued into one batch and makes it durable
+//!   with one write + `fdatasync` (local, on a thread of its own) or one PUT (object, a
+//!   task). Batches grow with load and need no timer.
 //! - **Segments**: local files `<dir>/<n:020>.wal` rolled at `segment_bytes`
 //!   (`local.rs`), or one object `<prefix>/<n:020>.wal` per batch (`object.rs`).
 //!   Numbers grow monotonically across restarts; every open starts a new segment and
