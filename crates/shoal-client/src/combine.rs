@@ -142,13 +142,15 @@ async fn run(
     }
 }
 
-/// Sends one batch and answers each mutation in it.
+/// Sends one batch and answers each mutation in it. The slot is held for
+/// the first attempt only: a batch waiting to retry (its region is moving)
+/// must not keep writes to other regions from going out.
 async fn send(
     data: DataClient<Channel>,
     options: ClientOptions,
     table: String,
     mut batch: Vec<Queued>,
-    _slot: Arc<OwnedSemaphorePermit>,
+    slot: Arc<OwnedSemaphorePermit>,
 ) {
     if batch.len() == 1 {
         let Some(q) = batch.pop() else { return };
@@ -156,9 +158,14 @@ async fn send(
             table,
             mutation: Some(q.mutation),
         };
+        let mut slot = Some(slot);
         let result = retrying(&options, Idempotence::Idempotent, || {
-            let (mut data, req) = (data.clone(), req.clone());
-            async move { data.mutate(req).await }
+            let (mut data, req, slot) = (data.clone(), req.clone(), slot.take());
+            async move {
+                let r = data.mutate(req).await;
+                drop(slot);
+                r
+            }
         })
         .await
         .map(|_| ());
@@ -167,7 +174,7 @@ async fn send(
     }
     let (mutations, dones): (Vec<_>, Vec<_>) =
         batch.into_iter().map(|q| (q.mutation, q.done)).unzip();
-    match multi_mutate(&data, &options, &table, mutations).await {
+    match multi_mutate(&data, &options, &table, mutations, Some(slot)).await {
         Ok(results) => {
             for (done, r) in dones.into_iter().zip(results) {
                 let _ = done.send(r);
@@ -183,12 +190,14 @@ async fn send(
 
 /// Applies several row mutations in MultiMutate calls; one result per
 /// mutation, in order. Rows refused as retryable are sent again until the
-/// retry deadline. The outer error is a failure of the whole call.
+/// retry deadline. The outer error is a failure of the whole call. `slot`,
+/// if any, is released once the first attempt is answered.
 pub(crate) async fn multi_mutate(
     data: &DataClient<Channel>,
     options: &ClientOptions,
     table: &str,
     all: Vec<pb::RowMutation>,
+    mut slot: Option<Arc<OwnedSemaphorePermit>>,
 ) -> Result<Vec<Result<(), ClientError>>, ClientError> {
     let mut results: Vec<Option<Result<(), ClientError>>> =
         std::iter::repeat_with(|| None).take(all.len()).collect();
@@ -200,8 +209,12 @@ pub(crate) async fn multi_mutate(
             mutations: pending.iter().map(|&i| all[i].clone()).collect(),
         };
         let statuses = retrying(options, Idempotence::Idempotent, || {
-            let (mut data, req) = (data.clone(), req.clone());
-            async move { data.multi_mutate(req).await }
+            let (mut data, req, slot) = (data.clone(), req.clone(), slot.take());
+            async move {
+                let r = data.multi_mutate(req).await;
+                drop(slot);
+                r
+            }
         })
         .await?
         .into_inner()

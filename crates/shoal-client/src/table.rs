@@ -134,7 +134,14 @@ impl Table {
         mutations: Vec<RowMutation>,
     ) -> Result<Vec<Result<(), ClientError>>, ClientError> {
         let all = mutations.into_iter().map(|m| m.m).collect();
-        crate::combine::multi_mutate(&self.client.data, &self.client.options, &self.name, all).await
+        crate::combine::multi_mutate(
+            &self.client.data,
+            &self.client.options,
+            &self.name,
+            all,
+            None,
+        )
+        .await
     }
 
     /// Adds `amount` to each `(family, qualifier, amount)` counter of `row`
