@@ -17,7 +17,9 @@
 //!
 //! Each row stays atomic on its own and gets its own answer: the status the
 //! server gave that row. Rows refused as retryable are retried alone, as in
-//! [`Table::mutate_many`](crate::Table::mutate_many).
+//! [`Table::mutate_many`](crate::Table::mutate_many). A call holds its slot
+//! for its first attempt only, so rows waiting to retry (their region is
+//! moving) never hold back writes to other regions.
 
 use crate::retry::{Backoff, Idempotence, retrying, should_retry};
 use crate::{ClientError, ClientOptions};
