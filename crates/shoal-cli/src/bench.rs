@@ -115,6 +115,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
 async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
     match a.name {
         ScenarioName::Writetail => {
+            if a.probe.is_some_and(|p| p.is_zero()) && a.rate.is_none() && !a.quick {
+                anyhow::bail!(
+                    "--probe 0s skips the maximum the default rate is derived from: give --rate too"
+                );
+            }
             let opts = shoal_bench::scenario::writetail::WritetailOptions {
                 // The quick run only proves the scenario works: a modest
                 // fixed rate, so a loaded CI machine keeps up.

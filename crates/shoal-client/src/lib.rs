@@ -46,10 +46,10 @@ pub struct ClientOptions {
     /// Combine concurrent [`Table::mutate`] calls into shared MultiMutate
     /// RPCs (default on; see the `combine` module). Off: one RPC per call.
     pub combine_writes: bool,
-    /// Write RPCs a combining client keeps outstanding at once (default 8);
-    /// mutations beyond them wait and leave together.
+    /// Write RPCs a combining client keeps outstanding at once (default 8,
+    /// at least 1); mutations beyond them wait and leave together.
     pub max_write_rpcs: usize,
-    /// Most rows in one combined RPC (default 512).
+    /// Most rows in one combined RPC (default 512, at least 1).
     pub max_combined_rows: usize,
     /// Most encoded bytes in one combined RPC (default 4 MiB; a larger
     /// mutation goes alone).

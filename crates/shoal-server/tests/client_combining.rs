@@ -6,22 +6,14 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use shoal_client::{Admin, Client, ClientOptions, RowMutation};
+use shoal_server::RunningServer;
 use shoal_server::metrics::RequestOp;
-use shoal_server::{RunningServer, ServerConfig};
 use std::path::Path;
 
-fn config(dir: &Path) -> ServerConfig {
-    let mut c = ServerConfig::default();
-    c.server.data_dir = dir.to_path_buf();
-    c.server.grpc_addr = "127.0.0.1:0".parse().unwrap();
-    c.server.http_addr = "127.0.0.1:0".parse().unwrap();
-    c.cache.l2_capacity = shoal_server::config::ByteSize(64 << 20);
-    c.cache.l1_data = shoal_server::config::ByteSize(8 << 20);
-    c
-}
+mod support;
 
 async fn start(dir: &Path) -> RunningServer {
-    shoal_server::start(config(dir)).await.unwrap()
+    shoal_server::start(support::config(dir)).await.unwrap()
 }
 
 async fn client(server: &RunningServer, options: ClientOptions) -> Client {

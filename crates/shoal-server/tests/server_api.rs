@@ -12,13 +12,11 @@ use shoal_server::{RunningServer, ServerConfig};
 use std::path::Path;
 use tonic::transport::Channel;
 
+mod support;
+
+/// The shared test server with small flushes and no automatic splits.
 fn config(dir: &Path) -> ServerConfig {
-    let mut c = ServerConfig::default();
-    c.server.data_dir = dir.to_path_buf();
-    c.server.grpc_addr = "127.0.0.1:0".parse().unwrap();
-    c.server.http_addr = "127.0.0.1:0".parse().unwrap();
-    c.cache.l2_capacity = shoal_server::config::ByteSize(64 << 20);
-    c.cache.l1_data = shoal_server::config::ByteSize(8 << 20);
+    let mut c = support::config(dir);
     c.regions.flush_size = shoal_server::config::ByteSize(1 << 20);
     c.regions.split_check_interval = std::time::Duration::from_secs(3600);
     c

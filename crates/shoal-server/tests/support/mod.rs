@@ -1,0 +1,18 @@
+//! What the server's integration tests share: a small server configuration
+//! on a test directory, listening on loopback ports the OS picks.
+
+#![allow(clippy::unwrap_used, dead_code)] // test code; each test file uses part of it
+
+use shoal_server::ServerConfig;
+use std::path::Path;
+
+/// A server on `dir` with small caches (8 MiB L1, 64 MiB L2) on 127.0.0.1.
+pub fn config(dir: &Path) -> ServerConfig {
+    let mut c = ServerConfig::default();
+    c.server.data_dir = dir.to_path_buf();
+    c.server.grpc_addr = "127.0.0.1:0".parse().unwrap();
+    c.server.http_addr = "127.0.0.1:0".parse().unwrap();
+    c.cache.l2_capacity = shoal_server::config::ByteSize(64 << 20);
+    c.cache.l1_data = shoal_server::config::ByteSize(8 << 20);
+    c
+}
