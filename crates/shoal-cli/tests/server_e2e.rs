@@ -1,6 +1,7 @@
 //! The real `shoal` binary end to end through the Rust client: kill -9 and
 //! restart with no acknowledged write lost, a clean restart, splits under
-//! load with reads and writes going on, `/metrics` and the status page.
+//! load with reads and writes going on, `/metrics` and the status page,
+//! transparent huge pages off.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
@@ -337,5 +338,24 @@ fn metrics_carry_every_documented_name_and_the_status_page_renders() {
     );
     if let Ok(keep) = std::env::var("SHOAL_KEEP_SCREENSHOT") {
         std::fs::copy(&shot, keep).unwrap();
+    }
+}
+
+/// The server turns transparent huge pages off for itself (refaulting 2 MiB
+/// pages stalled writers; see docs/write-path.md). Linux reports it as
+/// `THP_enabled` in /proc/<pid>/status; a kernel without that line has
+/// nothing to check.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_runs_without_transparent_huge_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = write_config(dir.path(), "");
+    let server = ServerProcess::start(&data, Some(&config));
+    let pid = server.pid().expect("a running server");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    match status.lines().find(|l| l.starts_with("THP_enabled:")) {
+        Some(line) => assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}"),
+        None => eprintln!("this kernel does not report THP_enabled; nothing to check"),
     }
 }

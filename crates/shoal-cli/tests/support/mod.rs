@@ -85,6 +85,12 @@ impl ServerProcess {
         }
     }
 
+    /// The server's process id.
+    #[allow(dead_code)] // not every test binary that includes this module uses it
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// The gRPC address as a URL.
     pub fn url(&self) -> String {
         format!("http://{}", self.grpc)
