@@ -129,6 +129,42 @@ fn the_writetail_scenario_quick_run_writes_complete_reports() {
     assert!(svg.starts_with("<svg") && svg.contains("<path"));
     let md = std::fs::read_to_string(dir.path().join("writetail.md")).unwrap();
     assert!(md.contains("| window end (s) |"));
+    assert!(
+        md.contains("80 % of the sustained closed-loop maximum"),
+        "{md}"
+    );
+}
+
+#[test]
+fn writetail_without_a_probe_says_the_maxima_were_not_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(support::shoal_bin())
+        .args([
+            "bench",
+            "scenario",
+            "writetail",
+            "--quick",
+            "--rate",
+            "500",
+            "--probe",
+            "0s",
+            "--duration",
+            "2s",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("maxima not measured"), "{stdout}");
+    let md = std::fs::read_to_string(dir.path().join("writetail.md")).unwrap();
+    assert!(md.contains("the maxima were not measured"), "{md}");
+    assert!(!md.contains("maximum 0/s"), "{md}");
 }
 
 #[test]

@@ -99,7 +99,8 @@ pub struct Window {
 /// The whole run.
 #[derive(Debug, Clone, Serialize)]
 pub struct WritetailReport {
-    /// Closed-loop maximum over the whole probe (from an empty table), puts/s.
+    /// Closed-loop maximum over the whole probe (from an empty table), puts/s
+    /// (0 for all three maxima when the probe was skipped: `--probe 0s`).
     pub max_puts_per_sec: f64,
     /// Closed-loop maximum over the probe's second half, with flushes and
     /// compactions running: the sustained maximum, puts/s.
@@ -232,10 +233,17 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
         (0.0, 0.0)
     };
     let rate = opts.rate.unwrap_or(sustained * 0.8).max(1.0);
-    eprintln!(
-        "writetail: closed-loop maximum {max:.0} puts/s over the probe, {sustained:.0} puts/s sustained (its second half); running at {rate:.0} puts/s for {:?}",
-        opts.duration
-    );
+    if probe {
+        eprintln!(
+            "writetail: closed-loop maximum {max:.0} puts/s over the probe, {sustained:.0} puts/s sustained (its second half); running at {rate:.0} puts/s for {:?}",
+            opts.duration
+        );
+    } else {
+        eprintln!(
+            "writetail: probe skipped; running at {rate:.0} puts/s for {:?}",
+            opts.duration
+        );
+    }
 
     // 2. Paced puts, flushes watched.
     let before = server.host().status();
@@ -379,13 +387,24 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
 
     let ms = |us: u64| us as f64 / 1000.0;
     let s = &report.server;
+    let rate_text = if probe {
+        format!(
+            "{:.0}/s (80 % of the sustained closed-loop maximum {:.0}/s unless set; {:.0}/s over the whole probe from an empty table; batched puts, 100 rows per call: {:.0} rows/s)",
+            report.rate,
+            report.sustained_max_puts_per_sec,
+            report.max_puts_per_sec,
+            report.max_batched_puts_per_sec
+        )
+    } else {
+        format!(
+            "{:.0}/s (a fixed rate; the maxima were not measured: --probe 0s)",
+            report.rate
+        )
+    };
     let mut md = format!(
-        "# writetail\n\nSingle-row puts of {} B (one `Table::mutate` each; the client combines concurrent ones into shared calls) at {:.0}/s (80 % of the sustained closed-loop maximum {:.0}/s unless set; {:.0}/s over the whole probe from an empty table; batched puts, 100 rows per call: {:.0} rows/s), flush size {}, {} flushes, in-memory compaction {}.\n\nServer side during the paced run: {} WAL group commits of {:.1} entries on average, commit p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms, slowest {:.2} ms; mean flush {:.0} ms; {} compactions; {} segments flattened, {} merges; {} writes held by the memstore limits; put latency inside the server p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms; {} puts answered with an error.\n\n| | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n| overall (ms) | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n\n| window end (s) | puts | p50 (ms) | p99 | p99.9 | p99.99 | max | flushes |\n|---|---|---|---|---|---|---|---|\n",
+        "# writetail\n\nSingle-row puts of {} B (one `Table::mutate` each; the client combines concurrent ones into shared calls) at {}, flush size {}, {} flushes, in-memory compaction {}.\n\nServer side during the paced run: {} WAL group commits of {:.1} entries on average, commit p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms, slowest {:.2} ms; mean flush {:.0} ms; {} compactions; {} segments flattened, {} merges; {} writes held by the memstore limits; put latency inside the server p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms; {} puts answered with an error.\n\n| | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n| overall (ms) | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n\n| window end (s) | puts | p50 (ms) | p99 | p99.9 | p99.99 | max | flushes |\n|---|---|---|---|---|---|---|---|\n",
         report.value_bytes,
-        report.rate,
-        report.sustained_max_puts_per_sec,
-        report.max_puts_per_sec,
-        report.max_batched_puts_per_sec,
+        rate_text,
         report.flush_size,
         report.flushes,
         report.in_memory_compaction,
