@@ -5,9 +5,10 @@
 //! Durability protocol: a new segment is created with `create_new`, its header written
 //! and `fdatasync`ed, then the directory is `fsync`ed, before any record goes in. Each
 //! group commit is one `write_all` and one `fdatasync`. So after a crash every segment
-//! but the last ends on a record boundary, and the last has at most a torn tail (the
-//! batch in flight), which recovery cuts and truncates away — physically, so that the
-//! invariant still holds once a newer segment exists.
+//! but the last one written to ends on a record boundary, and that one has at most a
+//! torn tail (the batch in flight), which recovery cuts and truncates away — physically,
+//! so that the invariant still holds once a newer segment exists. Segments after it can
+//! only be prepared ones that were never written to (see below).
 //!
 //! Preallocation: the next segment is prepared ahead of time as a *spare*
 //! (`<n:020>.wal.spare`: header, then zeros up to the segment size, synced), then
@@ -164,7 +165,10 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, WalError> {
             scan.bad = None;
         }
         if let Some(bad) = scan.bad {
-            if !last {
+            // A segment prepared ahead of time may already be in place after the
+            // one the crash tore: if no later segment holds a record, the writer
+            // never rolled past this one, and its bad tail is the write in flight.
+            if !last && !later_segments_hold_no_records(dir, &numbers[i + 1..])? {
                 return Err(WalError::Corrupt {
                     segment: shown,
                     offset: bad.offset as u64,
@@ -192,6 +196,19 @@ pub(crate) fn recover(dir: &Path) -> Result<Recovered, WalError> {
         out.add(n, scan.entries);
     }
     Ok(out)
+}
+
+/// True if every one of segments `numbers` holds no record: a header (or less)
+/// followed only by zeros, as a prepared segment is before its first write.
+fn later_segments_hold_no_records(dir: &Path, numbers: &[u64]) -> Result<bool, WalError> {
+    for &n in numbers {
+        let path = dir.join(segment_name(n));
+        let data = fs::read(&path).map_err(|e| WalError::io(path.display(), "read segment", e))?;
+        if data.len() > HEADER_LEN && data[HEADER_LEN..].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// File-name suffix of a segment prepared ahead of time.

@@ -362,3 +362,51 @@ async fn preallocated_segments_recover_and_cut_torn_tails() {
     );
     assert_eq!(wal.metrics().corrupt_tails_cut, 1);
 }
+
+#[tokio::test]
+async fn a_torn_tail_before_a_prepared_unwritten_segment_is_cut() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = WalOptions {
+        segment_bytes: 1 << 20,
+        ..WalOptions::local(dir.path())
+    };
+    let wal = Wal::open(options.clone()).await.expect("open");
+    for seq in 1..=50u64 {
+        wal.append("a", seq, payload("a", seq))
+            .await
+            .expect("append");
+    }
+    drop(wal);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // The crash tore the batch in flight at the end of the newest written
+    // segment (a record past its end, as a write beyond the preallocated size
+    // leaves it) while the next segment was already prepared and in place.
+    let files = segment_files(dir.path());
+    let number_of = |f: &String| -> u64 { f.trim_end_matches(".wal").parse().expect("number") };
+    let written = files
+        .iter()
+        .rev()
+        .find(|f| {
+            let data = std::fs::read(dir.path().join(f)).expect("read");
+            data[super::record::HEADER_LEN..].iter().any(|&b| b != 0)
+        })
+        .expect("a segment with records")
+        .clone();
+    let number = number_of(files.last().expect("a segment"));
+    let path = dir.path().join(&written);
+    let data = std::fs::read(&path).expect("read");
+    let end = data.iter().rposition(|&b| b != 0).expect("records") + 1;
+    let mut torn = data[..end].to_vec();
+    torn.extend_from_slice(&[0x00, 0x00, 0x05, 0x27, 0x42, 0x42, 0x42]);
+    std::fs::write(&path, &torn).expect("write");
+    for next in number + 1..=number + 2 {
+        super::local::SpareSegment::create(dir.path(), next, 7, 8192).expect("prepared segment");
+    }
+    let wal = Wal::open(options).await.expect("reopen after a torn batch");
+    assert_eq!(
+        seqs(&wal.take_recovered("a", 0)),
+        (1..=50).collect::<Vec<_>>()
+    );
+    assert_eq!(wal.metrics().corrupt_tails_cut, 1);
+    assert_eq!(std::fs::metadata(&path).expect("stat").len(), end as u64);
+}
