@@ -120,17 +120,30 @@ impl pb::data_server::Data for DataService {
         let r = req.into_inner();
         self.timed(RequestOp::MultiMutate, async {
             check_batch(r.mutations.len(), "mutations")?;
-            // Rows are independent: run them together so they share WAL
-            // group commits.
-            let results = futures::future::join_all(r.mutations.into_iter().map(|m| {
-                let host = &self.host;
-                let table = &r.table;
-                async move {
-                    let m = convert::row_mutation(Some(m))?;
-                    host.mutate(table, m).await
+            // Rows that do not decode are answered alone; the rest go through
+            // the regions' mini-batch path together.
+            let mut results: Vec<Option<Result<(), ServiceError>>> =
+                r.mutations.iter().map(|_| None).collect();
+            let mut valid = Vec::with_capacity(r.mutations.len());
+            let mut positions = Vec::with_capacity(r.mutations.len());
+            for (i, m) in r.mutations.into_iter().enumerate() {
+                match convert::row_mutation(Some(m)) {
+                    Ok(m) => {
+                        valid.push(m);
+                        positions.push(i);
+                    }
+                    Err(e) => results[i] = Some(Err(e)),
                 }
-            }))
-            .await;
+            }
+            let applied = self.host.mutate_many(&r.table, valid).await;
+            for (i, a) in positions.into_iter().zip(applied) {
+                results[i] = Some(a);
+            }
+            let results = results.into_iter().map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(ServiceError::Unavailable("mutation was not applied".into()))
+                })
+            });
             Ok(pb::MultiMutateResponse {
                 results: results
                     .into_iter()

@@ -108,6 +108,64 @@ impl Host {
         .await
     }
 
+    /// Applies several row mutations, each atomic on its own, and answers
+    /// each in order. The rows of one region go through its mini-batch path
+    /// together (one WAL append, one wait for visibility); a row whose region
+    /// moved meanwhile is retried on its own, as [`Host::mutate`] would.
+    pub async fn mutate_many(
+        &self,
+        table: &str,
+        mutations: Vec<RowMutation>,
+    ) -> Vec<Result<(), ServiceError>> {
+        let mut results: Vec<Option<Result<(), ServiceError>>> =
+            mutations.iter().map(|_| None).collect();
+        // Rows grouped by region, in list order within each group.
+        let mut groups: Vec<(Region, Vec<usize>)> = Vec::new();
+        for (i, m) in mutations.iter().enumerate() {
+            match self.route(table, &m.row) {
+                Ok(region) => match groups.iter_mut().find(|(r, _)| r.id() == region.id()) {
+                    Some((_, rows)) => rows.push(i),
+                    None => groups.push((region, vec![i])),
+                },
+                Err(e) if e.is_retryable() => {}
+                Err(e) => results[i] = Some(Err(e)),
+            }
+        }
+        let batches = groups.into_iter().map(|(region, rows)| {
+            let batch: Vec<RowMutation> = rows.iter().map(|&i| mutations[i].clone()).collect();
+            async move { (rows, region.mutate_batch(batch).await) }
+        });
+        for (rows, answers) in futures::future::join_all(batches).await {
+            for (i, answer) in rows.into_iter().zip(answers) {
+                results[i] = Some(answer.map_err(|e| self.region_error(table, e)));
+            }
+        }
+        // Rows not routed yet, or whose region moved: one by one, with retries.
+        let retries = results.iter().enumerate().filter_map(|(i, r)| match r {
+            None => Some(i),
+            Some(Err(e)) if e.is_retryable() => Some(i),
+            Some(_) => None,
+        });
+        let retries: Vec<usize> = retries.collect();
+        let retried = futures::future::join_all(
+            retries
+                .iter()
+                .map(|&i| self.mutate(table, mutations[i].clone())),
+        )
+        .await;
+        for (i, r) in retries.into_iter().zip(retried) {
+            results[i] = Some(r);
+        }
+        results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(ServiceError::Unavailable("mutation was not applied".into()))
+                })
+            })
+            .collect()
+    }
+
     /// Adds to counters; returns the new values.
     pub async fn increment(
         &self,

@@ -14,6 +14,7 @@
 //! previous owner), opens the files and replays the WAL entries after that
 //! sequence. A fenced region refuses every further operation.
 
+mod batch;
 mod compact;
 pub mod config;
 mod error;

@@ -58,7 +58,7 @@ pub fn decode_payload(payload: &Bytes) -> Result<Vec<Cell>, CellError> {
 
 /// `i64::MAX` is HBase's LATEST_TIMESTAMP: a change stamped with it is
 /// treated as unstamped ("now", or "the newest version" for a version delete).
-fn latest_means_now(op: RowOp, now: i64) -> RowOp {
+pub(super) fn latest_means_now(op: RowOp, now: i64) -> RowOp {
     let latest = |t: Option<i64>| t.filter(|&t| t != i64::MAX);
     match op {
         RowOp::Put {
@@ -112,14 +112,14 @@ fn next_timestamp(now: i64, previous: i64) -> i64 {
 }
 
 impl Region {
-    fn invalid(&self, reason: impl Into<String>) -> RegionError {
+    pub(super) fn invalid(&self, reason: impl Into<String>) -> RegionError {
         RegionError::InvalidArgument {
             region: self.id().to_string(),
             reason: reason.into(),
         }
     }
 
-    fn check_row(&self, row: &[u8]) -> Result<(), RegionError> {
+    pub(super) fn check_row(&self, row: &[u8]) -> Result<(), RegionError> {
         if row.is_empty() {
             return Err(self.invalid("row key is empty"));
         }
@@ -188,6 +188,28 @@ impl Region {
         seq: u64,
         now: i64,
     ) -> Result<(), RegionError> {
+        let (cells, payload) = self.prepare_cells(row, ops, seq, now)?;
+        self.inner
+            .env
+            .wal
+            .append(self.id(), seq, payload)
+            .await
+            .map_err(|source| RegionError::Wal {
+                region: self.id().to_string(),
+                source,
+            })?;
+        self.insert_cells(&cells)
+    }
+
+    /// A mutation's final cells (resolved timestamps, one per key, validated)
+    /// and its WAL payload. Nothing is written.
+    pub(super) fn prepare_cells(
+        &self,
+        row: &Bytes,
+        ops: &[RowOp],
+        seq: u64,
+        now: i64,
+    ) -> Result<(Vec<Cell>, Bytes), RegionError> {
         let mut cells = Vec::with_capacity(ops.len());
         let mut push =
             |family: &Bytes, qualifier: &Bytes, ts: i64, kind: CellType, value: &Bytes| {
@@ -298,22 +320,22 @@ impl Region {
             c.validate().map_err(cell_err)?;
         }
         let payload = encode_payload(&unique).map_err(cell_err)?;
-        self.inner
-            .env
-            .wal
-            .append(self.id(), seq, payload)
-            .await
-            .map_err(|source| RegionError::Wal {
-                region: self.id().to_string(),
-                source,
-            })?;
-        for c in &unique {
-            // Validated above, so the insert cannot fail; the WAL already holds
-            // the entry, so failing here would lose nothing on restart anyway.
+        Ok((unique, payload))
+    }
+
+    /// Inserts logged cells into their memstores.
+    pub(super) fn insert_cells(&self, cells: &[Cell]) -> Result<(), RegionError> {
+        for c in cells {
+            // Validated by `prepare_cells`, so the insert cannot fail; the WAL
+            // already holds the entry, so failing here would lose nothing on
+            // restart anyway.
             self.store(&c.family)?
                 .memstore
                 .insert(c)
-                .map_err(cell_err)?;
+                .map_err(|source| RegionError::Cell {
+                    region: self.id().to_string(),
+                    source,
+                })?;
         }
         Ok(())
     }
@@ -451,7 +473,7 @@ impl Region {
     }
 
     /// Starts a background flush if the memstores passed the flush size.
-    fn maybe_schedule_flush(&self) {
+    pub(super) fn maybe_schedule_flush(&self) {
         if self.memstore_size() >= self.inner.config.flush_size {
             self.request_flush();
         }

@@ -224,6 +224,40 @@ impl Wal {
     /// An `Err` means the outcome is unknown: the entry may still be recovered after a
     /// restart (intact), or not. If the future is dropped before it completes, likewise.
     pub async fn append(&self, region: &str, seq: u64, payload: Bytes) -> Result<(), WalError> {
+        self.check_entry(region, seq, payload.len())?;
+        let record = record::encode_record(region, seq, &payload);
+        self.enqueue(region, seq, record, 1).await
+    }
+
+    /// Appends several entries of one region as one unit of a group commit
+    /// (HBase's mini-batch): one queue slot and one answer for all of them,
+    /// durable together. Recovery sees ordinary entries. On `Err` the outcome of
+    /// every entry is unknown, as for [`Wal::append`]. An empty slice is a no-op.
+    pub async fn append_many(
+        &self,
+        region: &str,
+        entries: &[(u64, Bytes)],
+    ) -> Result<(), WalError> {
+        let Some(max_seq) = entries.iter().map(|(seq, _)| *seq).max() else {
+            return Ok(());
+        };
+        let mut records = Vec::with_capacity(
+            entries
+                .iter()
+                .map(|(_, p)| record::RECORD_PREFIX_LEN + record::body_len(region, p.len()))
+                .sum(),
+        );
+        for (seq, payload) in entries {
+            self.check_entry(region, *seq, payload.len())?;
+            records.extend_from_slice(&record::encode_record(region, *seq, payload));
+        }
+        self.enqueue(region, max_seq, records, entries.len() as u64)
+            .await
+    }
+
+    /// Refuses what could never be written: a closed WAL, an oversized region
+    /// name or record.
+    fn check_entry(&self, region: &str, seq: u64, payload_len: usize) -> Result<(), WalError> {
         let inner = &self.inner;
         if inner.closed.load(Ordering::Acquire) {
             return Err(WalError::Closed);
@@ -237,7 +271,7 @@ impl Wal {
                 limit: MAX_REGION_BYTES,
             });
         }
-        let body = record::body_len(region, payload.len());
+        let body = record::body_len(region, payload_len);
         if body > MAX_RECORD_BYTES {
             return Err(WalError::EntryTooLarge {
                 region: region.to_owned(),
@@ -247,7 +281,19 @@ impl Wal {
                 limit: MAX_RECORD_BYTES,
             });
         }
-        let record = record::encode_record(region, seq, &payload);
+        Ok(())
+    }
+
+    /// Queues `record` (one or more encoded records of `region`, `seq` the
+    /// highest) and waits for its group commit.
+    async fn enqueue(
+        &self,
+        region: &str,
+        seq: u64,
+        record: Vec<u8>,
+        entries: u64,
+    ) -> Result<(), WalError> {
+        let inner = &self.inner;
         let weight = u32::try_from(record.len())
             .unwrap_or(u32::MAX)
             .clamp(1, inner.queue_permits);
@@ -264,6 +310,7 @@ impl Wal {
                 region: region.to_owned(),
                 seq,
                 record,
+                entries,
                 done,
                 permit,
             }))

@@ -31,12 +31,15 @@ use super::record::{self, HEADER_LEN};
 use super::retention::{self, RegionMaxes, SegmentTable};
 use crate::object::Bucket;
 
-/// One queued append.
+/// One queued append: one record, or several of one region (`Wal::append_many`).
 pub(crate) struct Pending {
     pub region: String,
+    /// The highest sequence number among its records (what retention needs).
     pub seq: u64,
-    /// The encoded record (prefix and body).
+    /// The encoded records (prefix and body each), back to back.
     pub record: Vec<u8>,
+    /// How many records `record` holds.
+    pub entries: u64,
     pub done: oneshot::Sender<Result<(), WalError>>,
     /// Queue space, released when the append is answered.
     pub permit: OwnedSemaphorePermit,
@@ -172,9 +175,10 @@ impl WalWriter {
         match result {
             Ok(()) => {
                 let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+                let entries = batch.iter().map(|p| p.entries).sum();
                 self.shared
                     .metrics
-                    .record_sync(batch.len() as u64, bytes as u64, micros);
+                    .record_sync(entries, bytes as u64, micros);
                 self.answer(batch, Ok(()));
                 self.maybe_roll().await;
             }
@@ -196,7 +200,8 @@ impl WalWriter {
 
     fn answer(&self, batch: Vec<Pending>, result: Result<(), WalError>) {
         if result.is_err() {
-            self.shared.metrics.record_failures(batch.len() as u64);
+            let entries = batch.iter().map(|p| p.entries).sum();
+            self.shared.metrics.record_failures(entries);
         }
         for p in batch {
             // The appender may have given up (its future dropped); nothing to do then.
@@ -363,7 +368,7 @@ impl WalWriter {
         while let Ok(command) = self.rx.try_recv() {
             match command {
                 Command::Append(p) => {
-                    self.shared.metrics.record_failures(1);
+                    self.shared.metrics.record_failures(p.entries);
                     let _ = p.done.send(Err(WalError::Closed));
                 }
                 Command::Close(reply) => {
