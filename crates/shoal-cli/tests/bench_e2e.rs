@@ -86,22 +86,21 @@ fn bad_properties_are_refused_with_the_property_named() {
     assert!(err.contains("requestdistribution"), "{err}");
 }
 
+/// Runs `shoal bench scenario writetail --quick ARGS --out DIR`.
+fn writetail(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(support::shoal_bin())
+        .args(["bench", "scenario", "writetail", "--quick"])
+        .args(args)
+        .arg("--out")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_writetail_scenario_quick_run_writes_complete_reports() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(support::shoal_bin())
-        .args([
-            "bench",
-            "scenario",
-            "writetail",
-            "--quick",
-            "--duration",
-            "6s",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = writetail(dir.path(), &["--duration", "6s"]);
     assert!(
         out.status.success(),
         "{}",
@@ -138,23 +137,10 @@ fn the_writetail_scenario_quick_run_writes_complete_reports() {
 #[test]
 fn writetail_without_a_probe_says_the_maxima_were_not_measured() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(support::shoal_bin())
-        .args([
-            "bench",
-            "scenario",
-            "writetail",
-            "--quick",
-            "--rate",
-            "500",
-            "--probe",
-            "0s",
-            "--duration",
-            "2s",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = writetail(
+        dir.path(),
+        &["--rate", "500", "--probe", "0s", "--duration", "2s"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -122,27 +122,24 @@ impl pb::data_server::Data for DataService {
             check_batch(r.mutations.len(), "mutations")?;
             // Rows that do not decode are answered alone; the rest go through
             // the regions' mini-batch path together.
-            let mut results: Vec<Option<Result<(), ServiceError>>> =
-                r.mutations.iter().map(|_| None).collect();
             let mut valid = Vec::with_capacity(r.mutations.len());
-            let mut positions = Vec::with_capacity(r.mutations.len());
-            for (i, m) in r.mutations.into_iter().enumerate() {
-                match convert::row_mutation(Some(m)) {
+            let undecodable: Vec<Option<ServiceError>> = r
+                .mutations
+                .into_iter()
+                .map(|m| match convert::row_mutation(Some(m)) {
                     Ok(m) => {
                         valid.push(m);
-                        positions.push(i);
+                        None
                     }
-                    Err(e) => results[i] = Some(Err(e)),
-                }
-            }
-            let applied = self.host.mutate_many(&r.table, valid).await;
-            for (i, a) in positions.into_iter().zip(applied) {
-                results[i] = Some(a);
-            }
-            let results = results.into_iter().map(|r| {
-                r.unwrap_or_else(|| {
-                    Err(ServiceError::Unavailable("mutation was not applied".into()))
+                    Err(e) => Some(e),
                 })
+                .collect();
+            let mut applied = self.host.mutate_many(&r.table, valid).await.into_iter();
+            let results = undecodable.into_iter().map(|bad| match bad {
+                Some(e) => Err(e),
+                None => applied.next().unwrap_or_else(|| {
+                    Err(ServiceError::Unavailable("mutation was not applied".into()))
+                }),
             });
             Ok(pb::MultiMutateResponse {
                 results: results

@@ -21,9 +21,10 @@ struct Prepared {
 
 impl Region {
     /// Applies `mutations` (each atomic on its own) and answers each, in
-    /// order. Mutations of the same row apply in list order. A batch that
-    /// holds a change needing a read first ("delete the newest version") is
-    /// applied row by row instead.
+    /// order. On the batch path mutations of the same row apply in list
+    /// order. A batch that holds a change needing a read first ("delete the
+    /// newest version"), or that the write gate refuses, goes row by row
+    /// instead: every row on its own path, concurrently, with its own answer.
     pub async fn mutate_batch(&self, mutations: Vec<RowMutation>) -> Vec<Result<(), RegionError>> {
         let needs_read = |m: &RowMutation| {
             m.ops.iter().any(|op| {
@@ -37,23 +38,12 @@ impl Region {
             })
         };
         if mutations.len() <= 1 || mutations.iter().any(needs_read) {
-            let mut out = Vec::with_capacity(mutations.len());
-            for m in mutations {
-                out.push(self.mutate(m).await);
-            }
-            return out;
+            return self.row_by_row(mutations).await;
         }
-        let _gate = match self.write_gate().await {
-            Ok(g) => g,
-            Err(e) => {
-                // Every row fails the same way; ask each for its own error.
-                let first = Err(e);
-                let mut out = vec![first];
-                for m in mutations.into_iter().skip(1) {
-                    out.push(self.mutate(m).await);
-                }
-                return out;
-            }
+        let Ok(_gate) = self.write_gate().await else {
+            // Closed, fenced or too busy: each row asks again and gets its own
+            // answer (errors are not `Clone`).
+            return self.row_by_row(mutations).await;
         };
         let mut results: Vec<Option<Result<(), RegionError>>> =
             mutations.iter().map(|_| None).collect();
@@ -142,5 +132,11 @@ impl Region {
                 })
             })
             .collect()
+    }
+
+    /// Every mutation on the single-row path, concurrently (as MultiMutate
+    /// rows were applied before mini-batches).
+    async fn row_by_row(&self, mutations: Vec<RowMutation>) -> Vec<Result<(), RegionError>> {
+        futures::future::join_all(mutations.into_iter().map(|m| self.mutate(m))).await
     }
 }
