@@ -249,7 +249,7 @@ impl Wal {
         );
         for (seq, payload) in entries {
             self.check_entry(region, *seq, payload.len())?;
-            records.extend_from_slice(&record::encode_record(region, *seq, payload));
+            record::encode_record_into(&mut records, region, *seq, payload);
         }
         self.enqueue(region, max_seq, records, entries.len() as u64)
             .await

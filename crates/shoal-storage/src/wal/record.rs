@@ -155,18 +155,24 @@ pub(crate) fn body_len(region: &str, payload_len: usize) -> usize {
 /// Encodes one record (prefix and body). The caller has checked the limits
 /// ([`MAX_REGION_BYTES`], [`MAX_RECORD_BYTES`]).
 pub(crate) fn encode_record(region: &str, seq: u64, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(RECORD_PREFIX_LEN + body_len(region, payload.len()));
+    encode_record_into(&mut out, region, seq, payload);
+    out
+}
+
+/// [`encode_record`], appended to `out` (several records back to back).
+pub(crate) fn encode_record_into(out: &mut Vec<u8>, region: &str, seq: u64, payload: &[u8]) {
+    let start = out.len();
     let body = body_len(region, payload.len());
-    let mut out = Vec::with_capacity(RECORD_PREFIX_LEN + body);
     let len = u32::try_from(body).unwrap_or(u32::MAX).to_le_bytes();
     out.extend_from_slice(&len);
     out.extend_from_slice(&[0; 4]);
-    put_varint(&mut out, region.len() as u64);
+    put_varint(out, region.len() as u64);
     out.extend_from_slice(region.as_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(payload);
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&len), &out[RECORD_PREFIX_LEN..]);
-    out[4..8].copy_from_slice(&crc.to_le_bytes());
-    out
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&len), &out[start + RECORD_PREFIX_LEN..]);
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// The first record that could not be decoded.
