@@ -151,6 +151,18 @@ fn writetail_without_a_probe_says_the_maxima_were_not_measured() {
     let md = std::fs::read_to_string(dir.path().join("writetail.md")).unwrap();
     assert!(md.contains("the maxima were not measured"), "{md}");
     assert!(!md.contains("maximum 0/s"), "{md}");
+    // The open-loop generator issues exactly one put per interval of the
+    // asked rate: 500/s for 2 s.
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("writetail.json")).unwrap()).unwrap();
+    let puts: u64 = v["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["count"].as_u64().unwrap())
+        .sum();
+    assert!((999..=1001).contains(&puts), "{puts} puts: {v}");
+    assert_eq!(v["errors"].as_u64(), Some(0));
 }
 
 #[test]

@@ -268,13 +268,11 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     };
     // Open loop: every put is its own task, started at its intended time,
     // so one slow put never delays the next (a fixed set of writers would
-    // fall behind after any hiccup and stay behind). A few dispatchers share
-    // the rate; at most `MAX_IN_FLIGHT` puts are outstanding, and a
-    // dispatcher that hits the cap waits, which its later puts' latency
-    // (counted from their intended start) shows.
+    // fall behind after any hiccup and stay behind). At most `MAX_IN_FLIGHT`
+    // puts are outstanding; when the cap is hit the dispatcher waits, which
+    // its later puts' latency (counted from their intended start) shows.
     const MAX_IN_FLIGHT: usize = 1_000;
-    let dispatchers = 4usize;
-    let interval = Duration::from_secs_f64(dispatchers as f64 / rate);
+    let interval = Duration::from_secs_f64(1.0 / rate);
     let windows = (opts.duration.as_secs_f64() / opts.window.as_secs_f64()).ceil() as usize;
     let end = start + opts.duration;
     let window = opts.window;
@@ -291,28 +289,34 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
         }
         (hs, errors)
     });
-    let mut tasks = Vec::new();
-    for i in 0..dispatchers {
-        let (t, v, seq, tx, slots) = (
-            table.clone(),
-            value.clone(),
-            seq.clone(),
-            tx.clone(),
-            slots.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            let mut intended = start + interval.mul_f64(i as f64 / dispatchers as f64);
+    // The dispatcher is an OS thread of its own, not a task: a task's
+    // `sleep_until` fires on the runtime's 1 ms timer wheel, and only when a
+    // worker gets round to the timer, so under load puts would leave in
+    // late bursts and the generator's own lateness would count as the
+    // server's latency. The thread sleeps with the OS's precision and hands
+    // each put to the runtime at its intended time.
+    let handle = tokio::runtime::Handle::current();
+    let (table2, value2, seq2) = (table.clone(), value.clone(), seq.clone());
+    let dispatcher = std::thread::Builder::new()
+        .name("writetail-gen".into())
+        .spawn(move || {
+            let mut intended = start;
             while intended < end {
-                if intended > Instant::now() {
-                    tokio::time::sleep_until(intended.into()).await;
+                let now = Instant::now();
+                if intended > now {
+                    std::thread::sleep(intended - now);
                 }
-                let Ok(permit) = slots.clone().acquire_owned().await else {
-                    break;
+                let permit = match slots.clone().try_acquire_owned() {
+                    Ok(p) => p,
+                    Err(_) => match handle.block_on(slots.clone().acquire_owned()) {
+                        Ok(p) => p,
+                        Err(_) => break,
+                    },
                 };
-                let (t, v, tx) = (t.clone(), v.clone(), tx.clone());
-                let k = seq.fetch_add(1, Ordering::Relaxed);
+                let (t, v, tx) = (table2.clone(), value2.clone(), tx.clone());
+                let k = seq2.fetch_add(1, Ordering::Relaxed);
                 let at = intended;
-                tokio::spawn(async move {
+                handle.spawn(async move {
                     let ok = t
                         .mutate(RowMutation::new(format!("w{k:012}")).put("f", "v", &*v))
                         .await
@@ -325,12 +329,9 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
                 });
                 intended += interval;
             }
-        }));
-    }
-    drop(tx);
-    for t in tasks {
-        let _ = t.await;
-    }
+        })
+        .map_err(|e| ScenarioError::Server(format!("starting the load generator thread: {e}")))?;
+    let _ = tokio::task::spawn_blocking(move || dispatcher.join()).await;
     // Every put has finished once the collector's channel closes.
     let (merged, errors) = collector
         .await
