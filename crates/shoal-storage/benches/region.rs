@@ -1,7 +1,9 @@
 //! Region engine benchmarks: put throughput through the local WAL (one writer,
 //! and many concurrent writers sharing group commits), get latency from the
 //! memstore and from SSTs in an in-memory bucket (no block cache yet: every SST
-//! get fetches and decodes a block), and flush throughput.
+//! get fetches and decodes a block), flush throughput, and compaction
+//! throughput (a major compaction rewriting a 24 MB store of three files in a local
+//! directory).
 //!
 //! Run with `cargo bench -p shoal-storage --bench region`. The WAL fsyncs to the
 //! machine's disk under the system temp dir, so put numbers are bounded by its
@@ -9,7 +11,7 @@
 
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use shoal_storage::object::Bucket;
+use shoal_storage::object::{Bucket, ObjectStoreConfig};
 use shoal_storage::region::{FamilyConfig, Get, Region, RegionConfig, RegionEnv, RowMutation};
 use shoal_storage::wal::{Wal, WalOptions};
 use std::time::{Duration, Instant};
@@ -23,11 +25,24 @@ struct Setup {
 }
 
 async fn setup(flush_size: usize) -> Setup {
+    setup_on(flush_size, false).await
+}
+
+/// A region on an in-memory bucket, or on a local directory (the embedded
+/// default, whose uploads write to a file rather than build one buffer).
+async fn setup_on(flush_size: usize, local: bool) -> Setup {
     let dir = tempfile::tempdir().expect("tempdir");
     let wal = Wal::open(WalOptions::local(dir.path().join("wal")))
         .await
         .expect("wal");
-    let env = RegionEnv::new(Bucket::memory(), wal.clone());
+    let bucket = if local {
+        Bucket::open(&ObjectStoreConfig::local(dir.path().join("store")))
+            .await
+            .expect("bucket")
+    } else {
+        Bucket::memory()
+    };
+    let env = RegionEnv::new(bucket, wal.clone());
     let mut config = RegionConfig::new("bench", "data/00/bench/r1", vec![FamilyConfig::new("cf")]);
     config.flush_size = flush_size;
     let region = Region::open(config, env).await.expect("region");
@@ -184,5 +199,51 @@ fn gets_and_flush(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, puts, gets_and_flush);
+/// A YCSB-like value: printable bytes that do not compress away.
+fn random_value(i: u64) -> Vec<u8> {
+    let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..VALUE_LEN)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b' ' + (x % 95) as u8
+        })
+        .collect()
+}
+
+fn compactions(c: &mut Criterion) {
+    let rt = runtime();
+    const FILES: u64 = 3;
+    const ROWS: u64 = 8_000;
+    let s = rt.block_on(async {
+        let s = setup_on(usize::MAX, true).await;
+        for f in 0..FILES {
+            let rows: Vec<u64> = (f * ROWS..(f + 1) * ROWS).collect();
+            for chunk in rows.chunks(200) {
+                let batch = chunk
+                    .iter()
+                    .map(|&k| RowMutation::new(row(k)).put("cf", "field0", random_value(k)))
+                    .collect();
+                for r in s.region.mutate_batch(batch).await {
+                    r.expect("put");
+                }
+            }
+            s.region.flush().await.expect("flush");
+        }
+        s
+    });
+    let mut group = c.benchmark_group("region_compact");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    group.throughput(Throughput::Bytes(FILES * ROWS * (VALUE_LEN as u64 + 40)));
+    // Every iteration rewrites the whole store (after the first, one file).
+    group.bench_function("major_24MB", |b| {
+        b.iter(|| rt.block_on(s.region.compact(true)).expect("compact"))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, puts, gets_and_flush, compactions);
 criterion_main!(benches);
