@@ -61,6 +61,14 @@ pub struct ScenarioArgs {
     /// writetail: length of the per-window figures (default 10 s; --quick 5 s).
     #[arg(long, value_parser = humantime::parse_duration)]
     window: Option<Duration>,
+    /// writetail: measure a running server at this gRPC address instead of
+    /// an embedded one, so the load generator can run on other cores or
+    /// another machine (needs --http).
+    #[arg(long, requires = "http")]
+    server: Option<String>,
+    /// writetail: that server's HTTP address, for its /metrics.
+    #[arg(long, requires = "server")]
+    http: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -113,6 +121,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
+    if a.server.is_some() && a.name != ScenarioName::Writetail {
+        anyhow::bail!(
+            "--server: only writetail can measure a running server; the others start their own"
+        );
+    }
     match a.name {
         ScenarioName::Writetail => {
             if a.probe.is_some_and(|p| p.is_zero()) && a.rate.is_none() && !a.quick {
@@ -141,6 +154,9 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                     "eager" => shoal_client::InMemoryCompaction::Eager,
                     _ => shoal_client::InMemoryCompaction::Basic,
                 },
+                remote: a.server.clone().zip(a.http.clone()).map(|(grpc, http)| {
+                    shoal_bench::scenario::writetail::RemoteServer { grpc, http }
+                }),
             };
             let r = shoal_bench::scenario::writetail::run(&opts, &a.out).await?;
             let maxima = if r.max_puts_per_sec > 0.0 {

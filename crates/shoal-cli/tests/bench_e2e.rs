@@ -122,6 +122,11 @@ fn the_writetail_scenario_quick_run_writes_complete_reports() {
     }
     assert!(v["max_puts_per_sec"].as_f64().unwrap() > 0.0);
     assert!(v["flushes"].as_u64().unwrap() >= 1, "{v}");
+    // The server's figures (read from its metrics text) came through.
+    assert!(v["server"]["wal_syncs"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["server"]["wal_mean_batch"].as_f64().unwrap() >= 1.0, "{v}");
+    assert!(v["server"]["flush_mean_ms"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["server"]["imc_flattens"].as_u64().unwrap() > 0, "{v}");
     assert!(!v["windows"].as_array().unwrap().is_empty());
     assert_eq!(v["errors"].as_u64(), Some(0));
     let svg = std::fs::read_to_string(dir.path().join("writetail.svg")).unwrap();
@@ -163,6 +168,78 @@ fn writetail_without_a_probe_says_the_maxima_were_not_measured() {
         .sum();
     assert!((999..=1001).contains(&puts), "{puts} puts: {v}");
     assert_eq!(v["errors"].as_u64(), Some(0));
+}
+
+#[test]
+fn writetail_measures_a_running_server_through_its_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    // flush size 1 MiB: a 4 s run at 1,000 puts of 1 KB flushes a few times.
+    let config = support::write_config(dir.path(), "");
+    let server = support::ServerProcess::start(&data, Some(&config));
+    let (grpc, http) = (server.grpc.to_string(), server.http.to_string());
+    let out = dir.path().join("out");
+    let args = [
+        "--rate",
+        "1000",
+        "--probe",
+        "0s",
+        "--duration",
+        "4s",
+        "--window",
+        "2s",
+        "--server",
+        &grpc,
+        "--http",
+        &http,
+    ];
+    let run = writetail(&out, &args);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("writetail.json")).unwrap()).unwrap();
+    assert_eq!(v["target"].as_str(), Some(grpc.as_str()), "{v}");
+    assert!(v["flush_size"].is_null(), "{v}");
+    assert!(v["flushes"].as_u64().unwrap() >= 1, "{v}");
+    assert!(v["server"]["wal_syncs"].as_u64().unwrap() > 0, "{v}");
+    assert!(
+        v["server"]["server_put_p99_us"].as_u64().unwrap() > 0,
+        "{v}"
+    );
+    let puts: u64 = v["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["count"].as_u64().unwrap())
+        .sum();
+    assert!((3_999..=4_001).contains(&puts), "{puts} puts: {v}");
+    assert_eq!(v["errors"].as_u64(), Some(0));
+    let md = std::fs::read_to_string(out.join("writetail.md")).unwrap();
+    assert!(md.contains("flush size the server's own"), "{md}");
+
+    // Its table now exists: a second run says so instead of mixing runs.
+    let again = writetail(&dir.path().join("again"), &args);
+    assert!(!again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("drop an old one first"), "{err}");
+
+    // --server needs --http, and only writetail takes it.
+    let lone = writetail(&dir.path().join("lone"), &["--server", &grpc]);
+    assert!(!lone.status.success());
+    assert!(String::from_utf8_lossy(&lone.stderr).contains("--http"));
+    let other = std::process::Command::new(support::shoal_bin())
+        .args([
+            "bench", "scenario", "warmup", "--quick", "--server", &grpc, "--http", &http,
+        ])
+        .output()
+        .unwrap();
+    assert!(!other.status.success());
+    assert!(String::from_utf8_lossy(&other.stderr).contains("only writetail"));
+    server.terminate();
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! scenario module owns one experiment; `svg` draws the charts.
 
 pub mod bucketcache;
+pub mod figures;
 pub mod svg;
 pub mod warmup;
 pub mod writetail;

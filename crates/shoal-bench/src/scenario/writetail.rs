@@ -10,6 +10,7 @@
 //! group commits and their latency, flushes, compactions, in-memory
 //! compaction and writes held back by the memstore limits.
 
+use super::figures::{FigureSource, Figures, quantile_us};
 use super::{Embedded, ScenarioError, write_report};
 use crate::scenario::svg::{Line, chart};
 use hdrhistogram::Histogram;
@@ -40,6 +41,19 @@ pub struct WritetailOptions {
     pub threads: usize,
     /// In-memory compaction of the table's family.
     pub in_memory_compaction: shoal_client::InMemoryCompaction,
+    /// A server elsewhere to measure instead of an embedded one (so the load
+    /// generator need not share its cores). `flush_size` is then the
+    /// server's own.
+    pub remote: Option<RemoteServer>,
+}
+
+/// A running server's addresses.
+#[derive(Debug, Clone)]
+pub struct RemoteServer {
+    /// gRPC, `host:port`.
+    pub grpc: String,
+    /// HTTP (`/metrics`), `host:port`.
+    pub http: String,
 }
 
 /// What the server did during the paced run.
@@ -117,8 +131,10 @@ pub struct WritetailReport {
     pub achieved: f64,
     /// Put size, bytes.
     pub value_bytes: usize,
-    /// Region flush size, bytes.
-    pub flush_size: u64,
+    /// Region flush size, bytes (`None`: a remote server's own).
+    pub flush_size: Option<u64>,
+    /// The server measured: `embedded`, or a remote gRPC address.
+    pub target: String,
     /// Flushes during the paced run.
     pub flushes: u64,
     /// Overall p50/p99/p99.9/p99.99/max, µs.
@@ -151,7 +167,7 @@ fn figures(h: &Histogram<u64>, end_s: f64, flushes: u64) -> Window {
 /// The closed-loop maximum over the probe and over its second half
 /// (puts/s), then a flush and a wait for the compactions to finish.
 async fn probe_max(
-    server: &Embedded,
+    source: &FigureSource,
     client: &shoal_client::Client,
     table: &shoal_client::Table,
     value: &Arc<Vec<u8>>,
@@ -190,10 +206,10 @@ async fn probe_max(
     // pacing, so the paced run starts from a quiet server.
     client.admin().flush("writetail").await?;
     let quiet = Instant::now() + Duration::from_secs(60);
-    let mut last = server.host().status().compactions;
+    let mut last = source.read().await?.compactions;
     loop {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        let now = server.host().status().compactions;
+        let now = source.read().await?.compactions;
         if now == last || Instant::now() > quiet {
             break;
         }
@@ -204,20 +220,38 @@ async fn probe_max(
 
 /// Runs the scenario and writes `writetail.{json,md,svg}` into `out`.
 pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport, ScenarioError> {
-    let server = Embedded::start(|c| {
-        c.regions.flush_size = shoal_server::config::ByteSize(opts.flush_size);
-        // Segments of 1/16 of the flush size: several flattenings per flush.
-        c.memstore.in_memory_flush_size =
-            shoal_server::config::ByteSize((opts.flush_size / 16).max(64 << 10));
-    })
-    .await?;
-    let client = server.client().await?;
+    let (server, client, source) = match &opts.remote {
+        None => {
+            let server = Embedded::start(|c| {
+                c.regions.flush_size = shoal_server::config::ByteSize(opts.flush_size);
+                // Segments of 1/16 of the flush size: several flattenings per flush.
+                c.memstore.in_memory_flush_size =
+                    shoal_server::config::ByteSize((opts.flush_size / 16).max(64 << 10));
+            })
+            .await?;
+            let client = server.client().await?;
+            let source = FigureSource::Embedded(server.host().clone());
+            (Some(server), client, source)
+        }
+        Some(r) => {
+            let client = shoal_client::Client::connect(&r.grpc).await?;
+            let source = FigureSource::remote(&r.http);
+            // Fail before anything is written if the metrics are unreachable.
+            source.read().await?;
+            (None, client, source)
+        }
+    };
     let mut family = Admin::family("f");
     family.in_memory_compaction = opts.in_memory_compaction as i32;
     client
         .admin()
         .create_table("writetail", vec![family], vec![])
-        .await?;
+        .await
+        .map_err(|e| {
+            ScenarioError::Server(format!(
+                "creating the table `writetail`: {e} (the scenario needs a new, empty table; drop an old one first)"
+            ))
+        })?;
     let table = client.table("writetail");
     let value = Arc::new(vec![b'v'; opts.value_bytes]);
     let seq = Arc::new(AtomicU64::new(0));
@@ -228,7 +262,7 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     // A zero probe with a fixed rate skips it (for quick experiments).
     let probe = !(opts.probe.is_zero() && opts.rate.is_some());
     let (max, sustained) = if probe {
-        probe_max(&server, &client, &table, &value, &seq, opts).await?
+        probe_max(&source, &client, &table, &value, &seq, opts).await?
     } else {
         (0.0, 0.0)
     };
@@ -246,18 +280,21 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     }
 
     // 2. Paced puts, flushes watched.
-    let before = server.host().status();
+    let before = source.read().await?;
     let flushes_before = before.flushes;
     let start = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let flush_times = {
-        let (host, stop) = (server.host().clone(), stop.clone());
+        let (source, stop) = (source.clone(), stop.clone());
+        let mut last = before.flushes;
         tokio::spawn(async move {
             let mut times = Vec::new();
-            let mut last = host.status().flushes;
             while !stop.load(Ordering::Relaxed) {
                 tokio::time::sleep(Duration::from_millis(50)).await;
-                let now = host.status().flushes;
+                // A reading that fails is skipped; the next one counts.
+                let Ok(now) = source.read().await.map(|f| f.flushes) else {
+                    continue;
+                };
                 for _ in last..now {
                     times.push(start.elapsed().as_secs_f64());
                 }
@@ -366,7 +403,7 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     let elapsed = start.elapsed();
     stop.store(true, Ordering::Relaxed);
     let flush_times_s = flush_times.await.unwrap_or_default();
-    let after = server.host().status();
+    let after = source.read().await?;
     let flushes = after.flushes - flushes_before;
     let server_side = server_side(&before, &after);
     // 3. The batched maximum, last: its gigabytes would burden the paced run
@@ -404,14 +441,20 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
         rate,
         achieved: all.len() as f64 / elapsed.as_secs_f64(),
         value_bytes: opts.value_bytes,
-        flush_size: opts.flush_size,
+        flush_size: opts.remote.is_none().then_some(opts.flush_size),
+        target: opts
+            .remote
+            .as_ref()
+            .map_or_else(|| "embedded".to_string(), |r| r.grpc.clone()),
         flushes,
         overall: figures(&all, elapsed.as_secs_f64(), flushes),
         windows,
         flush_times_s,
         errors,
     };
-    server.stop().await;
+    if let Some(server) = server {
+        server.stop().await;
+    }
 
     let ms = |us: u64| us as f64 / 1000.0;
     let s = &report.server;
@@ -430,12 +473,15 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
         )
     };
     let mut md = format!(
-        "# writetail\n\nSingle-row puts of {} B (one `Table::mutate` each; the client combines concurrent ones into shared calls) at {}, flush size {}, {} flushes, in-memory compaction {}.\n\nServer side during the paced run: {} WAL group commits of {:.1} entries on average, commit p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms, slowest {:.2} ms; mean flush {:.0} ms; {} compactions; {} segments flattened, {} merges; {} writes held by the memstore limits; put latency inside the server p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms; {} puts answered with an error.\n\n| | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n| overall (ms) | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n\n| window end (s) | puts | p50 (ms) | p99 | p99.9 | p99.99 | max | flushes |\n|---|---|---|---|---|---|---|---|\n",
+        "# writetail\n\nSingle-row puts of {} B (one `Table::mutate` each; the client combines concurrent ones into shared calls) at {}, flush size {}, {} flushes, in-memory compaction {}, server {}.\n\nServer side during the paced run: {} WAL group commits of {:.1} entries on average, commit p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms, slowest {:.2} ms; mean flush {:.0} ms; {} compactions; {} segments flattened, {} merges; {} writes held by the memstore limits; put latency inside the server p99 ≤ {:.2} ms, p99.9 ≤ {:.2} ms; {} puts answered with an error.\n\n| | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n| overall (ms) | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n\n| window end (s) | puts | p50 (ms) | p99 | p99.9 | p99.99 | max | flushes |\n|---|---|---|---|---|---|---|---|\n",
         report.value_bytes,
         rate_text,
-        report.flush_size,
+        report
+            .flush_size
+            .map_or_else(|| "the server's own".to_string(), |b| b.to_string()),
         report.flushes,
         report.in_memory_compaction,
+        report.target,
         s.wal_syncs,
         s.wal_mean_batch,
         ms(s.wal_sync_p99_us),
@@ -534,106 +580,32 @@ async fn batched_max(
     rows as f64 / length.as_secs_f64()
 }
 
-/// Upper bound of the log2 bucket holding quantile `q` of a WAL histogram
-/// delta (µs).
-fn log2_quantile(counts: &[u64], q: f64) -> u64 {
-    let total: u64 = counts.iter().sum();
-    if total == 0 {
-        return 0;
-    }
-    let want = (total as f64 * q).ceil() as u64;
-    let mut seen = 0;
-    for (i, c) in counts.iter().enumerate() {
-        seen += c;
-        if seen >= want {
-            return if i == 0 { 0 } else { 1u64 << i };
-        }
-    }
-    1u64 << (counts.len() - 1)
-}
-
-fn server_side(
-    before: &shoal_server::status::StatusView,
-    after: &shoal_server::status::StatusView,
-) -> ServerSide {
-    let (b, a) = (&before.wal, &after.wal);
-    let syncs = a.syncs - b.syncs;
-    let hist: Vec<u64> = a
-        .sync_micros_histogram
-        .iter()
-        .zip(&b.sync_micros_histogram)
-        .map(|(x, y)| x - y)
-        .collect();
-    let flushes = after.flushes - before.flushes;
+fn server_side(before: &Figures, after: &Figures) -> ServerSide {
+    let syncs = after.wal_syncs.saturating_sub(before.wal_syncs);
+    let flushes = after.flushes.saturating_sub(before.flushes);
     ServerSide {
         wal_syncs: syncs,
         wal_mean_batch: if syncs > 0 {
-            (a.batch_entries_sum - b.batch_entries_sum) as f64 / syncs as f64
+            (after.wal_batch_entries_sum - before.wal_batch_entries_sum) / syncs as f64
         } else {
             0.0
         },
-        wal_sync_p99_us: log2_quantile(&hist, 0.99),
-        wal_sync_p999_us: log2_quantile(&hist, 0.999),
-        wal_sync_max_us: a.sync_micros_max,
-        compactions: after.compactions - before.compactions,
+        wal_sync_p99_us: quantile_us(&before.wal_sync_seconds, &after.wal_sync_seconds, 0.99),
+        wal_sync_p999_us: quantile_us(&before.wal_sync_seconds, &after.wal_sync_seconds, 0.999),
+        wal_sync_max_us: (after.wal_sync_max_seconds * 1e6).round() as u64,
+        compactions: after.compactions.saturating_sub(before.compactions),
         flush_mean_ms: if flushes > 0 {
-            (after.write.flush_seconds - before.write.flush_seconds) * 1e3 / flushes as f64
+            (after.flush_seconds - before.flush_seconds) * 1e3 / flushes as f64
         } else {
             0.0
         },
-        imc_flattens: after.write.imc_flattens - before.write.imc_flattens,
-        imc_merges: after.write.imc_merges - before.write.imc_merges,
-        blocked_writes: after.write.blocked_writes - before.write.blocked_writes,
-        server_put_p99_us: server_quantile(before, after, 0.99),
-        server_put_p999_us: server_quantile(before, after, 0.999),
-        server_put_errors: {
-            use shoal_server::metrics::RequestOp;
-            let e = |v: &shoal_server::status::StatusView| {
-                [RequestOp::Mutate, RequestOp::MultiMutate]
-                    .into_iter()
-                    .filter_map(|op| v.requests.op(op))
-                    .map(|f| f.errors)
-                    .sum::<u64>()
-            };
-            e(after) - e(before)
-        },
+        imc_flattens: after.imc_flattens.saturating_sub(before.imc_flattens),
+        imc_merges: after.imc_merges.saturating_sub(before.imc_merges),
+        blocked_writes: after.blocked_writes.saturating_sub(before.blocked_writes),
+        // Single puts arrive as Mutate calls, or combined by the client into
+        // MultiMutate calls: both count (per call).
+        server_put_p99_us: quantile_us(&before.put_seconds, &after.put_seconds, 0.99),
+        server_put_p999_us: quantile_us(&before.put_seconds, &after.put_seconds, 0.999),
+        server_put_errors: after.put_errors.saturating_sub(before.put_errors),
     }
-}
-
-/// Upper bound of the server's write-latency bucket (Mutate and
-/// MultiMutate calls) holding quantile `q` of the calls between two
-/// snapshots, µs.
-fn server_quantile(
-    before: &shoal_server::status::StatusView,
-    after: &shoal_server::status::StatusView,
-    q: f64,
-) -> u64 {
-    use shoal_server::metrics::{LATENCY_BOUNDS_US, RequestOp};
-    // Single puts arrive as Mutate calls, or combined by the client into
-    // MultiMutate calls: both count (per call).
-    let mut counts: Vec<u64> = Vec::new();
-    for op in [RequestOp::Mutate, RequestOp::MultiMutate] {
-        let (Some(b), Some(a)) = (before.requests.op(op), after.requests.op(op)) else {
-            continue;
-        };
-        for (i, (x, y)) in a.buckets.iter().zip(&b.buckets).enumerate() {
-            if counts.len() <= i {
-                counts.resize(i + 1, 0);
-            }
-            counts[i] += x - y;
-        }
-    }
-    let total: u64 = counts.iter().sum();
-    if total == 0 {
-        return 0;
-    }
-    let want = (total as f64 * q).ceil() as u64;
-    let mut seen = 0;
-    for (i, c) in counts.iter().enumerate() {
-        seen += c;
-        if seen >= want {
-            return LATENCY_BOUNDS_US.get(i).copied().unwrap_or(u64::MAX);
-        }
-    }
-    u64::MAX
 }
