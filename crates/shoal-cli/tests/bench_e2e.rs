@@ -97,6 +97,16 @@ fn writetail(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Puts of a writetail report's paced run (its windows' counts).
+fn paced_puts(report: &serde_json::Value) -> u64 {
+    report["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["count"].as_u64().unwrap())
+        .sum()
+}
+
 #[test]
 fn the_writetail_scenario_quick_run_writes_complete_reports() {
     let dir = tempfile::tempdir().unwrap();
@@ -124,7 +134,10 @@ fn the_writetail_scenario_quick_run_writes_complete_reports() {
     assert!(v["flushes"].as_u64().unwrap() >= 1, "{v}");
     // The server's figures (read from its metrics text) came through.
     assert!(v["server"]["wal_syncs"].as_u64().unwrap() > 0, "{v}");
-    assert!(v["server"]["wal_mean_batch"].as_f64().unwrap() >= 1.0, "{v}");
+    assert!(
+        v["server"]["wal_mean_batch"].as_f64().unwrap() >= 1.0,
+        "{v}"
+    );
     assert!(v["server"]["flush_mean_ms"].as_f64().unwrap() > 0.0, "{v}");
     assert!(v["server"]["imc_flattens"].as_u64().unwrap() > 0, "{v}");
     assert!(!v["windows"].as_array().unwrap().is_empty());
@@ -160,12 +173,7 @@ fn writetail_without_a_probe_says_the_maxima_were_not_measured() {
     // asked rate: 500/s for 2 s.
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("writetail.json")).unwrap()).unwrap();
-    let puts: u64 = v["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["count"].as_u64().unwrap())
-        .sum();
+    let puts = paced_puts(&v);
     assert!((999..=1001).contains(&puts), "{puts} puts: {v}");
     assert_eq!(v["errors"].as_u64(), Some(0));
 }
@@ -210,12 +218,7 @@ fn writetail_measures_a_running_server_through_its_metrics() {
         v["server"]["server_put_p99_us"].as_u64().unwrap() > 0,
         "{v}"
     );
-    let puts: u64 = v["windows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["count"].as_u64().unwrap())
-        .sum();
+    let puts = paced_puts(&v);
     assert!((3_999..=4_001).contains(&puts), "{puts} puts: {v}");
     assert_eq!(v["errors"].as_u64(), Some(0));
     let md = std::fs::read_to_string(out.join("writetail.md")).unwrap();
