@@ -174,6 +174,15 @@ impl FigureSource {
         }
     }
 
+    /// Flushes so far: the figure a run polls every 50 ms, so an embedded
+    /// server is asked for it alone rather than rendering every metric.
+    pub async fn flushes(&self) -> Result<u64, ScenarioError> {
+        match self {
+            FigureSource::Embedded(host) => Ok(host.status().flushes),
+            FigureSource::Remote { .. } => Ok(self.read().await?.flushes),
+        }
+    }
+
     /// The figures now.
     pub async fn read(&self) -> Result<Figures, ScenarioError> {
         match self {

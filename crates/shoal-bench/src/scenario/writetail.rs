@@ -281,7 +281,6 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
 
     // 2. Paced puts, flushes watched.
     let before = source.read().await?;
-    let flushes_before = before.flushes;
     let start = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let flush_times = {
@@ -292,7 +291,7 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
             while !stop.load(Ordering::Relaxed) {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 // A reading that fails is skipped; the next one counts.
-                let Ok(now) = source.read().await.map(|f| f.flushes) else {
+                let Ok(now) = source.flushes().await else {
                     continue;
                 };
                 for _ in last..now {
@@ -404,7 +403,7 @@ pub async fn run(opts: &WritetailOptions, out: &Path) -> Result<WritetailReport,
     stop.store(true, Ordering::Relaxed);
     let flush_times_s = flush_times.await.unwrap_or_default();
     let after = source.read().await?;
-    let flushes = after.flushes - flushes_before;
+    let flushes = after.flushes.saturating_sub(before.flushes);
     let server_side = server_side(&before, &after);
     // 3. The batched maximum, last: its gigabytes would burden the paced run
     // with their compactions.
