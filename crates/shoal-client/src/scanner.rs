@@ -21,6 +21,8 @@ pub struct Scanner {
     req: pb::ScanRequest,
     stream: Option<tonic::Streaming<pb::ScanResponse>>,
     buffered: VecDeque<pb::Row>,
+    /// Pieces of a row larger than one message, joined until its last piece.
+    joining: Option<pb::Row>,
     progress: Progress,
     /// Chunks of the last row still to drop after a reopen.
     skip: usize,
@@ -96,6 +98,7 @@ impl Scanner {
             req,
             stream: None,
             buffered: VecDeque::new(),
+            joining: None,
             progress: Progress::default(),
             skip: 0,
             done: false,
@@ -116,6 +119,9 @@ impl Scanner {
             }
             if let Err(status) = self.fetch().await {
                 self.stream = None;
+                // An unfinished row was not returned: the resumed scan reads
+                // it again whole.
+                self.joining = None;
                 if !should_retry(&status, Idempotence::Idempotent) {
                     self.done = true;
                     return Err(status.into());
@@ -153,7 +159,25 @@ impl Scanner {
         };
         match stream.message().await? {
             Some(msg) => {
-                for row in msg.rows {
+                for piece in msg.rows {
+                    // Pieces of a row larger than a message: join them.
+                    let row = match self.joining.take() {
+                        Some(mut head) => {
+                            if head.row != piece.row {
+                                return Err(tonic::Status::internal(
+                                    "malformed scan stream: a row's pieces belong to different rows",
+                                ));
+                            }
+                            head.cells.extend(piece.cells);
+                            head.partial = piece.partial;
+                            head
+                        }
+                        None => piece,
+                    };
+                    if row.partial {
+                        self.joining = Some(row);
+                        continue;
+                    }
                     let repeat = self
                         .progress
                         .last
@@ -168,6 +192,11 @@ impl Scanner {
                 }
             }
             None => {
+                if self.joining.is_some() {
+                    return Err(tonic::Status::internal(
+                        "malformed scan stream: it ended inside a row",
+                    ));
+                }
                 self.done = true;
                 self.stream = None;
             }

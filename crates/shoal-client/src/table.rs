@@ -28,6 +28,12 @@ macro_rules! data_call {
     }};
 }
 
+/// The server's answer to a Get whose row does not fit one message.
+fn is_row_too_large(e: &ClientError) -> bool {
+    matches!(e, ClientError::Status { code: tonic::Code::FailedPrecondition, message }
+        if message.starts_with(shoal_proto::ROW_TOO_LARGE))
+}
+
 impl Table {
     /// The table's name.
     pub fn name(&self) -> &str {
@@ -35,13 +41,42 @@ impl Table {
     }
 
     /// Reads one row (`row.cells` is empty when it has nothing visible).
+    ///
+    /// A row too large for one response message is read through a scan
+    /// instead, which streams it in pieces.
     pub async fn get(&self, get: Get) -> Result<pb::Row, ClientError> {
         let req = pb::GetRequest {
             table: self.name.clone(),
-            get: Some(get.spec),
+            get: Some(get.spec.clone()),
         };
-        let resp = data_call!(self, Idempotence::Idempotent, get, req)?;
-        Ok(resp.row.unwrap_or_default())
+        match data_call!(self, Idempotence::Idempotent, get, req) {
+            Ok(resp) => Ok(resp.row.unwrap_or_default()),
+            Err(e) if is_row_too_large(&e) => self.get_by_scan(get.spec).await,
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One row read by a scan of exactly that row.
+    async fn get_by_scan(&self, spec: pb::GetSpec) -> Result<pb::Row, ClientError> {
+        let mut stop = spec.row.clone();
+        stop.push(0);
+        let req = pb::ScanRequest {
+            table: self.name.clone(),
+            start_row: spec.row.clone(),
+            stop_row: stop,
+            columns: spec.columns,
+            time_range: spec.time_range,
+            max_versions: spec.max_versions,
+            limit: 1,
+            rows_per_message: 1,
+            ..Default::default()
+        };
+        let mut scanner = Scanner::new(self.client.clone(), req);
+        let row = scanner.next().await?;
+        Ok(row.unwrap_or(pb::Row {
+            row: spec.row,
+            ..Default::default()
+        }))
     }
 
     /// The newest value of `family:qualifier` in `row`, if any.
@@ -60,9 +95,21 @@ impl Table {
         let n = gets.len();
         let req = pb::MultiGetRequest {
             table: self.name.clone(),
-            gets: gets.into_iter().map(|g| g.spec).collect(),
+            gets: gets.iter().map(|g| g.spec.clone()).collect(),
         };
-        let rows = data_call!(self, Idempotence::Idempotent, multi_get, req)?.rows;
+        let rows = match data_call!(self, Idempotence::Idempotent, multi_get, req) {
+            Ok(resp) => resp.rows,
+            // Together too large for one response: one get each (a get of a
+            // row too large on its own goes through a scan).
+            Err(e) if is_row_too_large(&e) => {
+                let mut rows = Vec::with_capacity(n);
+                for g in gets {
+                    rows.push(self.get(g).await?);
+                }
+                rows
+            }
+            Err(e) => return Err(e),
+        };
         if rows.len() != n {
             return Err(ClientError::Protocol(format!(
                 "{} rows for {n} gets",

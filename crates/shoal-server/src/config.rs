@@ -53,6 +53,8 @@ pub struct ServerConfig {
     pub regions: RegionsSection,
     /// Memstore limits, in-memory compaction and flush scheduling.
     pub memstore: MemstoreSection,
+    /// How much work one request may ask for.
+    pub limits: crate::request_limits::LimitsSection,
 }
 
 /// `[server]`
@@ -445,6 +447,9 @@ impl ServerConfig {
             shoal_storage::object::ObjectStoreConfig::from_url(&self.object_store.url)
                 .map_err(|e| invalid("object_store.url", e.to_string()))?;
         }
+        self.limits
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
         Ok(())
     }
 
@@ -536,7 +541,7 @@ impl<'de> Deserialize<'de> for ByteSize {
 }
 
 /// Durations as humantime strings (`"10s"`, `"1m 30s"`).
-mod humantime_serde_compat {
+pub(crate) mod humantime_serde_compat {
     use serde::{Deserialize, Deserializer};
     use std::time::Duration;
 

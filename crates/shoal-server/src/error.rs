@@ -8,19 +8,19 @@ use shoal_storage::region::RegionError;
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// The table does not exist.
-    #[error("table {0:?} does not exist")]
+    #[error("table {} does not exist", shown(.0))]
     NoSuchTable(String),
     /// The table exists already.
-    #[error("table {0:?} already exists")]
+    #[error("table {} already exists", shown(.0))]
     TableExists(String),
     /// The table is disabled.
-    #[error("table {0:?} is disabled; enable it first")]
+    #[error("table {} is disabled; enable it first", shown(.0))]
     TableDisabled(String),
     /// The operation needs a disabled table.
-    #[error("table {0:?} is enabled; disable it first")]
+    #[error("table {} is enabled; disable it first", shown(.0))]
     TableEnabled(String),
     /// The family does not exist.
-    #[error("table {table:?} has no column family {family:?}")]
+    #[error("table {} has no column family {}", shown(.table), shown(.family))]
     NoSuchFamily {
         /// Table.
         table: String,
@@ -36,6 +36,10 @@ pub enum ServiceError {
     /// The server is shutting down or over its limits.
     #[error("{0}")]
     Overloaded(String),
+    /// The call cannot be answered this way (e.g. a row too large for one
+    /// response); the message says what to do instead.
+    #[error("{0}")]
+    FailedPrecondition(String),
     /// The catalog could not be read or written.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
@@ -72,6 +76,7 @@ impl ServiceError {
             ServiceError::InvalidArgument(_) => Code::InvalidArgument,
             ServiceError::Unavailable(_) => Code::Unavailable,
             ServiceError::Overloaded(_) => Code::ResourceExhausted,
+            ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
             ServiceError::Catalog(_) => Code::Internal,
             ServiceError::Region(e) => match e {
                 RegionError::NoSuchFamily { .. } => Code::NotFound,
@@ -87,7 +92,57 @@ impl ServiceError {
                 | RegionError::Sst { .. } => Code::Internal,
             },
         };
-        tonic::Status::new(code, self.to_string())
+        tonic::Status::new(code, bounded(self.to_string()))
+    }
+}
+
+/// Longest name (table, family, row) quoted in an error message, in chars.
+const SHOWN_CHARS: usize = 64;
+/// Longest error message sent to a client, in bytes: messages travel in a
+/// response header, and clients limit header sizes (8 KiB and less).
+const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// `name` quoted for an error message, cut to a bounded length: a request
+/// naming a 10,000-character table gets a short answer.
+pub fn shown(name: &str) -> String {
+    let mut chars = name.chars();
+    let head: String = chars.by_ref().take(SHOWN_CHARS).collect();
+    if chars.next().is_none() {
+        format!("{name:?}")
+    } else {
+        format!("{head:?}… ({} bytes)", name.len())
+    }
+}
+
+/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
+fn bounded(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE_BYTES {
+        let mut end = MAX_MESSAGE_BYTES - 3;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_and_messages_are_cut() {
+        let long = "t".repeat(10_000);
+        let e = ServiceError::NoSuchTable(long.clone());
+        let msg = e.to_status().message().to_string();
+        assert!(msg.len() < 200, "{} bytes: {msg}", msg.len());
+        assert!(msg.contains("10000 bytes"), "{msg}");
+        assert_eq!(shown("users"), "\"users\"");
+        let e = ServiceError::InvalidArgument(format!("bad: {}", "é".repeat(5_000)));
+        let msg = e.to_status().message().to_string();
+        assert!(msg.len() <= MAX_MESSAGE_BYTES, "{}", msg.len());
+        assert!(msg.ends_with('…'));
     }
 }
 

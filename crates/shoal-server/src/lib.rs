@@ -14,6 +14,7 @@ pub mod grpc;
 pub mod host;
 pub mod http;
 pub mod metrics;
+pub mod request_limits;
 pub mod serve;
 pub mod status;
 

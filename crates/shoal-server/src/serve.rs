@@ -96,16 +96,22 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     // a client that streams megabytes per second of writes wait for window
     // updates, one round trip per 64 KiB; gRPC-Go grows its windows to
     // 16 MiB for the same reason.
+    let budget = crate::grpc::budget::RequestBudget::new(
+        host.config().limits.request_bytes_in_flight.0,
+        host.requests().clone(),
+    );
     let grpc = tonic::transport::Server::builder()
         .initial_stream_window_size(Some(STREAM_WINDOW))
         .initial_connection_window_size(Some(CONNECTION_WINDOW))
+        .layer(crate::grpc::budget::BudgetLayer::new(budget))
         .add_service(
             DataServer::new(DataService::new(host.clone()))
-                .max_decoding_message_size(64 << 20)
-                .max_encoding_message_size(64 << 20),
+                .max_decoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES),
         )
         .add_service(
-            AdminServer::new(AdminService::new(host.clone())).max_decoding_message_size(64 << 20),
+            AdminServer::new(AdminService::new(host.clone()))
+                .max_decoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES),
         )
         .serve_with_incoming_shutdown(
             // Accepted connections do not inherit the builder's nodelay

@@ -221,6 +221,7 @@ pub fn row(r: RowResult) -> pb::Row {
                 value: c.value.to_vec(),
             })
             .collect(),
+        partial: false,
     }
 }
 

@@ -10,12 +10,10 @@ use std::pin::Pin;
 use std::time::Instant;
 use tonic::{Request, Response, Status};
 
+/// Largest unary response: the 64 MiB message limit, less room for framing.
+const MAX_RESPONSE_BYTES: usize = crate::request_limits::MAX_MESSAGE_BYTES - (64 << 10);
 /// Rows per streamed scan message unless the request says otherwise.
 const DEFAULT_ROWS_PER_MESSAGE: usize = 100;
-/// A scan message is sent once it holds this many bytes of values.
-const MAX_MESSAGE_BYTES: usize = 4 << 20;
-/// Most rows in one MultiGet / MultiMutate.
-const MAX_BATCH: usize = 10_000;
 
 /// Serves `shoal.v1.Data` from a [`Host`].
 #[derive(Debug, Clone)]
@@ -51,16 +49,22 @@ impl DataService {
     }
 }
 
-fn check_batch(n: usize, what: &str) -> Result<(), ServiceError> {
-    if n > MAX_BATCH {
-        return Err(ServiceError::InvalidArgument(format!(
-            "{n} {what} in one call; at most {MAX_BATCH}"
+/// `response` if it fits one message; otherwise FAILED_PRECONDITION starting
+/// with [`shoal_proto::ROW_TOO_LARGE`], which tells a client to read the row
+/// through a scan (that streams large rows in pieces).
+fn fits_one_message<M: prost::Message>(response: M) -> Result<M, ServiceError> {
+    let len = response.encoded_len();
+    if len > MAX_RESPONSE_BYTES {
+        return Err(ServiceError::FailedPrecondition(format!(
+            "{}: {len} bytes, more than {MAX_RESPONSE_BYTES}; read it with a scan, which \
+             streams large rows in pieces",
+            shoal_proto::ROW_TOO_LARGE
         )));
     }
-    Ok(())
+    Ok(response)
 }
 
-type ScanBody = Pin<Box<dyn futures::Stream<Item = Result<pb::ScanResponse, Status>> + Send>>;
+type ScanBody = Pin<Box<super::scan::ScanBody>>;
 
 #[tonic::async_trait]
 impl pb::data_server::Data for DataService {
@@ -69,7 +73,7 @@ impl pb::data_server::Data for DataService {
         self.timed(RequestOp::Get, async {
             let get = convert::get(r.get)?;
             let row = self.host.get(&r.table, get).await?;
-            Ok(pb::GetResponse {
+            fits_one_message(pb::GetResponse {
                 row: Some(convert::row(row)),
             })
         })
@@ -82,20 +86,19 @@ impl pb::data_server::Data for DataService {
     ) -> Result<Response<pb::MultiGetResponse>, Status> {
         let r = req.into_inner();
         self.timed(RequestOp::MultiGet, async {
-            check_batch(r.gets.len(), "gets")?;
+            self.host
+                .config()
+                .limits
+                .check_batch(r.gets.len(), "gets")?;
             let gets = r
                 .gets
                 .into_iter()
                 .map(|g| convert::get(Some(g)))
                 .collect::<Result<Vec<_>, _>>()?;
-            let results =
-                futures::future::join_all(gets.into_iter().map(|g| self.host.get(&r.table, g)))
-                    .await;
-            let rows = results
-                .into_iter()
-                .map(|r| r.map(convert::row))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(pb::MultiGetResponse { rows })
+            let rows = self.host.multi_get(&r.table, gets).await?;
+            fits_one_message(pb::MultiGetResponse {
+                rows: rows.into_iter().map(convert::row).collect(),
+            })
         })
         .await
     }
@@ -119,7 +122,10 @@ impl pb::data_server::Data for DataService {
     ) -> Result<Response<pb::MultiMutateResponse>, Status> {
         let r = req.into_inner();
         self.timed(RequestOp::MultiMutate, async {
-            check_batch(r.mutations.len(), "mutations")?;
+            self.host
+                .config()
+                .limits
+                .check_batch(r.mutations.len(), "mutations")?;
             // Rows that do not decode are answered alone; the rest go through
             // the regions' mini-batch path together.
             let mut valid = Vec::with_capacity(r.mutations.len());
@@ -134,7 +140,7 @@ impl pb::data_server::Data for DataService {
                     Err(e) => Some(e),
                 })
                 .collect();
-            let mut applied = self.host.mutate_many(&r.table, valid).await.into_iter();
+            let mut applied = self.host.mutate_many(&r.table, valid).await?.into_iter();
             let results = undecodable.into_iter().map(|bad| match bad {
                 Some(e) => Err(e),
                 None => applied.next().unwrap_or_else(|| {
@@ -169,11 +175,6 @@ impl pb::data_server::Data for DataService {
     ) -> Result<Response<pb::IncrementResponse>, Status> {
         let r = req.into_inner();
         self.timed(RequestOp::Increment, async {
-            if r.columns.is_empty() {
-                return Err(ServiceError::InvalidArgument(
-                    "columns: an increment needs at least one column".into(),
-                ));
-            }
             let cols: Vec<(Bytes, Bytes, i64)> = r
                 .columns
                 .iter()
@@ -203,6 +204,7 @@ impl pb::data_server::Data for DataService {
                             value: v.to_be_bytes().to_vec(),
                         })
                         .collect(),
+                    partial: false,
                 }),
             })
         })
@@ -244,6 +246,7 @@ impl pb::data_server::Data for DataService {
                             value: v.to_vec(),
                         })
                         .collect(),
+                    partial: false,
                 }),
             })
         })
@@ -273,7 +276,7 @@ impl pb::data_server::Data for DataService {
         let start = Instant::now();
         let r = req.into_inner();
         let opened = convert::scan(&r).and_then(|scan| self.host.scan(&r.table, scan));
-        let mut stream = match opened {
+        let stream = match opened {
             Ok(s) => s,
             Err(e) => {
                 self.host
@@ -286,45 +289,10 @@ impl pb::data_server::Data for DataService {
             0 => DEFAULT_ROWS_PER_MESSAGE,
             n => n as usize,
         };
-        // A small channel is the back-pressure: the scan reads ahead at most
-        // two messages beyond what the client has taken.
-        let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::ScanResponse, Status>>(2);
-        let host = self.host.clone();
-        tokio::spawn(async move {
-            let mut rows = Vec::new();
-            let mut bytes = 0usize;
-            let ok = loop {
-                match stream.next().await {
-                    Ok(Some(row)) => {
-                        bytes += row.cells.iter().map(|c| c.value.len() + 32).sum::<usize>();
-                        rows.push(convert::row(row));
-                        if rows.len() >= per_message || bytes >= MAX_MESSAGE_BYTES {
-                            bytes = 0;
-                            let msg = pb::ScanResponse {
-                                rows: std::mem::take(&mut rows),
-                            };
-                            if tx.send(Ok(msg)).await.is_err() {
-                                break true; // the client went away
-                            }
-                        }
-                    }
-                    Ok(None) => {
-                        if !rows.is_empty() {
-                            let _ = tx.send(Ok(pb::ScanResponse { rows })).await;
-                        }
-                        break true;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_status())).await;
-                        break false;
-                    }
-                }
-            };
-            host.requests().record_scan_rows(stream.rows() as u64);
-            host.requests().record(RequestOp::Scan, start.elapsed(), ok);
-        });
-        Ok(Response::new(Box::pin(
-            tokio_stream::wrappers::ReceiverStream::new(rx),
-        )))
+        Ok(Response::new(Box::pin(super::scan::serve(
+            self.host.clone(),
+            stream,
+            per_message,
+        ))))
     }
 }

@@ -2,8 +2,10 @@
 //! [`crate::host::Host`], and the conversions between wire and engine types.
 
 mod admin;
+pub mod budget;
 pub mod convert;
 mod data;
+pub mod scan;
 
 pub use admin::AdminService;
 pub use data::DataService;

@@ -47,9 +47,13 @@ impl Host {
         validate_table_name(name).map_err(ServiceError::InvalidArgument)?;
         if families.is_empty() {
             return Err(ServiceError::InvalidArgument(format!(
-                "table {name:?} needs at least one column family"
+                "table {} needs at least one column family",
+                crate::error::shown(name)
             )));
         }
+        let limits = &self.config().limits;
+        limits.check_families(families.len())?;
+        limits.check_split_keys(&split_keys)?;
         let mut schemas: Vec<FamilySchema> = Vec::new();
         for patch in &families {
             let f = patch.apply(FamilySchema::new(patch.name.clone()));
@@ -71,12 +75,6 @@ impl Host {
         }
         keys.sort();
         keys.dedup();
-        if keys.len() > 10_000 {
-            return Err(ServiceError::InvalidArgument(format!(
-                "{} split keys; at most 10000",
-                keys.len()
-            )));
-        }
         let mut catalog = self.inner.catalog.lock().await;
         if catalog.current().table(name).is_some() {
             return Err(ServiceError::TableExists(name.to_string()));
@@ -145,6 +143,7 @@ impl Host {
         upsert: Vec<FamilyPatch>,
         delete: Vec<String>,
     ) -> Result<TableRecord, ServiceError> {
+        self.config().limits.check_families(upsert.len())?;
         let mut catalog = self.inner.catalog.lock().await;
         let mut record = catalog
             .current()
@@ -173,6 +172,7 @@ impl Host {
             record.families.retain(|x| x.name != f.name);
             record.families.push(f);
         }
+        self.config().limits.check_families(record.families.len())?;
         if record.families.is_empty() {
             return Err(ServiceError::InvalidArgument(format!(
                 "table {name:?} would have no column family left"
@@ -294,13 +294,19 @@ impl Host {
         Ok(())
     }
 
-    /// Deletes every row: the table gets new, empty regions with the same
-    /// boundaries; the old data is deleted afterwards.
+    /// Deletes every row of a disabled table (HBase's rule: a table must be
+    /// disabled to be truncated): the table gets new, empty regions with the
+    /// same boundaries and comes back enabled, as HBase's does; the old data
+    /// is deleted afterwards.
     pub async fn truncate_table(&self, name: &str) -> Result<(), ServiceError> {
         let mut catalog = self.inner.catalog.lock().await;
         let live = self.table(name)?;
+        if live.record.enabled {
+            return Err(ServiceError::TableEnabled(name.to_string()));
+        }
         let old_record = live.record.clone();
         let mut record = old_record.clone();
+        record.enabled = true;
         record.regions = old_record
             .regions
             .iter()

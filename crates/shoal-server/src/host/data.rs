@@ -87,6 +87,19 @@ impl Host {
         }
     }
 
+    /// Reads several rows, answering them in order.
+    pub async fn multi_get(
+        &self,
+        table: &str,
+        gets: Vec<Get>,
+    ) -> Result<Vec<RowResult>, ServiceError> {
+        self.config().limits.check_batch(gets.len(), "gets")?;
+        futures::future::join_all(gets.into_iter().map(|g| self.get(table, g)))
+            .await
+            .into_iter()
+            .collect()
+    }
+
     /// Reads one row.
     pub async fn get(&self, table: &str, get: Get) -> Result<RowResult, ServiceError> {
         let get = Arc::new(get);
@@ -99,6 +112,7 @@ impl Host {
 
     /// Applies one row mutation atomically.
     pub async fn mutate(&self, table: &str, mutation: RowMutation) -> Result<(), ServiceError> {
+        self.config().limits.check_mutation(&mutation)?;
         let row = mutation.row.clone();
         let mutation = Arc::new(mutation);
         self.with_region(table, &row, |r| {
@@ -116,16 +130,27 @@ impl Host {
         &self,
         table: &str,
         mutations: Vec<RowMutation>,
-    ) -> Vec<Result<(), ServiceError>> {
-        let mut results: Vec<Option<Result<(), ServiceError>>> =
-            mutations.iter().map(|_| None).collect();
+    ) -> Result<Vec<Result<(), ServiceError>>, ServiceError> {
+        let limits = &self.config().limits;
+        limits.check_batch(mutations.len(), "mutations")?;
+        let mut results: Vec<Option<Result<(), ServiceError>>> = mutations
+            .iter()
+            .map(|m| limits.check_mutation(m).err().map(Err))
+            .collect();
         // Rows grouped by region, in list order within each group.
         let mut groups: Vec<(Region, Vec<usize>)> = Vec::new();
+        let mut group_of: std::collections::HashMap<String, usize> = Default::default();
         for (i, m) in mutations.iter().enumerate() {
+            if results[i].is_some() {
+                continue;
+            }
             match self.route(table, &m.row) {
-                Ok(region) => match groups.iter_mut().find(|(r, _)| r.id() == region.id()) {
-                    Some((_, rows)) => rows.push(i),
-                    None => groups.push((region, vec![i])),
+                Ok(region) => match group_of.get(region.id()) {
+                    Some(&g) => groups[g].1.push(i),
+                    None => {
+                        group_of.insert(region.id().to_string(), groups.len());
+                        groups.push((region, vec![i]));
+                    }
                 },
                 Err(e) if e.is_retryable() => {}
                 Err(e) => results[i] = Some(Err(e)),
@@ -156,14 +181,14 @@ impl Host {
         for (i, r) in retries.into_iter().zip(retried) {
             results[i] = Some(r);
         }
-        results
+        Ok(results
             .into_iter()
             .map(|r| {
                 r.unwrap_or_else(|| {
                     Err(ServiceError::Unavailable("mutation was not applied".into()))
                 })
             })
-            .collect()
+            .collect())
     }
 
     /// Adds to counters; returns the new values.
@@ -173,6 +198,14 @@ impl Host {
         row: Bytes,
         columns: Vec<(Bytes, Bytes, i64)>,
     ) -> Result<Vec<i64>, ServiceError> {
+        if columns.is_empty() {
+            return Err(ServiceError::InvalidArgument(
+                "columns: an increment needs at least one column".into(),
+            ));
+        }
+        self.config()
+            .limits
+            .check_columns(columns.iter().map(|(_, q, _)| (&q[..], 8)), "increment")?;
         let columns = Arc::new(columns);
         self.with_region(table, &row.clone(), |r| {
             let (row, columns) = (row.clone(), columns.clone());
@@ -188,6 +221,14 @@ impl Host {
         row: Bytes,
         columns: Vec<(Bytes, Bytes, Bytes)>,
     ) -> Result<Vec<Bytes>, ServiceError> {
+        if columns.is_empty() {
+            return Err(ServiceError::InvalidArgument(
+                "columns: an append needs at least one column".into(),
+            ));
+        }
+        self.config()
+            .limits
+            .check_columns(columns.iter().map(|(_, q, v)| (&q[..], v.len())), "append")?;
         let columns = Arc::new(columns);
         self.with_region(table, &row.clone(), |r| {
             let (row, columns) = (row.clone(), columns.clone());
@@ -202,6 +243,12 @@ impl Host {
         table: &str,
         check: CheckAndMutate,
     ) -> Result<bool, ServiceError> {
+        let limits = &self.config().limits;
+        limits.check_mutation(&check.mutation)?;
+        limits.check_columns(
+            std::iter::once((&check.qualifier[..], check.value.len())),
+            "check",
+        )?;
         let row = check.mutation.row.clone();
         let check = Arc::new(check);
         self.with_region(table, &row, |r| {

@@ -130,7 +130,7 @@ pub(crate) struct Inner {
     pub(crate) disk_cache: Option<DiskCache>,
     pub(crate) catalog: tokio::sync::Mutex<CatalogStore>,
     pub(crate) tables: RwLock<BTreeMap<String, Arc<LiveTable>>>,
-    pub(crate) requests: RequestMetrics,
+    pub(crate) requests: Arc<RequestMetrics>,
     pub(crate) started: Instant,
     pub(crate) splits: AtomicU64,
     /// Flushes and compactions of regions no longer open (split, closed).
@@ -228,7 +228,7 @@ impl Host {
                 disk_cache,
                 catalog: tokio::sync::Mutex::new(catalog),
                 tables: RwLock::new(BTreeMap::new()),
-                requests: RequestMetrics::default(),
+                requests: Arc::default(),
                 started: Instant::now(),
                 splits: AtomicU64::new(0),
                 retired_counters: (AtomicU64::new(0), AtomicU64::new(0)),
@@ -418,7 +418,7 @@ impl Host {
     }
 
     /// Request metrics.
-    pub fn requests(&self) -> &RequestMetrics {
+    pub fn requests(&self) -> &Arc<RequestMetrics> {
         &self.inner.requests
     }
 

@@ -158,6 +158,40 @@ fn requests(o: &mut Out, v: &StatusView) {
         "Rows (or row chunks) returned by scans.",
         v.requests.scan_rows as f64,
     );
+    o.single(
+        "shoal_scans_open",
+        "gauge",
+        "Scans streaming now; each holds a read point and pins its files.",
+        v.requests.scans_open as f64,
+    );
+    o.family(
+        "shoal_scans_closed_early_total",
+        "counter",
+        "Scans ended before their last row: lease (the client took no message within limits.scan_lease) or cancelled (the client went away).",
+    );
+    let r = &v.requests;
+    for (reason, n) in [
+        ("lease", r.scans_lease_expired),
+        ("cancelled", r.scans_cancelled),
+    ] {
+        o.sample(
+            "shoal_scans_closed_early_total",
+            &[("reason", reason)],
+            n as f64,
+        );
+    }
+    o.single(
+        "shoal_request_bytes_in_flight",
+        "gauge",
+        "Bytes of request messages the server holds now (limits.request_bytes_in_flight bounds it).",
+        r.bytes_in_flight as f64,
+    );
+    o.single(
+        "shoal_requests_refused_total",
+        "counter",
+        "Requests refused with RESOURCE_EXHAUSTED because limits.request_bytes_in_flight was reached.",
+        r.refused_bytes_in_flight as f64,
+    );
 }
 
 /// Reads one figure of an L1 pool.

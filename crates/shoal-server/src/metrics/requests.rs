@@ -107,6 +107,11 @@ struct OpCounters {
 pub struct RequestMetrics {
     ops: [OpCounters; RequestOp::ALL.len()],
     scan_rows: AtomicU64,
+    scans_open: AtomicU64,
+    scans_lease_expired: AtomicU64,
+    scans_cancelled: AtomicU64,
+    bytes_in_flight: AtomicU64,
+    refused_bytes_in_flight: AtomicU64,
 }
 
 /// One operation's figures.
@@ -130,6 +135,16 @@ pub struct RequestMetricsSnapshot {
     pub ops: Vec<(RequestOp, OpFigures)>,
     /// Rows (or row chunks) returned by scans.
     pub scan_rows: u64,
+    /// Scans streaming now (each holds a read point and its files).
+    pub scans_open: u64,
+    /// Scans closed because their client took no message within the lease.
+    pub scans_lease_expired: u64,
+    /// Scans stopped because their client went away.
+    pub scans_cancelled: u64,
+    /// Bytes of request messages held now.
+    pub bytes_in_flight: u64,
+    /// Requests refused because `limits.request_bytes_in_flight` was reached.
+    pub refused_bytes_in_flight: u64,
 }
 
 impl RequestMetricsSnapshot {
@@ -163,6 +178,32 @@ impl RequestMetrics {
         self.scan_rows.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Counts a scan as open until the guard drops.
+    pub fn scan_opened(self: &std::sync::Arc<Self>) -> OpenScan {
+        self.scans_open.fetch_add(1, Ordering::Relaxed);
+        OpenScan(self.clone())
+    }
+
+    /// Counts a scan closed by its lease.
+    pub fn record_scan_lease_expired(&self) {
+        self.scans_lease_expired.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a scan stopped because its client went away.
+    pub fn record_scan_cancelled(&self) {
+        self.scans_cancelled.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Request bytes now held (set by the request budget).
+    pub fn set_bytes_in_flight(&self, bytes: u64) {
+        self.bytes_in_flight.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts a request refused by the request-bytes budget.
+    pub fn record_refused_bytes_in_flight(&self) {
+        self.refused_bytes_in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// A copy of the counters.
     pub fn snapshot(&self) -> RequestMetricsSnapshot {
         RequestMetricsSnapshot {
@@ -186,7 +227,22 @@ impl RequestMetrics {
                 })
                 .collect(),
             scan_rows: self.scan_rows.load(Ordering::Relaxed),
+            scans_open: self.scans_open.load(Ordering::Relaxed),
+            scans_lease_expired: self.scans_lease_expired.load(Ordering::Relaxed),
+            scans_cancelled: self.scans_cancelled.load(Ordering::Relaxed),
+            bytes_in_flight: self.bytes_in_flight.load(Ordering::Relaxed),
+            refused_bytes_in_flight: self.refused_bytes_in_flight.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// A scan counted in `scans_open` while this lives.
+#[derive(Debug)]
+pub struct OpenScan(std::sync::Arc<RequestMetrics>);
+
+impl Drop for OpenScan {
+    fn drop(&mut self) {
+        self.0.scans_open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

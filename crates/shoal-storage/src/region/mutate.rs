@@ -302,16 +302,7 @@ impl Region {
                 }
             }
         }
-        // Identical keys within one mutation (same column and timestamp twice):
-        // the later change wins, as it would have had it been applied second.
-        let mut unique: Vec<Cell> = Vec::with_capacity(cells.len());
-        for c in cells {
-            if let Some(prev) = unique.iter_mut().find(|p| p.key() == c.key()) {
-                *prev = c;
-            } else {
-                unique.push(c);
-            }
-        }
+        let unique = last_of_each_key(cells);
         let cell_err = |source| RegionError::Cell {
             region: self.id().to_string(),
             source,
@@ -480,6 +471,25 @@ impl Region {
     }
 }
 
+/// Identical keys within one mutation (same column, timestamp and type
+/// twice): the later change wins, as it would have had it been applied
+/// second. O(n log n): a stable sort by key keeps equal keys in the order
+/// given, and the last of each run is kept. The result is in key order.
+fn last_of_each_key(mut cells: Vec<Cell>) -> Vec<Cell> {
+    if cells.len() < 2 {
+        return cells;
+    }
+    cells.sort_by(crate::cell::compare_cells);
+    let mut unique: Vec<Cell> = Vec::with_capacity(cells.len());
+    for c in cells {
+        match unique.last_mut() {
+            Some(prev) if prev.key() == c.key() => *prev = c,
+            _ => unique.push(c),
+        }
+    }
+    unique
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,5 +505,37 @@ mod tests {
         assert!(decode_payload(&Bytes::from_static(&[2, 0])).is_err());
         assert!(decode_payload(&Bytes::new()).is_err());
         assert!(decode_payload(&p.slice(..p.len() - 1)).is_err());
+    }
+
+    #[test]
+    fn the_last_change_to_a_key_wins_and_distinct_keys_all_stay() {
+        let cells = vec![
+            Cell::put("r", "f", "b", 5, 9, "first"),
+            Cell::put("r", "f", "a", 5, 9, "x"),
+            Cell::put("r", "f", "b", 5, 9, "second"),
+            Cell::put("r", "f", "b", 6, 9, "newer"),
+            Cell::delete("r", "f", "b", 5, CellType::DeleteColumn, 9),
+            Cell::put("r", "f", "b", 5, 9, "third"),
+        ];
+        let unique = last_of_each_key(cells);
+        let got: Vec<(&[u8], i64, CellType, &[u8])> = unique
+            .iter()
+            .map(|c| (&c.qualifier[..], c.timestamp, c.kind, &c.value[..]))
+            .collect();
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got.contains(&(&b"b"[..], 5, CellType::Put, &b"third"[..])));
+        assert!(got.contains(&(&b"b"[..], 6, CellType::Put, &b"newer"[..])));
+        assert!(got.contains(&(&b"a"[..], 5, CellType::Put, &b"x"[..])));
+        assert!(got.iter().any(|c| c.2 == CellType::DeleteColumn));
+    }
+
+    #[test]
+    fn a_hundred_thousand_changes_to_one_column_collapse_to_one() {
+        let cells: Vec<Cell> = (0..100_000)
+            .map(|i| Cell::put("r", "f", "q", 1, 9, format!("{i}")))
+            .collect();
+        let unique = last_of_each_key(cells);
+        assert_eq!(unique.len(), 1);
+        assert_eq!(&unique[0].value[..], b"99999");
     }
 }

@@ -133,7 +133,14 @@ pub(crate) struct FamilyStream {
     columns: Columns,
     peeked: Option<Cell>,
     exhausted: bool,
+    /// Raw cells read since the last yield to the runtime.
+    since_yield: u32,
 }
+
+/// Raw cells a stream reads between yields to the runtime: a scan that
+/// skips millions of invisible cells (deleted, other columns, other times)
+/// still lets its task be cancelled and other tasks run.
+const CELLS_PER_YIELD: u32 = 1024;
 
 impl FamilyStream {
     pub(crate) fn new(
@@ -152,11 +159,17 @@ impl FamilyStream {
             columns,
             peeked: None,
             exhausted: false,
+            since_yield: 0,
         }
     }
 
     async fn peek(&mut self) -> Result<Option<&Cell>, SstError> {
         if self.peeked.is_none() && !self.exhausted {
+            self.since_yield += 1;
+            if self.since_yield >= CELLS_PER_YIELD {
+                self.since_yield = 0;
+                tokio::task::yield_now().await;
+            }
             self.peeked = self.merge.next().await?;
             self.exhausted = self.peeked.is_none();
         }

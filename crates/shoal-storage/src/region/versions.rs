@@ -96,6 +96,38 @@ impl ResolveSpec {
     }
 }
 
+/// Timestamps of version delete markers seen so far in one column or family.
+/// Markers arrive in key order, so timestamps descending: lookups are binary
+/// searches (a row with 100,000 markers costs O(log n) per cell, not O(n)).
+/// Should they ever arrive out of order, lookups fall back to a linear search.
+#[derive(Debug, Default)]
+struct TsSet {
+    ts: Vec<i64>,
+    unordered: bool,
+}
+
+impl TsSet {
+    fn insert(&mut self, ts: i64) {
+        if self.ts.last().is_some_and(|&last| ts > last) {
+            self.unordered = true;
+        }
+        self.ts.push(ts);
+    }
+
+    fn contains(&self, ts: i64) -> bool {
+        if self.unordered {
+            self.ts.contains(&ts)
+        } else {
+            self.ts.binary_search_by(|probe| ts.cmp(probe)).is_ok()
+        }
+    }
+
+    fn clear(&mut self) {
+        self.ts.clear();
+        self.unordered = false;
+    }
+}
+
 /// Streaming resolver for the cells of one (row, family). Feed cells in order
 /// with [`FamilyResolver::accept`]; call [`FamilyResolver::reset`] at each new
 /// row or family.
@@ -103,10 +135,10 @@ impl ResolveSpec {
 pub struct FamilyResolver {
     spec: ResolveSpec,
     family_delete_ts: Option<i64>,
-    family_version_deletes: Vec<i64>,
+    family_version_deletes: TsSet,
     column: Option<Bytes>,
     column_delete_ts: Option<i64>,
-    column_version_deletes: Vec<i64>,
+    column_version_deletes: TsSet,
     last_put_ts: Option<i64>,
     versions: u32,
 }
@@ -117,10 +149,10 @@ impl FamilyResolver {
         FamilyResolver {
             spec,
             family_delete_ts: None,
-            family_version_deletes: Vec::new(),
+            family_version_deletes: TsSet::default(),
             column: None,
             column_delete_ts: None,
-            column_version_deletes: Vec::new(),
+            column_version_deletes: TsSet::default(),
             last_put_ts: None,
             versions: 0,
         }
@@ -158,12 +190,12 @@ impl FamilyResolver {
                         self.family_delete_ts =
                             Some(self.family_delete_ts.map_or(ts, |t| t.max(ts)))
                     }
-                    CellType::DeleteFamilyVersion => self.family_version_deletes.push(ts),
+                    CellType::DeleteFamilyVersion => self.family_version_deletes.insert(ts),
                     CellType::DeleteColumn => {
                         self.column_delete_ts =
                             Some(self.column_delete_ts.map_or(ts, |t| t.max(ts)))
                     }
-                    CellType::Delete => self.column_version_deletes.push(ts),
+                    CellType::Delete => self.column_version_deletes.insert(ts),
                     CellType::Put => {}
                 }
             }
@@ -171,8 +203,8 @@ impl FamilyResolver {
         }
         if self.family_delete_ts.is_some_and(|t| ts <= t)
             || self.column_delete_ts.is_some_and(|t| ts <= t)
-            || self.family_version_deletes.contains(&ts)
-            || self.column_version_deletes.contains(&ts)
+            || self.family_version_deletes.contains(ts)
+            || self.column_version_deletes.contains(ts)
         {
             return false;
         }
@@ -202,10 +234,10 @@ impl FamilyResolver {
 #[derive(Debug, Default)]
 pub struct MinorCompactionFilter {
     family_delete_ts: Option<i64>,
-    family_version_deletes: Vec<i64>,
+    family_version_deletes: TsSet,
     column: Option<Bytes>,
     column_delete_ts: Option<i64>,
-    column_version_deletes: Vec<i64>,
+    column_version_deletes: TsSet,
 }
 
 impl MinorCompactionFilter {
@@ -228,7 +260,7 @@ impl MinorCompactionFilter {
                 true
             }
             CellType::DeleteFamilyVersion => {
-                self.family_version_deletes.push(ts);
+                self.family_version_deletes.insert(ts);
                 true
             }
             CellType::DeleteColumn => {
@@ -236,14 +268,14 @@ impl MinorCompactionFilter {
                 true
             }
             CellType::Delete => {
-                self.column_version_deletes.push(ts);
+                self.column_version_deletes.insert(ts);
                 true
             }
             CellType::Put => {
                 !(self.family_delete_ts.is_some_and(|t| ts <= t)
                     || self.column_delete_ts.is_some_and(|t| ts <= t)
-                    || self.family_version_deletes.contains(&ts)
-                    || self.column_version_deletes.contains(&ts))
+                    || self.family_version_deletes.contains(ts)
+                    || self.column_version_deletes.contains(ts))
             }
         }
     }
@@ -253,6 +285,21 @@ impl MinorCompactionFilter {
 mod tests {
     use super::*;
     use crate::cell::compare_cells;
+
+    #[test]
+    fn ts_set_finds_markers_in_order_and_out_of_order() {
+        let mut s = TsSet::default();
+        for ts in [90, 70, 70, 50, 10] {
+            s.insert(ts);
+        }
+        for (ts, want) in [(90, true), (80, false), (70, true), (10, true), (5, false)] {
+            assert_eq!(s.contains(ts), want, "{ts}");
+        }
+        s.insert(95);
+        assert!(s.contains(95) && s.contains(50) && !s.contains(60));
+        s.clear();
+        assert!(!s.contains(90));
+    }
 
     fn put(q: &str, ts: i64, seq: u64) -> Cell {
         Cell::put("r", "f", q.to_string(), ts, seq, format!("{q}@{ts}#{seq}"))

@@ -71,7 +71,17 @@ pub async fn run(client: &Client, name: &str, a: &Args<'_>, out: &mut dyn Write)
                 "disable" => admin.disable(&t).await?,
                 "enable" => admin.enable(&t).await?,
                 "drop" => admin.drop_table(&t).await?,
-                "truncate" => admin.truncate(&t).await?,
+                "truncate" => {
+                    // As HBase's shell does: disable, truncate (the server
+                    // enables the empty table again).
+                    let d = admin.describe(&t).await?;
+                    if d.state != TableState::Disabled as i32 {
+                        writeln!(out, "Disabling table {t}...")?;
+                        admin.disable(&t).await?;
+                    }
+                    writeln!(out, "Truncating table {t}...")?;
+                    admin.truncate(&t).await?
+                }
                 "flush" => admin.flush(&t).await?,
                 "compact" => admin.compact(&t, false).await?,
                 _ => admin.compact(&t, true).await?,
