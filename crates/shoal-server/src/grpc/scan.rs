@@ -231,7 +231,16 @@ mod tests {
             cells: values
                 .iter()
                 .enumerate()
-                .map(|(i, &n)| Cell::put(key, "f", format!("q{i:04}"), 1, 1, vec![b'v'; n]))
+                .map(|(i, &n)| {
+                    Cell::put(
+                        key.to_string(),
+                        "f",
+                        format!("q{i:04}"),
+                        1,
+                        1,
+                        vec![b'v'; n],
+                    )
+                })
                 .collect(),
         }
     }
