@@ -90,10 +90,10 @@ async fn in_memory_compaction_flattens_segments_and_reads_see_every_cell() {
                 s.imc_flattens > 0 && s.flat_bytes > 0
             })
             .await;
-            // Let the last rotation's pass finish.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let s = region.write_stats();
-            assert!(s.imc_merges > 0, "the pipeline was merged: {s:?}");
+            wait_for("the pipeline to be merged", || {
+                region.write_stats().imc_merges > 0
+            })
+            .await;
         }
         assert_eq!(count_rows(&region).await, 3000);
         let got = region.get(&Get::new(key(1234))).await.unwrap();
@@ -270,7 +270,11 @@ async fn an_old_memstore_is_flushed_periodically() {
         .mutate(RowMutation::new("a").put("cf", "q", "v"))
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let rounds = e.scheduler.rounds();
+    wait_for("three scheduler rounds", || {
+        e.scheduler.rounds() >= rounds + 3
+    })
+    .await;
     assert_eq!(region.write_stats().flushes, 0, "not old yet");
     // Past the interval and any jitter (≤ 20 % of it).
     clock.advance(73_000);
@@ -282,7 +286,11 @@ async fn an_old_memstore_is_flushed_periodically() {
     );
     // Nothing new: no further flush.
     clock.advance(200_000);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let rounds = e.scheduler.rounds();
+    wait_for("three scheduler rounds", || {
+        e.scheduler.rounds() >= rounds + 3
+    })
+    .await;
     assert_eq!(region.write_stats().flushes, 1);
 }
 
@@ -398,7 +406,11 @@ async fn stress() {
             }
         }));
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Writes, flushes and compactions under way before the split.
+    wait_for("writes before the split", || {
+        acked.lock().unwrap().len() >= 300
+    })
+    .await;
     // Split the parent at "k50" while writes go on.
     parent.close().await.unwrap();
     let manifest = parent.current_manifest().await;
@@ -424,7 +436,18 @@ async fn stress() {
     *regions.write().unwrap() = vec![a.clone(), b.clone()];
     a.compact_references_in_background();
     b.compact_references_in_background();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Writes go on in the children until both have rewritten the parent's
+    // files into their own.
+    let before = acked.lock().unwrap().len();
+    wait_for(
+        "writes after the split and the children's compactions",
+        || {
+            acked.lock().unwrap().len() >= before + 300
+                && !a.has_references()
+                && !b.has_references()
+        },
+    )
+    .await;
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
         t.await.unwrap();

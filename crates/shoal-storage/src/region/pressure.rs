@@ -40,6 +40,15 @@ impl Default for SchedulerOptions {
     }
 }
 
+/// Counts a round when it is over (whichever way it returns).
+struct CountRound<'a>(&'a std::sync::atomic::AtomicU64);
+
+impl Drop for CountRound<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 /// Picks regions to flush: the largest under global memory pressure, and
 /// those whose oldest edit passed the flush interval. One per server.
 #[derive(Debug, Clone, Default)]
@@ -52,6 +61,8 @@ struct SchedulerInner {
     options: SchedulerOptions,
     regions: Mutex<Vec<Weak<Inner>>>,
     started: AtomicBool,
+    /// Rounds done (each a look at every region).
+    rounds: std::sync::atomic::AtomicU64,
 }
 
 impl FlushScheduler {
@@ -68,6 +79,12 @@ impl FlushScheduler {
     /// The settings.
     pub fn options(&self) -> &SchedulerOptions {
         &self.inner.options
+    }
+
+    /// Rounds done so far: each looked at every region once (tests wait on
+    /// it to know the scheduler has had its chance to act).
+    pub fn rounds(&self) -> u64 {
+        self.inner.rounds.load(Ordering::SeqCst)
     }
 
     /// Adds an open region; starts the scheduler's task on first use.
@@ -106,6 +123,7 @@ impl FlushScheduler {
 
     /// One look at every region.
     fn round(&self, budget: &MemstoreBudget) {
+        let _counted = CountRound(&self.inner.rounds);
         let regions = self.live();
         if budget.over_flush_watermark() {
             let mut excess = budget.used() as i64 - budget.flush_watermark() as i64;

@@ -79,9 +79,15 @@ fn spawn_local_writer(writer: WalWriter, location: &str) -> Result<(), WalError>
         .thread_name("shoal-wal-io")
         .build()
         .map_err(|e| WalError::io(location, "start the WAL writer", e))?;
+    let exited = writer.shared.writer_exited.clone();
     std::thread::Builder::new()
         .name("shoal-wal".into())
-        .spawn(move || runtime.block_on(writer.run()))
+        .spawn(move || {
+            runtime.block_on(writer.run());
+            // Waits for any blocking work (segment preparation) to end.
+            drop(runtime);
+            exited.store(true, Ordering::Release);
+        })
         .map_err(|e| WalError::io(location, "start the WAL writer thread", e))?;
     Ok(())
 }
@@ -392,6 +398,14 @@ impl Wal {
     /// A snapshot of the counters.
     pub fn metrics(&self) -> WalMetricsSnapshot {
         self.inner.shared.metrics.snapshot()
+    }
+
+    /// A flag set once the local writer's thread has finished all its work,
+    /// after the last handle is dropped or [`Wal::close`]: from then on nothing
+    /// touches the segment files (tests that simulate a crash wait for it).
+    /// Never set for the object-store backend.
+    pub fn writer_exited(&self) -> Arc<AtomicBool> {
+        self.inner.shared.writer_exited.clone()
     }
 
     /// Where the segments live (directory, or bucket location and prefix).

@@ -342,8 +342,7 @@ async fn preallocated_segments_recover_and_cut_torn_tails() {
             .await
             .expect("append");
     }
-    drop(wal);
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    crash(wal).await;
 
     // A torn batch in the preallocated zeros of the newest segment is cut.
     let newest = dir
@@ -376,8 +375,7 @@ async fn a_torn_tail_before_a_prepared_unwritten_segment_is_cut() {
             .await
             .expect("append");
     }
-    drop(wal);
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    crash(wal).await;
     // The crash tore the batch in flight at the end of the newest written
     // segment (a record past its end, as a write beyond the preallocated size
     // leaves it) while the next segment was already prepared and in place.
@@ -409,4 +407,19 @@ async fn a_torn_tail_before_a_prepared_unwritten_segment_is_cut() {
     );
     assert_eq!(wal.metrics().corrupt_tails_cut, 1);
     assert_eq!(std::fs::metadata(&path).expect("stat").len(), end as u64);
+}
+
+/// Drops `wal` as a crash would (no close) and waits until its writer thread
+/// has finished everything it was doing, so the test reads settled files.
+async fn crash(wal: Wal) {
+    let exited = wal.writer_exited();
+    drop(wal);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !exited.load(std::sync::atomic::Ordering::Acquire) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the WAL writer thread did not stop"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
 }

@@ -56,6 +56,9 @@ pub(crate) enum Command {
 pub(crate) struct Shared {
     pub table: Mutex<SegmentTable>,
     pub metrics: WalMetrics,
+    /// Set once the local writer's thread has finished all its work (its
+    /// runtime dropped): nothing touches the segment files after that.
+    pub writer_exited: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Shared {
