@@ -495,3 +495,17 @@ async fn names_in_errors_are_cut_and_truncate_needs_a_disabled_table() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_over_64_mib_is_resource_exhausted_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    create(&mut c, "t").await;
+    let big = row_mutation("big", vec![put("q", vec![b'v'; 65 << 20])]);
+    let status = mutate(&mut c, big).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+    assert_eq!(get_cells(&mut c, "big").await, 0);
+    assert_eq!(server.host.requests().snapshot().bytes_in_flight, 0);
+    server.shutdown().await;
+}
