@@ -46,7 +46,7 @@ use crate::cell::Cell;
 use crate::manifest::{FilePins, GcOptions, GcReport, ManifestStore, ManifestWriter};
 use crate::object::Bucket;
 use crate::sst::{BlockFetcher, SstFile, SstReader};
-use crate::wal::Wal;
+use crate::wal::{Wal, WalEntry};
 use bytes::Bytes;
 use mvcc::Mvcc;
 use row_locks::RowLocks;
@@ -200,6 +200,21 @@ impl Region {
     /// Opens (or creates) the region: takes ownership of its manifest (fencing
     /// any previous owner), opens its files, and replays its WAL entries.
     pub async fn open(config: RegionConfig, env: RegionEnv) -> Result<Region, RegionError> {
+        Region::open_with_recovered(config, env, Vec::new()).await
+    }
+
+    /// Opens the region as [`Region::open`] does, and also replays `foreign`:
+    /// this region's entries read from a dead server's WAL
+    /// ([`crate::wal::ForeignWal`]). Those past the manifest's flushed
+    /// sequence are logged again in this server's WAL before the region is
+    /// returned, so once every region of the dead WAL has been reopened this
+    /// way, that WAL can be deleted. Entries this server's own WAL holds too
+    /// (same sequence number) are replayed once.
+    pub async fn open_with_recovered(
+        config: RegionConfig,
+        env: RegionEnv,
+        foreign: Vec<WalEntry>,
+    ) -> Result<Region, RegionError> {
         let region = config.region_id.clone();
         let invalid = |reason: String| RegionError::InvalidArgument {
             region: region.clone(),
@@ -283,10 +298,20 @@ impl Region {
             );
         }
 
-        // Replay what the WAL holds beyond the flushed sequence.
-        let recovered = env
+        // Replay what the WALs hold beyond the flushed sequence: this
+        // server's, and any dead server's entries handed in.
+        let mut recovered = env
             .wal
             .take_recovered(&config.region_id, manifest.flushed_seq);
+        let own: std::collections::HashSet<u64> = recovered.iter().map(|e| e.seq).collect();
+        let relog: Vec<WalEntry> = foreign
+            .into_iter()
+            .filter(|e| e.seq > manifest.flushed_seq && !own.contains(&e.seq))
+            .collect();
+        if !relog.is_empty() {
+            recovered.extend(relog.iter().cloned());
+            recovered.sort_by_key(|e| e.seq);
+        }
         let mut last_seq = manifest.max_seq.max(manifest.flushed_seq);
         let mut replayed = 0usize;
         for entry in recovered {
@@ -310,6 +335,18 @@ impl Region {
             }
             last_seq = last_seq.max(entry.seq);
             replayed += 1;
+        }
+        if !relog.is_empty() {
+            let entries: Vec<(u64, bytes::Bytes)> =
+                relog.iter().map(|e| (e.seq, e.payload.clone())).collect();
+            env.wal
+                .append_many(&config.region_id, &entries)
+                .await
+                .map_err(|source| RegionError::Wal {
+                    region: region.clone(),
+                    source,
+                })?;
+            tracing::info!(region = %region, entries = relog.len(), "entries of a dead server's WAL logged again");
         }
         // Warm L2 with the region's files in the background.
         let prefetch = env.cache.as_ref().map(|cache| {

@@ -34,6 +34,7 @@
 //!   and never while it is being written.
 
 mod error;
+mod foreign;
 mod local;
 mod log;
 mod metrics;
@@ -43,6 +44,7 @@ mod retention;
 mod writer;
 
 pub use error::WalError;
+pub use foreign::ForeignWal;
 pub use log::Wal;
 pub use metrics::{BATCH_HISTOGRAM_BUCKETS, LATENCY_HISTOGRAM_BUCKETS, WalMetricsSnapshot};
 pub use record::{FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_RECORD_BYTES, MAX_REGION_BYTES};
