@@ -65,13 +65,14 @@ fn mutate_prefix(value_len: u64) -> Vec<u8> {
     out
 }
 
+/// A streamed request body.
+type Body = http_body_util::StreamBody<
+    futures::stream::BoxStream<'static, Result<hyper::body::Frame<Bytes>, std::io::Error>>,
+>;
+
 /// Sends one streamed Mutate over `sender`; returns the grpc-status code.
 async fn streamed_mutate(
-    mut sender: hyper::client::conn::http2::SendRequest<
-        http_body_util::StreamBody<
-            futures::stream::BoxStream<'static, Result<hyper::body::Frame<Bytes>, std::io::Error>>,
-        >,
-    >,
+    mut sender: hyper::client::conn::http2::SendRequest<Body>,
     authority: String,
     value_len: u64,
 ) -> Option<i32> {

@@ -127,6 +127,12 @@ fn bounded(mut message: String) -> String {
     message
 }
 
+impl From<ServiceError> for tonic::Status {
+    fn from(e: ServiceError) -> tonic::Status {
+        e.to_status()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,11 +149,5 @@ mod tests {
         let msg = e.to_status().message().to_string();
         assert!(msg.len() <= MAX_MESSAGE_BYTES, "{}", msg.len());
         assert!(msg.ends_with('…'));
-    }
-}
-
-impl From<ServiceError> for tonic::Status {
-    fn from(e: ServiceError) -> tonic::Status {
-        e.to_status()
     }
 }

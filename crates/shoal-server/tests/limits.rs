@@ -7,13 +7,10 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use shoal_proto::v1 as pb;
-use shoal_proto::v1::admin_client::AdminClient;
-use shoal_proto::v1::data_client::DataClient;
+use shoal_server::ServerConfig;
 use shoal_server::config::ByteSize;
-use shoal_server::{RunningServer, ServerConfig};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use tonic::transport::Channel;
 
 mod support;
 
@@ -23,26 +20,7 @@ fn config(dir: &Path) -> ServerConfig {
     c
 }
 
-struct Clients {
-    data: DataClient<Channel>,
-    admin: AdminClient<Channel>,
-}
-
-async fn clients(server: &RunningServer) -> Clients {
-    let url = format!("http://{}", server.grpc_addr);
-    let channel = Channel::from_shared(url).unwrap().connect().await.unwrap();
-    Clients {
-        data: DataClient::new(channel.clone()).max_decoding_message_size(64 << 20),
-        admin: AdminClient::new(channel),
-    }
-}
-
-fn family(name: &str) -> pb::FamilySchema {
-    pb::FamilySchema {
-        name: name.into(),
-        ..Default::default()
-    }
-}
+use support::{Clients, clients, family};
 
 fn put(q: impl Into<Vec<u8>>, v: impl Into<Vec<u8>>) -> pb::Mutation {
     pb::Mutation {

@@ -6,11 +6,8 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use shoal_proto::v1 as pb;
-use shoal_proto::v1::admin_client::AdminClient;
-use shoal_proto::v1::data_client::DataClient;
-use shoal_server::{RunningServer, ServerConfig};
+use shoal_server::ServerConfig;
 use std::path::Path;
-use tonic::transport::Channel;
 
 mod support;
 
@@ -22,26 +19,7 @@ fn config(dir: &Path) -> ServerConfig {
     c
 }
 
-struct Clients {
-    data: DataClient<Channel>,
-    admin: AdminClient<Channel>,
-}
-
-async fn clients(server: &RunningServer) -> Clients {
-    let url = format!("http://{}", server.grpc_addr);
-    let channel = Channel::from_shared(url).unwrap().connect().await.unwrap();
-    Clients {
-        data: DataClient::new(channel.clone()),
-        admin: AdminClient::new(channel),
-    }
-}
-
-fn family(name: &str) -> pb::FamilySchema {
-    pb::FamilySchema {
-        name: name.into(),
-        ..Default::default()
-    }
-}
+use support::{Clients, clients, family};
 
 fn put(row: &str, q: &str, v: &str) -> pb::RowMutation {
     pb::RowMutation {

@@ -370,8 +370,8 @@ async fn stress() {
             while !stop.load(Ordering::Relaxed) {
                 let rs = regions.read().unwrap().clone();
                 for r in rs {
-                    let res = if n % 3 == 0 {
-                        r.compact(n % 2 == 0).await.map(|_| ())
+                    let res = if n.is_multiple_of(3) {
+                        r.compact(n.is_multiple_of(2)).await.map(|_| ())
                     } else {
                         r.flush().await.map(|_| ())
                     };

@@ -16,3 +16,32 @@ pub fn config(dir: &Path) -> ServerConfig {
     c.cache.l1_data = shoal_server::config::ByteSize(8 << 20);
     c
 }
+
+/// Raw gRPC stubs of one server.
+pub struct Clients {
+    pub data: shoal_proto::v1::data_client::DataClient<tonic::transport::Channel>,
+    pub admin: shoal_proto::v1::admin_client::AdminClient<tonic::transport::Channel>,
+}
+
+/// Connects raw stubs to `server` (responses up to 64 MiB).
+pub async fn clients(server: &shoal_server::RunningServer) -> Clients {
+    let url = format!("http://{}", server.grpc_addr);
+    let channel = tonic::transport::Channel::from_shared(url)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    Clients {
+        data: shoal_proto::v1::data_client::DataClient::new(channel.clone())
+            .max_decoding_message_size(64 << 20),
+        admin: shoal_proto::v1::admin_client::AdminClient::new(channel),
+    }
+}
+
+/// A family with default settings.
+pub fn family(name: &str) -> shoal_proto::v1::FamilySchema {
+    shoal_proto::v1::FamilySchema {
+        name: name.into(),
+        ..Default::default()
+    }
+}

@@ -358,7 +358,7 @@ mod tests {
                     x ^= x >> 7;
                     x ^= x << 17;
                     // Mostly small bytes so that lengths and counts are sometimes plausible.
-                    if x % 3 == 0 {
+                    if x.is_multiple_of(3) {
                         (x >> 8) as u8
                     } else {
                         (x % 4) as u8

@@ -165,10 +165,10 @@ impl ChildServer {
                             .next()
                             .and_then(|a| a.parse::<SocketAddr>().ok());
                     }
-                    if let (Some(g), Some(h)) = (grpc, http) {
-                        if let Some(tx) = tx.take() {
-                            let _ = tx.send((g, h));
-                        }
+                    if let (Some(g), Some(h)) = (grpc, http)
+                        && let Some(tx) = tx.take()
+                    {
+                        let _ = tx.send((g, h));
                     }
                 }
             })

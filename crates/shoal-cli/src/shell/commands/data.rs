@@ -94,7 +94,7 @@ pub async fn count(client: &Client, a: &Args<'_>, out: &mut dyn Write) -> Result
     let mut n = 0u64;
     while let Some(row) = rows.next().await? {
         n += 1;
-        if n % interval == 0 {
+        if n.is_multiple_of(interval) {
             writeln!(
                 out,
                 "Current count: {n}, row: {}",

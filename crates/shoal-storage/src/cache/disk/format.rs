@@ -150,7 +150,7 @@ pub(crate) fn parse_seal_trailer(t: &[u8]) -> Option<(u32, u32)> {
 
 /// Decodes a seal's index, checking its checksum.
 pub(crate) fn parse_seal_index(index: &[u8], crc: u32) -> Option<Vec<Record>> {
-    if index.len() % INDEX_ENTRY_LEN != 0 || crc32c::crc32c(index) != crc {
+    if !index.len().is_multiple_of(INDEX_ENTRY_LEN) || crc32c::crc32c(index) != crc {
         return None;
     }
     index
