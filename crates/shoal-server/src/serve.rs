@@ -8,7 +8,7 @@ use crate::config::ServerConfig;
 use crate::grpc::{AdminService, DataService};
 use crate::host::{Host, StartError};
 use crate::listen::{ConnectionPolicy, Connections};
-use crate::metrics::{ConnectionMetrics, History};
+use crate::metrics::{ConnectionMetrics, ConnectionMetricsSnapshot, History};
 use shoal_proto::v1::admin_server::AdminServer;
 use shoal_proto::v1::data_server::DataServer;
 use std::net::SocketAddr;
@@ -43,6 +43,8 @@ pub struct RunningServer {
     /// The regions and storage.
     pub host: Host,
     stop: watch::Sender<bool>,
+    /// The listeners' connection counters.
+    connections: Arc<ConnectionMetrics>,
     /// The gRPC and HTTP servers: they finish in-flight calls on stop.
     servers: Vec<tokio::task::JoinHandle<()>>,
     /// Periodic work: aborted on stop.
@@ -121,7 +123,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     let router = crate::http::router(crate::http::HttpState {
         view,
         history,
-        connections: connection_metrics,
+        connections: connection_metrics.clone(),
     });
     servers.push(crate::listen::serve_http(
         http_listener,
@@ -135,12 +137,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         http_addr,
         host,
         stop,
+        connections: connection_metrics,
         servers,
         periodic,
     })
 }
 
 impl RunningServer {
+    /// The listeners' connection counters now (also on `/metrics`).
+    pub fn connections(&self) -> ConnectionMetricsSnapshot {
+        self.connections.snapshot()
+    }
+
     /// Stops gracefully: no new connections, connections with no call in
     /// flight close at once, in-flight calls finish (up to the configured
     /// timeout), regions close (memstores flushed), the cache
