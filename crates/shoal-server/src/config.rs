@@ -676,8 +676,7 @@ mod tests {
         assert!(e.to_string().contains("server.idle_timeout"), "{e}");
         let e = ServerConfig::from_toml("[server]\nmax_connections = 0").unwrap_err();
         assert!(e.to_string().contains("server.max_connections"), "{e}");
-        let e =
-            ServerConfig::from_toml("[server]\nmax_streams_per_connection = 0").unwrap_err();
+        let e = ServerConfig::from_toml("[server]\nmax_streams_per_connection = 0").unwrap_err();
         assert!(
             e.to_string().contains("server.max_streams_per_connection"),
             "{e}"

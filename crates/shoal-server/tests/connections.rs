@@ -110,12 +110,17 @@ async fn closed_by_server(mut s: TcpStream) -> Instant {
 
 /// Raw TCP connections that send nothing, each watched until the server
 /// closes it: (when it was opened, when it was closed).
-async fn idle_connections(addr: SocketAddr, n: usize) -> Vec<tokio::task::JoinHandle<(Instant, Instant)>> {
+async fn idle_connections(
+    addr: SocketAddr,
+    n: usize,
+) -> Vec<tokio::task::JoinHandle<(Instant, Instant)>> {
     let mut watchers = Vec::with_capacity(n);
     for _ in 0..n {
         let opened = Instant::now();
         let s = TcpStream::connect(addr).await.unwrap();
-        watchers.push(tokio::spawn(async move { (opened, closed_by_server(s).await) }));
+        watchers.push(tokio::spawn(
+            async move { (opened, closed_by_server(s).await) },
+        ));
     }
     watchers
 }
@@ -200,7 +205,10 @@ async fn a_connection_past_its_handshake_with_no_call_closes_after_the_idle_time
     );
     // The client may see the close before the server has counted it.
     support::wait_until(Duration::from_secs(10), "the close to be counted", || {
-        server.connections().closed(Listener::Grpc, CloseReason::Idle) == 1
+        server
+            .connections()
+            .closed(Listener::Grpc, CloseReason::Idle)
+            == 1
     })
     .await;
     let c = server.connections();
@@ -217,7 +225,10 @@ async fn a_connection_past_its_handshake_with_no_call_closes_after_the_idle_time
         .await
         .unwrap();
     support::wait_until(idle * 5, "the client's connection to idle out", || {
-        server.connections().closed(Listener::Grpc, CloseReason::Idle) == 2
+        server
+            .connections()
+            .closed(Listener::Grpc, CloseReason::Idle)
+            == 2
     })
     .await;
     client.table("t").put("r", "cf", "q", "v").await.unwrap();
@@ -263,9 +274,16 @@ async fn a_streaming_scan_longer_than_the_idle_timeout_is_not_cut() {
     let c = server.connections();
     assert_eq!(c.closed(Listener::Grpc, CloseReason::Idle), 0, "{c:?}");
     // Once the scan is over the connection is idle, and closes.
-    support::wait_until(idle * 10, "the connection to idle out after the scan", || {
-        server.connections().closed(Listener::Grpc, CloseReason::Idle) == 1
-    })
+    support::wait_until(
+        idle * 10,
+        "the connection to idle out after the scan",
+        || {
+            server
+                .connections()
+                .closed(Listener::Grpc, CloseReason::Idle)
+                == 1
+        },
+    )
     .await;
     server.shutdown().await;
 }
@@ -288,7 +306,10 @@ async fn beyond_max_connections_new_connections_are_closed_and_existing_ones_are
     for _ in 0..19 {
         idle.push(TcpStream::connect(server.grpc_addr).await.unwrap());
     }
-    support::wait_until(Duration::from_secs(10), "20 open connections", || open() == 20).await;
+    support::wait_until(Duration::from_secs(10), "20 open connections", || {
+        open() == 20
+    })
+    .await;
 
     // One more on each port: accepted and closed at once.
     let over = TcpStream::connect(server.grpc_addr).await.unwrap();
@@ -307,7 +328,10 @@ async fn beyond_max_connections_new_connections_are_closed_and_existing_ones_are
 
     // Room again once some close.
     idle.truncate(14);
-    support::wait_until(Duration::from_secs(10), "15 open connections", || open() == 15).await;
+    support::wait_until(Duration::from_secs(10), "15 open connections", || {
+        open() == 15
+    })
+    .await;
     let fresh = channel(&server).await;
     assert!(get(&fresh, "t", "r").await.unwrap());
     assert_eq!(http_get(server.http_addr, "/healthz").await, Some(200));
@@ -366,9 +390,15 @@ async fn stop_closes_idle_connections_at_once_and_lets_calls_in_flight_finish() 
             .unwrap();
         assert!(closed - stop < within);
     }
-    let closed = tokio::time::timeout(within, h2_idle).await.unwrap().unwrap();
+    let closed = tokio::time::timeout(within, h2_idle)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(closed - stop < within);
-    let closed = tokio::time::timeout(within, keep_alive).await.unwrap().unwrap();
+    let closed = tokio::time::timeout(within, keep_alive)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(closed - stop < within);
     let idle_closed = stop.elapsed();
 

@@ -17,7 +17,9 @@ pub(super) fn open_files_limit() -> Option<u64> {
     // SAFETY: getrlimit only writes one `struct rlimit` through the pointer,
     // which points at a live, properly aligned local of exactly that type.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
-    (rc == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur as u64)
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
+    let soft = limit.rlim_cur as u64;
+    (rc == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then_some(soft)
 }
 
 /// `configured`, lowered so that the connections and the reserved

@@ -113,7 +113,10 @@ mod tests {
     #[tokio::test]
     async fn bytes_that_cannot_be_a_preface_stop_the_read_early() {
         let (mut client, mut server) = tokio::io::duplex(64);
-        client.write_all(b"GET / HTTP/1.1\r\n").await.expect("write");
+        client
+            .write_all(b"GET / HTTP/1.1\r\n")
+            .await
+            .expect("write");
         let got = read_preface(&mut server).await.expect("bytes");
         assert!(got.starts_with(b"GET"), "{got:?}");
     }

@@ -33,8 +33,10 @@ pub fn raise_open_files_limit(needed: u64) {
         limit.rlim_cur = limit.rlim_max;
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
     }
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
+    let soft = limit.rlim_cur as u64;
     assert!(
-        limit.rlim_cur == libc::RLIM_INFINITY || limit.rlim_cur as u64 >= needed,
+        limit.rlim_cur == libc::RLIM_INFINITY || soft >= needed,
         "this test needs {needed} open files; the hard limit is {}",
         limit.rlim_cur
     );
