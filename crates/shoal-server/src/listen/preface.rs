@@ -1,6 +1,7 @@
-//! The HTTP/2 handshake of a gRPC connection, read by the listener itself so
-//! that it can be timed out: hyper's HTTP/2 server waits for the client
-//! preface forever, and a graceful shutdown waits with it. The bytes read
+//! The HTTP/2 handshake of a gRPC connection — the client's preface: 24
+//! magic octets and a SETTINGS frame — read by the listener itself so that
+//! it can be timed out: hyper's HTTP/2 server waits for the preface for
+//! ever, and a graceful shutdown waits with it. The bytes read
 //! are handed back to hyper through [`Rewind`], which replays them before
 //! reading on from the socket.
 
@@ -12,18 +13,48 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 
 /// What every HTTP/2 client sends first (RFC 9113 §3.4).
 pub(super) const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// Length of an HTTP/2 frame header.
+const FRAME_HEADER: usize = 9;
+/// The SETTINGS frame type.
+const SETTINGS: u8 = 0x4;
+/// Largest SETTINGS payload waited for (the default maximum frame size).
+const MAX_SETTINGS_PAYLOAD: usize = 16 << 10;
 
-/// Reads until the whole preface has arrived, or until the bytes so far
-/// cannot be one (hyper then refuses the connection with a protocol error).
-/// Returns the bytes read. A client that closes first is an error.
+/// Reads the client connection preface: the 24 magic octets and the
+/// SETTINGS frame that must follow them. Stops early, returning what it
+/// has, once the bytes cannot be a preface (hyper then refuses the
+/// connection with a protocol error). Returns every byte read, which may
+/// run past the preface. A client that closes first is an error.
 pub(super) async fn read_preface<T: AsyncRead + Unpin>(io: &mut T) -> io::Result<Bytes> {
-    let mut buf = BytesMut::with_capacity(PREFACE.len());
+    let mut buf = BytesMut::with_capacity(256);
     while buf.len() < PREFACE.len() && PREFACE.starts_with(&buf) {
-        if io.read_buf(&mut buf).await? == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
+        read_more(io, &mut buf).await?;
+    }
+    if !buf.starts_with(PREFACE) {
+        return Ok(buf.freeze());
+    }
+    let header_end = PREFACE.len() + FRAME_HEADER;
+    while buf.len() < header_end {
+        read_more(io, &mut buf).await?;
+    }
+    let header = &buf[PREFACE.len()..header_end];
+    let payload =
+        usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+    if header[3] != SETTINGS || payload > MAX_SETTINGS_PAYLOAD {
+        return Ok(buf.freeze());
+    }
+    while buf.len() < header_end + payload {
+        read_more(io, &mut buf).await?;
     }
     Ok(buf.freeze())
+}
+
+async fn read_more<T: AsyncRead + Unpin>(io: &mut T, buf: &mut BytesMut) -> io::Result<()> {
+    buf.reserve(256);
+    if io.read_buf(buf).await? == 0 {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(())
 }
 
 /// An I/O object that first replays `prefix`, then reads from `inner`.
@@ -89,25 +120,49 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use tokio::io::AsyncWriteExt;
+
+    /// The magic, then an empty SETTINGS frame.
+    fn client_preface() -> Vec<u8> {
+        let mut p = PREFACE.to_vec();
+        p.extend_from_slice(&[0, 0, 6, SETTINGS, 0, 0, 0, 0, 0]);
+        p.extend_from_slice(&[0, 3, 0, 0, 0, 100]); // MAX_CONCURRENT_STREAMS = 100
+        p
+    }
 
     #[tokio::test]
     async fn the_preface_arrives_in_pieces_and_is_replayed_before_the_rest() {
         let (mut client, mut server) = tokio::io::duplex(64);
+        let preface = client_preface();
+        let sent = preface.clone();
         let writer = tokio::spawn(async move {
-            client.write_all(&PREFACE[..5]).await.expect("write");
-            client.write_all(&PREFACE[5..]).await.expect("write");
+            for piece in sent.chunks(5) {
+                client.write_all(piece).await.expect("write");
+            }
             client.write_all(b"after").await.expect("write");
             client
         });
         let got = read_preface(&mut server).await.expect("preface");
-        assert!(got.starts_with(PREFACE), "{got:?}");
+        assert!(got.starts_with(&preface), "{got:?}");
         let _client = writer.await.expect("writer");
         let mut rewound = Rewind::new(got, server);
-        let mut all = vec![0u8; PREFACE.len() + 5];
+        let mut all = vec![0u8; preface.len() + 5];
         rewound.read_exact(&mut all).await.expect("read");
-        assert_eq!(&all[..24], PREFACE);
-        assert_eq!(&all[24..], b"after");
+        assert_eq!(&all[..preface.len()], &preface[..]);
+        assert_eq!(&all[preface.len()..], b"after");
+    }
+
+    /// The magic alone is not a finished handshake: the SETTINGS frame is
+    /// part of the client's preface.
+    #[tokio::test(start_paused = true)]
+    async fn the_magic_without_settings_is_not_a_preface() {
+        let (mut client, mut server) = tokio::io::duplex(64);
+        let preface = client_preface();
+        client.write_all(&preface[..30]).await.expect("write");
+        let read = tokio::time::timeout(Duration::from_secs(60), read_preface(&mut server)).await;
+        assert!(read.is_err(), "returned without the whole SETTINGS frame");
+        drop(client);
     }
 
     #[tokio::test]
@@ -119,6 +174,13 @@ mod tests {
             .expect("write");
         let got = read_preface(&mut server).await.expect("bytes");
         assert!(got.starts_with(b"GET"), "{got:?}");
+        // A first frame that is not SETTINGS: handed to hyper at once.
+        let (mut client, mut server) = tokio::io::duplex(64);
+        let mut ping = PREFACE.to_vec();
+        ping.extend_from_slice(&[0, 0, 8, 0x6, 0, 0, 0, 0, 0]);
+        client.write_all(&ping).await.expect("write");
+        let got = read_preface(&mut server).await.expect("bytes");
+        assert_eq!(&got[..], &ping[..]);
     }
 
     #[tokio::test]
