@@ -279,9 +279,9 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 pub fn warn_if_exposed(addr: SocketAddr, what: &str) {
     if !is_loopback(addr) {
         tracing::warn!(
-            %addr,
-            "{what} listens beyond loopback: Shoal has no TLS and no authentication yet, \
-             so anyone who can reach {addr} can read and change every table"
+            "{what} listens on {addr}, beyond loopback: Shoal has no TLS and no \
+             authentication yet, so anyone who can reach this port can read and change \
+             every table"
         );
     }
 }
