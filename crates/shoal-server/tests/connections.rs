@@ -108,16 +108,19 @@ async fn closed_by_server(mut s: TcpStream) -> Instant {
     }
 }
 
-/// Raw TCP connections that send nothing, each watched until the server
-/// closes it: (when it was opened, when it was closed).
+/// Raw TCP connections that send `first` (perhaps nothing) and then
+/// nothing more, each watched until the server closes it: (when it was
+/// opened, when it was closed).
 async fn idle_connections(
     addr: SocketAddr,
     n: usize,
+    first: &'static [u8],
 ) -> Vec<tokio::task::JoinHandle<(Instant, Instant)>> {
     let mut watchers = Vec::with_capacity(n);
     for _ in 0..n {
         let opened = Instant::now();
-        let s = TcpStream::connect(addr).await.unwrap();
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(first).await.unwrap();
         watchers.push(tokio::spawn(
             async move { (opened, closed_by_server(s).await) },
         ));
@@ -137,13 +140,20 @@ async fn a_thousand_idle_connections_are_closed_within_the_handshake_timeout_whi
     create_table(&before, "t").await;
     put(&before, "t", "r", b"v".to_vec()).await;
 
-    let mut watchers = idle_connections(server.grpc_addr, 1000).await;
-    watchers.extend(idle_connections(server.http_addr, 100).await);
-    support::wait_until(handshake, "the idle connections to be accepted", || {
+    // Silent connections, and a few that start a handshake and stall: half
+    // the HTTP/2 magic, the magic without its SETTINGS frame, a request
+    // line without the end of the headers.
+    let (grpc, http) = (server.grpc_addr, server.http_addr);
+    let mut watchers = idle_connections(grpc, 1000, b"").await;
+    watchers.extend(idle_connections(grpc, 5, b"PRI * HTTP/2.0\r\n").await);
+    watchers.extend(idle_connections(grpc, 5, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").await);
+    watchers.extend(idle_connections(http, 100, b"").await);
+    watchers.extend(idle_connections(http, 10, b"GET /healthz HTTP/1.1\r\nHost: x\r\n").await);
+    let all_open = || {
         let c = server.connections();
-        c.open(Listener::Grpc) > 1000 && c.open(Listener::Http) >= 100
-    })
-    .await;
+        c.open(Listener::Grpc) > 1010 && c.open(Listener::Http) >= 110
+    };
+    support::wait_until(handshake, "the idle connections to be accepted", all_open).await;
 
     // Calls on an existing connection, on a new one, and health checks all
     // answer while the idle connections are open.
@@ -151,10 +161,10 @@ async fn a_thousand_idle_connections_are_closed_within_the_handshake_timeout_whi
     let after = channel(&server).await;
     assert!(get(&after, "t", "r").await.unwrap());
     assert_eq!(http_get(server.http_addr, "/healthz").await, Some(200));
-    let c = server.connections();
     assert!(
-        c.open(Listener::Grpc) > 1000 && c.open(Listener::Http) >= 100,
-        "the idle connections closed before the calls were made: {c:?}"
+        all_open(),
+        "the idle connections closed before the calls were made: {:?}",
+        server.connections()
     );
 
     // Every idle connection is closed: not before the handshake timeout, and
@@ -171,11 +181,11 @@ async fn a_thousand_idle_connections_are_closed_within_the_handshake_timeout_whi
     }
     let c = server.connections();
     assert!(
-        c.closed(Listener::Grpc, CloseReason::Handshake) >= 1000,
+        c.closed(Listener::Grpc, CloseReason::Handshake) >= 1010,
         "{c:?}"
     );
     assert!(
-        c.closed(Listener::Http, CloseReason::Handshake) >= 100,
+        c.closed(Listener::Http, CloseReason::Handshake) >= 110,
         "{c:?}"
     );
     // The calls' connections are still there and still answer.
@@ -232,6 +242,89 @@ async fn a_connection_past_its_handshake_with_no_call_closes_after_the_idle_time
     })
     .await;
     client.table("t").put("r", "cf", "q", "v").await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_stops_answering_pings_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = Duration::from_secs(120);
+    let mut c = config(dir.path(), long, long);
+    c.server.keepalive_interval = Duration::from_millis(200);
+    c.server.keepalive_timeout = Duration::from_millis(300);
+    let server = shoal_server::start(c).await.unwrap();
+    // A client that completes its preface (magic and an empty SETTINGS
+    // frame), then falls silent as a dead peer would: it reads nothing and
+    // acknowledges no PING.
+    let mut dead = TcpStream::connect(server.grpc_addr).await.unwrap();
+    dead.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .await
+        .unwrap();
+    // A live client on the same settings keeps its connection.
+    let live = channel(&server).await;
+    create_table(&live, "t").await;
+    support::wait_until(
+        Duration::from_secs(20),
+        "the dead peer to be dropped",
+        || {
+            server
+                .connections()
+                .closed(Listener::Grpc, CloseReason::Keepalive)
+                == 1
+        },
+    )
+    .await;
+    // Several PING rounds later the live client is still on its connection.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    put(&live, "t", "r", b"v".to_vec()).await;
+    let c = server.connections();
+    assert_eq!(c.closed(Listener::Grpc, CloseReason::Keepalive), 1, "{c:?}");
+    assert_eq!(c.open(Listener::Grpc), 1, "{c:?}");
+    drop(dead);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_beyond_max_streams_per_connection_wait_for_a_free_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path(), Duration::from_secs(10), Duration::from_secs(60));
+    c.server.max_streams_per_connection = 2;
+    let server = shoal_server::start(c).await.unwrap();
+    let channel = channel(&server).await;
+    write_big_rows(&channel, 40).await;
+    // Two scans in flight, their client paused: both streams are taken.
+    let scan = || async {
+        let mut stream = DataClient::new(channel.clone())
+            .scan(pb::ScanRequest {
+                table: "big".into(),
+                rows_per_message: 1,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        stream.message().await.unwrap().unwrap();
+        stream
+    };
+    let mut first = scan().await;
+    let second = scan().await;
+    // A third call on the same connection waits...
+    let third = tokio::spawn({
+        let channel = channel.clone();
+        async move { get(&channel, "big", "r0001").await }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(!third.is_finished(), "a third call ran beside two streams");
+    // ...until a stream is free.
+    while first.message().await.unwrap().is_some() {}
+    let found = tokio::time::timeout(Duration::from_secs(30), third)
+        .await
+        .expect("the third call did not run once a stream was free")
+        .unwrap()
+        .unwrap();
+    assert!(found);
+    assert_eq!(server.connections().accepted(Listener::Grpc), 1);
+    drop(second); // a paused scan would hold the stop for shutdown_timeout
     server.shutdown().await;
 }
 
@@ -352,8 +445,8 @@ async fn stop_closes_idle_connections_at_once_and_lets_calls_in_flight_finish() 
 
     // Idle connections of every kind: in handshake on both ports, past the
     // HTTP/2 handshake, and HTTP/1 keep-alive after a request.
-    let mut watchers = idle_connections(grpc, 50).await;
-    watchers.extend(idle_connections(http, 5).await);
+    let mut watchers = idle_connections(grpc, 50, b"").await;
+    watchers.extend(idle_connections(http, 5, b"").await);
     let tcp = TcpStream::connect(grpc).await.unwrap();
     let (_send, h2_conn) = h2::client::handshake(tcp).await.unwrap();
     let h2_idle = tokio::spawn(async move {
