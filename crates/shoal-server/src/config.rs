@@ -70,6 +70,27 @@ pub struct ServerSection {
     /// Most time a graceful shutdown waits for in-flight calls (default 30s).
     #[serde(with = "humantime_serde_compat")]
     pub shutdown_timeout: Duration,
+    /// A new connection that has not sent the HTTP/2 preface (gRPC) or its
+    /// first request's headers (HTTP) by then is closed; also the HTTP/1
+    /// header read timeout (default 10s).
+    #[serde(with = "humantime_serde_compat")]
+    pub handshake_timeout: Duration,
+    /// A connection with no call in flight for this long is closed (GOAWAY
+    /// first on HTTP/2) (default 5m).
+    #[serde(with = "humantime_serde_compat")]
+    pub idle_timeout: Duration,
+    /// HTTP/2 PING (and TCP keepalive probe) interval (default 30s).
+    #[serde(with = "humantime_serde_compat")]
+    pub keepalive_interval: Duration,
+    /// A PING not answered in this long closes the connection (default 10s).
+    #[serde(with = "humantime_serde_compat")]
+    pub keepalive_timeout: Duration,
+    /// Calls in flight at once on one HTTP/2 connection (default 256).
+    pub max_streams_per_connection: u32,
+    /// Open connections across both listeners; beyond it new ones are
+    /// closed at once. Lowered at start to fit the open-files limit
+    /// (default 10000).
+    pub max_connections: usize,
 }
 
 impl Default for ServerSection {
@@ -79,6 +100,12 @@ impl Default for ServerSection {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 7071)),
             data_dir: PathBuf::from("./shoal-data"),
             shutdown_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            keepalive_interval: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(10),
+            max_streams_per_connection: 256,
+            max_connections: 10_000,
         }
     }
 }
@@ -314,6 +341,32 @@ impl ServerConfig {
                     "is the same as server.grpc_addr ({})",
                     self.server.grpc_addr
                 ),
+            ));
+        }
+        let s = &self.server;
+        for (key, value) in [
+            ("server.handshake_timeout", s.handshake_timeout),
+            ("server.idle_timeout", s.idle_timeout),
+            ("server.keepalive_interval", s.keepalive_interval),
+            ("server.keepalive_timeout", s.keepalive_timeout),
+        ] {
+            if value < Duration::from_millis(100) {
+                return Err(invalid(
+                    key,
+                    format!("must be at least 100ms, got {value:?}"),
+                ));
+            }
+        }
+        if s.max_streams_per_connection == 0 {
+            return Err(invalid(
+                "server.max_streams_per_connection",
+                "must be at least 1".into(),
+            ));
+        }
+        if s.max_connections == 0 {
+            return Err(invalid(
+                "server.max_connections",
+                "must be at least 1".into(),
             ));
         }
         let r = &self.regions;
@@ -622,6 +675,15 @@ mod tests {
         let e = ServerConfig::from_toml("[memstore]\nin_memory_flush_size = \"1KiB\"").unwrap_err();
         assert!(
             e.to_string().contains("memstore.in_memory_flush_size"),
+            "{e}"
+        );
+        let e = ServerConfig::from_toml("[server]\nidle_timeout = \"10ms\"").unwrap_err();
+        assert!(e.to_string().contains("server.idle_timeout"), "{e}");
+        let e = ServerConfig::from_toml("[server]\nmax_connections = 0").unwrap_err();
+        assert!(e.to_string().contains("server.max_connections"), "{e}");
+        let e = ServerConfig::from_toml("[server]\nmax_streams_per_connection = 0").unwrap_err();
+        assert!(
+            e.to_string().contains("server.max_streams_per_connection"),
             "{e}"
         );
         let e = ServerConfig::from_toml("[regions]\nbackground_nice = 25").unwrap_err();

@@ -5,7 +5,8 @@
 //! Layout: `config` (the TOML settings), `catalog` (durable table records),
 //! `host` (open regions, routing, admin operations, splits), `grpc` (the
 //! `Data` and `Admin` services over `host`), `metrics` + `http` + `status`
-//! (what the server reports), `serve` (start, listen, graceful shutdown).
+//! (what the server reports), `listen` (accept loops, connection timeouts
+//! and caps), `serve` (start, listen, graceful shutdown).
 
 pub mod catalog;
 pub mod config;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod grpc;
 pub mod host;
 pub mod http;
+pub mod listen;
 pub mod metrics;
 pub mod request_limits;
 pub mod serve;

@@ -1,23 +1,20 @@
 //! Starting and stopping a server: bind the gRPC and HTTP listeners, open
-//! the host (storage, catalog, regions), run the services and the periodic
-//! work, and stop gracefully (stop accepting, finish in-flight calls, close
+//! the host (storage, catalog, regions), run the services (connections are
+//! handled by `crate::listen`) and the periodic work, and stop gracefully
+//! (stop accepting, close idle connections, finish in-flight calls, close
 //! regions, make the cache durable, close the WAL).
 
 use crate::config::ServerConfig;
 use crate::grpc::{AdminService, DataService};
 use crate::host::{Host, StartError};
-use crate::metrics::History;
+use crate::listen::{ConnectionPolicy, Connections};
+use crate::metrics::{ConnectionMetrics, ConnectionMetricsSnapshot, History};
 use shoal_proto::v1::admin_server::AdminServer;
 use shoal_proto::v1::data_server::DataServer;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
-
-/// HTTP/2 flow-control window of one gRPC stream, bytes.
-const STREAM_WINDOW: u32 = 4 << 20;
-/// HTTP/2 flow-control window of one gRPC connection, bytes.
-const CONNECTION_WINDOW: u32 = 16 << 20;
 
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +43,8 @@ pub struct RunningServer {
     /// The regions and storage.
     pub host: Host,
     stop: watch::Sender<bool>,
+    /// The listeners' connection counters.
+    connections: Arc<ConnectionMetrics>,
     /// The gRPC and HTTP servers: they finish in-flight calls on stop.
     servers: Vec<tokio::task::JoinHandle<()>>,
     /// Periodic work: aborted on stop.
@@ -84,56 +83,40 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             what: "HTTP",
             source,
         })?;
+    crate::listen::warn_if_exposed(grpc_addr, "gRPC");
+    crate::listen::warn_if_exposed(http_addr, "HTTP");
     let host = Host::open(config).await?;
+    // After the host opened: the open-files limit the cap is fitted to is
+    // the one the server runs with.
+    let connection_metrics = Arc::new(ConnectionMetrics::default());
+    let connections = Connections::new(
+        ConnectionPolicy::from_config(&host.config().server),
+        connection_metrics.clone(),
+    );
     let (stop, stopped) = watch::channel(false);
     let mut servers = Vec::new();
     let mut periodic = Vec::new();
 
-    let wait_stop = |mut rx: watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
-    // HTTP/2's default windows (64 KiB per stream and per connection) make
-    // a client that streams megabytes per second of writes wait for window
-    // updates, one round trip per 64 KiB; gRPC-Go grows its windows to
-    // 16 MiB for the same reason.
+    let routes = tonic::service::Routes::new(
+        DataServer::new(DataService::new(host.clone()))
+            .max_decoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES),
+    )
+    .add_service(
+        AdminServer::new(AdminService::new(host.clone()))
+            .max_decoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES),
+    );
     let budget = crate::grpc::budget::RequestBudget::new(
         host.config().limits.request_bytes_in_flight.0,
         host.requests().clone(),
     );
-    let grpc = tonic::transport::Server::builder()
-        .initial_stream_window_size(Some(STREAM_WINDOW))
-        .initial_connection_window_size(Some(CONNECTION_WINDOW))
-        .layer(crate::grpc::budget::BudgetLayer::new(budget))
-        .add_service(
-            DataServer::new(DataService::new(host.clone()))
-                .max_decoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES)
-                .max_encoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES),
-        )
-        .add_service(
-            AdminServer::new(AdminService::new(host.clone()))
-                .max_decoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES),
-        )
-        .serve_with_incoming_shutdown(
-            // Accepted connections do not inherit the builder's nodelay
-            // setting: without it, small responses wait for delayed ACKs
-            // (~40 ms per call).
-            futures::StreamExt::inspect(
-                tokio_stream::wrappers::TcpListenerStream::new(grpc_listener),
-                |conn| {
-                    if let Ok(c) = conn
-                        && let Err(e) = c.set_nodelay(true)
-                    {
-                        tracing::debug!(error = %e, "TCP_NODELAY on a gRPC connection failed");
-                    }
-                },
-            ),
-            wait_stop(stopped.clone()),
-        );
-    servers.push(tokio::spawn(async move {
-        if let Err(e) = grpc.await {
-            tracing::error!(error = %e, "gRPC server stopped with an error");
-        }
-    }));
+    servers.push(crate::listen::serve_grpc(
+        grpc_listener,
+        routes,
+        budget,
+        connections.clone(),
+        stopped.clone(),
+    ));
 
     let history = Arc::new(History::default());
     let view_host = host.clone();
@@ -143,28 +126,38 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         view.clone(),
         Duration::from_secs(10),
     ));
-    let router = crate::http::router(crate::http::HttpState { view, history });
-    let http =
-        axum::serve(http_listener, router).with_graceful_shutdown(wait_stop(stopped.clone()));
-    servers.push(tokio::spawn(async move {
-        if let Err(e) = http.await {
-            tracing::error!(error = %e, "HTTP server stopped with an error");
-        }
-    }));
+    let router = crate::http::router(crate::http::HttpState {
+        view,
+        history,
+        connections: connection_metrics.clone(),
+    });
+    servers.push(crate::listen::serve_http(
+        http_listener,
+        router,
+        connections,
+        stopped,
+    ));
     periodic.push(host.spawn_background());
     Ok(RunningServer {
         grpc_addr,
         http_addr,
         host,
         stop,
+        connections: connection_metrics,
         servers,
         periodic,
     })
 }
 
 impl RunningServer {
-    /// Stops gracefully: no new calls, in-flight calls finish (up to the
-    /// configured timeout), regions close (memstores flushed), the cache
+    /// The listeners' connection counters now (also on `/metrics`).
+    pub fn connections(&self) -> ConnectionMetricsSnapshot {
+        self.connections.snapshot()
+    }
+
+    /// Stops gracefully: no new connections, connections with no call in
+    /// flight close at once, in-flight calls finish (up to the configured
+    /// timeout), regions close (memstores flushed), the cache
     /// and the WAL close.
     pub async fn shutdown(self) {
         let timeout = self.host.config().server.shutdown_timeout;

@@ -200,6 +200,7 @@ fn serve() -> SocketAddr {
     let state = HttpState {
         view: Arc::new(|| view(361)),
         history,
+        connections: Arc::default(),
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -117,10 +117,12 @@ pub struct BudgetService<S> {
     budget: Arc<RequestBudget>,
 }
 
-impl<S> tower_service::Service<http::Request<Body>> for BudgetService<S>
+impl<S, B> tower_service::Service<http::Request<B>> for BudgetService<S>
 where
     S: tower_service::Service<http::Request<Body>, Response = http::Response<Body>>,
     S::Future: Send + 'static,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     type Response = http::Response<Body>;
     type Error = S::Error;
@@ -130,7 +132,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let call = Arc::new(CallBytes {
             budget: self.budget.clone(),
             bytes: AtomicU64::new(0),
@@ -139,7 +141,7 @@ where
         let counted = call.clone();
         let req = req.map(|inner| {
             Body::new(CountedBody {
-                inner,
+                inner: Body::new(inner),
                 call: counted,
             })
         });
@@ -215,9 +217,10 @@ impl HttpBody for CountedBody {
         Poll::Ready(Some(Ok(frame)))
     }
 
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
+    // `is_end_stream` keeps its default (false). Delegating it to the inner
+    // body made a streaming call's connection close under it during a
+    // graceful stop (`tests/connections.rs` caught it); the default only
+    // costs the decoder one more poll to see the end.
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()

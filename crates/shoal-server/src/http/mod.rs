@@ -9,7 +9,7 @@ mod page;
 pub use api::status_json;
 pub use page::render as render_page;
 
-use crate::metrics::History;
+use crate::metrics::{ConnectionMetrics, History};
 use crate::status::StatusView;
 use axum::Router;
 use axum::extract::State;
@@ -27,6 +27,8 @@ pub struct HttpState {
     pub view: Arc<dyn Fn() -> StatusView + Send + Sync>,
     /// The last hour of rates.
     pub history: Arc<History>,
+    /// The listeners' connection counters (appended to `/metrics`).
+    pub connections: Arc<ConnectionMetrics>,
 }
 
 /// The router serving every HTTP route.
@@ -40,7 +42,10 @@ pub fn router(state: HttpState) -> Router {
 }
 
 async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
-    let body = crate::metrics::prometheus::render(&(s.view)());
+    let mut body = crate::metrics::prometheus::render(&(s.view)());
+    body.push_str(&crate::metrics::prometheus::render_connections(
+        &s.connections.snapshot(),
+    ));
     (
         [(
             header::CONTENT_TYPE,

@@ -5,6 +5,7 @@
 //! has are exported: no cache families when the cache is off, no `tier="l2"`
 //! samples without an L2. Names are listed in `docs/metrics.md`.
 
+use super::connections::{CloseReason, ConnectionMetricsSnapshot, Listener};
 use super::requests::LATENCY_BOUNDS_US;
 use crate::status::StatusView;
 use shoal_storage::cache::{CacheMetricsSnapshot, PoolSnapshot};
@@ -115,6 +116,57 @@ pub fn render(view: &StatusView) -> String {
     object_store(&mut o, view);
     wal(&mut o, view);
     regions(&mut o, view);
+    o.0
+}
+
+/// Renders the connection figures of the listeners (kept apart from the
+/// [`StatusView`]: they belong to the listeners, not to the host).
+pub fn render_connections(c: &ConnectionMetricsSnapshot) -> String {
+    let mut o = Out(String::with_capacity(2 << 10));
+    o.family(
+        "shoal_connections_open",
+        "gauge",
+        "Client connections open now, by listener.",
+    );
+    for on in Listener::ALL {
+        o.sample(
+            "shoal_connections_open",
+            &[("listener", on.as_str())],
+            c.open(on) as f64,
+        );
+    }
+    o.family(
+        "shoal_connections_accepted_total",
+        "counter",
+        "Connections accepted, by listener (also those refused at the cap).",
+    );
+    for on in Listener::ALL {
+        o.sample(
+            "shoal_connections_accepted_total",
+            &[("listener", on.as_str())],
+            c.accepted(on) as f64,
+        );
+    }
+    o.family(
+        "shoal_connections_closed_total",
+        "counter",
+        "Connections closed, by listener and reason (handshake, idle, keepalive, limit, shutdown, client).",
+    );
+    for on in Listener::ALL {
+        for why in CloseReason::ALL {
+            o.sample(
+                "shoal_connections_closed_total",
+                &[("listener", on.as_str()), ("reason", why.as_str())],
+                c.closed(on, why) as f64,
+            );
+        }
+    }
+    o.single(
+        "shoal_connections_max",
+        "gauge",
+        "Open connections allowed across both listeners (server.max_connections, fitted to the open-files limit).",
+        c.max_connections as f64,
+    );
     o.0
 }
 
@@ -634,7 +686,14 @@ mod tests {
 
     #[test]
     fn output_is_valid_exposition_with_and_without_cache() {
-        let with = Exposition::parse(&render(&view(true)));
+        let conns = crate::metrics::ConnectionMetrics::default();
+        conns.accepted(Listener::Grpc);
+        conns.accepted(Listener::Grpc);
+        conns.closed(Listener::Grpc, CloseReason::Idle);
+        conns.set_max_connections(77);
+        // What `/metrics` serves: the view, then the listeners' figures.
+        let text = render(&view(true)) + &render_connections(&conns.snapshot());
+        let with = Exposition::parse(&text);
         let docs = documented();
         assert!(docs.len() > 40, "{docs:?}");
         for n in &docs {
@@ -676,6 +735,14 @@ mod tests {
             3.0
         );
         assert_eq!(with.value("shoal_wal_batch_entries_count", &[]), 4.0);
+        let grpc = [("listener", "grpc")];
+        assert_eq!(with.value("shoal_connections_open", &grpc), 1.0);
+        assert_eq!(with.value("shoal_connections_accepted_total", &grpc), 2.0);
+        let idle = [("listener", "grpc"), ("reason", "idle")];
+        assert_eq!(with.value("shoal_connections_closed_total", &idle), 1.0);
+        let limit = [("listener", "http"), ("reason", "limit")];
+        assert_eq!(with.value("shoal_connections_closed_total", &limit), 0.0);
+        assert_eq!(with.value("shoal_connections_max", &[]), 77.0);
         let get_le_2us = [("op", "get"), ("le", "0.000002")];
         let os = "shoal_object_store_request_duration_seconds_bucket";
         assert_eq!(with.value(os, &get_le_2us), 2.0);

@@ -45,3 +45,45 @@ pub fn family(name: &str) -> shoal_proto::v1::FamilySchema {
         ..Default::default()
     }
 }
+
+/// Raises this process's soft open-files limit to its hard limit and checks
+/// that at least `needed` descriptors are allowed (tests that open
+/// thousands of sockets run both ends in this process).
+#[allow(unsafe_code)]
+pub fn raise_open_files_limit(needed: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read or write one `struct rlimit`
+    // through the pointer, which points at a live, aligned local of that type.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = limit.rlim_max;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
+    let soft = limit.rlim_cur as u64;
+    assert!(
+        limit.rlim_cur == libc::RLIM_INFINITY || soft >= needed,
+        "this test needs {needed} open files; the hard limit is {}",
+        limit.rlim_cur
+    );
+}
+
+/// Polls `condition` every 20 ms until it holds; panics naming `what` if it
+/// does not within `within`.
+pub async fn wait_until(
+    within: std::time::Duration,
+    what: &str,
+    mut condition: impl FnMut() -> bool,
+) {
+    let deadline = std::time::Instant::now() + within;
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out after {within:?} waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

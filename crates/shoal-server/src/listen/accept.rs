@@ -1,0 +1,118 @@
+//! The accept loop of one listener: admit under the connection cap, set the
+//! socket options, hand each connection to a task of its own; on stop, stop
+//! accepting (the listening socket closes) and wait for the connections.
+
+use super::connection;
+use super::{ConnectionPolicy, Connections};
+use crate::metrics::Listener;
+use bytes::Bytes;
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioExecutor;
+use hyper_util::server::conn::auto::Builder;
+use socket2::{SockRef, TcpKeepalive};
+use std::convert::Infallible;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// Pause after an accept error that is not about one connection (out of
+/// descriptors, mostly), so the loop does not spin on it.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Accepts on `listener` until `stop` turns true, then waits for every
+/// connection to close.
+pub(super) async fn run<S, B>(
+    listener: TcpListener,
+    on: Listener,
+    service: S,
+    builder: Arc<Builder<TokioExecutor>>,
+    connections: Arc<Connections>,
+    stop: watch::Receiver<bool>,
+) where
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut tasks = JoinSet::new();
+    let mut stopping = stop.clone();
+    loop {
+        tokio::select! {
+            biased;
+            _ = super::stopped(&mut stopping) => break,
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(e) = done {
+                    tracing::error!(error = %e, listener = on.as_str(), "a connection task failed");
+                }
+            }
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, peer)) => {
+                    let Some(slot) = connections.admit(on, peer) else {
+                        continue; // dropping `tcp` closes it
+                    };
+                    configure(&tcp, connections.policy());
+                    tasks.spawn(connection::serve(
+                        tcp,
+                        on,
+                        service.clone(),
+                        builder.clone(),
+                        slot,
+                        stop.clone(),
+                    ));
+                }
+                Err(e) if is_about_one_connection(&e) => {}
+                Err(e) => {
+                    if let Some(n) = connections.accept_errors.hit() {
+                        tracing::warn!(error = %e, errors = n, listener = on.as_str(), "accept failed");
+                    }
+                    let mut stop = stop.clone();
+                    tokio::select! {
+                        _ = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                        _ = super::stopped(&mut stop) => break,
+                    }
+                }
+            }
+        }
+    }
+    drop(listener);
+    while let Some(done) = tasks.join_next().await {
+        if let Err(e) = done {
+            tracing::error!(error = %e, listener = on.as_str(), "a connection task failed");
+        }
+    }
+}
+
+/// TCP_NODELAY (without it small responses wait for delayed ACKs, ~40 ms
+/// per call) and TCP keepalive (finds peers that vanished).
+fn configure(tcp: &TcpStream, policy: &ConnectionPolicy) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!(error = %e, "TCP_NODELAY on a connection failed");
+    }
+    // Probes start after `keepalive_interval` of silence and give up after
+    // about `keepalive_timeout` more.
+    let probe_every = (policy.keepalive_timeout / 3).max(Duration::from_secs(1));
+    let keepalive = TcpKeepalive::new()
+        .with_time(policy.keepalive_interval)
+        .with_interval(probe_every)
+        .with_retries(3);
+    if let Err(e) = SockRef::from(tcp).set_tcp_keepalive(&keepalive) {
+        tracing::debug!(error = %e, "TCP keepalive on a connection failed");
+    }
+}
+
+/// Errors of `accept` that concern the one connection being accepted.
+fn is_about_one_connection(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}

@@ -1,0 +1,164 @@
+//! The life of one accepted connection: its handshake (timed), then hyper
+//! serving it under a watchdog that closes it when it has had no call in
+//! flight for too long, or when the server stops.
+//!
+//! Closing is graceful first: `graceful_shutdown` (HTTP/2: GOAWAY; HTTP/1:
+//! no keep-alive, and an idle connection closes). Calls in flight finish.
+//! Once no call is in flight, a connection that has not let go after
+//! [`DRAIN_GRACE`] is dropped: its socket closes under it. A client that
+//! never answers the GOAWAY's PING therefore cannot hold a stop.
+
+use super::activity::{Activity, Tracked};
+use super::preface::{Rewind, read_preface};
+use super::{ConnectionPolicy, DRAIN_GRACE, Slot};
+use crate::metrics::{CloseReason, Listener};
+use bytes::Bytes;
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+/// Serves `tcp` with `service` until it closes; the close is counted in
+/// `slot` when this returns.
+pub(super) async fn serve<S, B>(
+    mut tcp: TcpStream,
+    on: Listener,
+    service: S,
+    builder: Arc<Builder<TokioExecutor>>,
+    mut slot: Slot,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let policy = slot.connections.policy().clone();
+    // gRPC: the HTTP/2 preface, timed here (hyper would wait for ever). The
+    // HTTP port's first request is timed by the watchdog below, as hyper
+    // may first read a few bytes to tell HTTP/1 from HTTP/2.
+    let prefix = match on {
+        Listener::Http => Bytes::new(),
+        Listener::Grpc => {
+            let handshake = tokio::time::timeout(policy.handshake_timeout, read_preface(&mut tcp));
+            tokio::select! {
+                read = handshake => match read {
+                    Ok(Ok(prefix)) => prefix,
+                    Ok(Err(e)) => {
+                        tracing::debug!(error = %e, "gRPC connection closed during its handshake");
+                        return; // slot.reason is Client
+                    }
+                    Err(_) => {
+                        slot.reason = CloseReason::Handshake;
+                        return;
+                    }
+                },
+                _ = super::stopped(&mut stop) => {
+                    slot.reason = CloseReason::Shutdown;
+                    return;
+                }
+            }
+        }
+    };
+    let activity = Activity::new();
+    let io = TokioIo::new(Rewind::new(prefix, tcp));
+    let conn = builder.serve_connection(io, Tracked::new(service, activity.clone()));
+    let mut conn = std::pin::pin!(conn);
+    // Set once the connection has been told to go: why, and when.
+    let mut draining: Option<(CloseReason, Instant)> = None;
+    loop {
+        let deadline = deadline(&activity, &policy, on, draining);
+        if let Some(d) = deadline
+            && d <= Instant::now()
+        {
+            match draining {
+                None => {
+                    let why = if on == Listener::Http && activity.awaiting_first_call() {
+                        CloseReason::Handshake
+                    } else {
+                        CloseReason::Idle
+                    };
+                    conn.as_mut().graceful_shutdown();
+                    draining = Some((why, Instant::now()));
+                    continue;
+                }
+                Some((why, _)) => {
+                    slot.reason = why;
+                    return; // dropping `conn` closes the socket
+                }
+            }
+        }
+        tokio::select! {
+            result = conn.as_mut() => {
+                slot.reason = match draining {
+                    Some((why, _)) => why,
+                    None => classify(result, on, &activity),
+                };
+                return;
+            }
+            // An error (the server dropped without stopping) also stops.
+            _ = super::stopped(&mut stop), if draining.is_none() => {
+                conn.as_mut().graceful_shutdown();
+                draining = Some((CloseReason::Shutdown, Instant::now()));
+            }
+            _ = activity.went_idle() => {}
+            _ = sleep_until(deadline) => {}
+        }
+    }
+}
+
+/// When the watchdog acts next, or `None` while a call is in flight.
+fn deadline(
+    activity: &Activity,
+    policy: &ConnectionPolicy,
+    on: Listener,
+    draining: Option<(CloseReason, Instant)>,
+) -> Option<Instant> {
+    let idle_since = activity.idle_since()?;
+    Some(match draining {
+        None if on == Listener::Http && activity.awaiting_first_call() => {
+            idle_since + policy.handshake_timeout
+        }
+        None => idle_since + policy.idle_timeout,
+        Some((_, told)) => idle_since.max(told) + DRAIN_GRACE,
+    })
+}
+
+/// Sleeps until `deadline`, or for ever.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Why a connection that ended by itself ended.
+fn classify(
+    result: Result<(), Box<dyn std::error::Error + Send + Sync>>,
+    on: Listener,
+    activity: &Activity,
+) -> CloseReason {
+    let Err(e) = result else {
+        return CloseReason::Client;
+    };
+    let timed_out = e
+        .downcast_ref::<hyper::Error>()
+        .is_some_and(hyper::Error::is_timeout);
+    if !timed_out {
+        tracing::debug!(error = %e, listener = on.as_str(), "connection ended with an error");
+        return CloseReason::Client;
+    }
+    // hyper's timers: HTTP/1's header read timeout, HTTP/2's keep-alive.
+    match on {
+        Listener::Http if activity.awaiting_first_call() => CloseReason::Handshake,
+        Listener::Http => CloseReason::Idle,
+        Listener::Grpc => CloseReason::Keepalive,
+    }
+}

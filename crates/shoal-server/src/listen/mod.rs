@@ -1,0 +1,327 @@
+//! Listening: the accept loops of the gRPC and HTTP ports and the life of
+//! every connection on them. tonic's and axum's own servers wait forever on
+//! a connection that never sends a request; here each connection has a
+//! watchdog instead.
+//!
+//! The rules (all from `[server]`, see `docs/server.md`):
+//! - **Handshake.** A gRPC connection must send the HTTP/2 preface, an HTTP
+//!   connection its first request's headers, within `handshake_timeout`, or
+//!   it is closed (`preface`, `connection`).
+//! - **Idle.** A connection with no call in flight for `idle_timeout` is
+//!   closed: GOAWAY first, then the socket once the client has had
+//!   [`DRAIN_GRACE`] to let go. A call is in flight from its request until
+//!   its response body is done or dropped, so a streaming scan however long
+//!   keeps its connection (`activity`).
+//! - **Dead peers.** HTTP/2 PINGs every `keepalive_interval`, unanswered
+//!   after `keepalive_timeout` close the connection; TCP keepalive on every
+//!   accepted socket finds peers that vanished mid-handshake or on HTTP/1.
+//! - **Caps.** At most `max_streams_per_connection` calls at once per HTTP/2
+//!   connection; at most `max_connections` open connections across both
+//!   listeners (fitted to the open-files limit, `descriptors`): beyond it a
+//!   new connection is accepted and closed at once, counted and logged.
+//! - **Stop.** Nothing new is accepted; connections in handshake or with no
+//!   call in flight close at once (GOAWAY, then [`DRAIN_GRACE`] at most);
+//!   connections with calls in flight finish them, bounded by the caller's
+//!   `shutdown_timeout`. A listener's task ends when its last connection has.
+//!
+//! Kept from the servers this replaces: TCP_NODELAY on accepted sockets, the
+//! 4 MiB stream / 16 MiB connection HTTP/2 windows on the gRPC port, HTTP/2
+//! only on the gRPC port, HTTP/1 and HTTP/2 on the HTTP port.
+
+mod accept;
+mod activity;
+mod connection;
+mod descriptors;
+mod preface;
+
+use crate::config::ServerSection;
+use crate::metrics::{CloseReason, ConnectionMetrics, Listener};
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::service::TowerToHyperService;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// HTTP/2 flow-control window of one gRPC stream, bytes.
+const STREAM_WINDOW: u32 = 4 << 20;
+/// HTTP/2 flow-control window of one gRPC connection, bytes.
+const CONNECTION_WINDOW: u32 = 16 << 20;
+/// How long a connection told to go (GOAWAY) with no call in flight may
+/// take to let go before its socket is closed under it.
+pub const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// At most one log line per this long about refused or failed accepts.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// The connection rules of both listeners.
+#[derive(Debug, Clone)]
+pub struct ConnectionPolicy {
+    /// Time to the HTTP/2 preface (gRPC) or first request headers (HTTP).
+    pub handshake_timeout: Duration,
+    /// Time with no call in flight before a connection is closed.
+    pub idle_timeout: Duration,
+    /// HTTP/2 PING and TCP keepalive interval.
+    pub keepalive_interval: Duration,
+    /// Time a PING may go unanswered.
+    pub keepalive_timeout: Duration,
+    /// Concurrent calls per HTTP/2 connection.
+    pub max_streams_per_connection: u32,
+    /// Open connections across both listeners (already fitted to the
+    /// open-files limit).
+    pub max_connections: usize,
+}
+
+impl ConnectionPolicy {
+    /// The rules of `[server]`, with `max_connections` lowered to what the
+    /// open-files limit allows (logged).
+    pub fn from_config(s: &ServerSection) -> ConnectionPolicy {
+        let limit = descriptors::open_files_limit();
+        let max_connections = descriptors::fit_connections(s.max_connections, limit);
+        match limit {
+            Some(l) if max_connections < s.max_connections => tracing::warn!(
+                configured = s.max_connections,
+                effective = max_connections,
+                open_files_limit = l,
+                "server.max_connections lowered to fit the open-files limit \
+                 (raise `ulimit -n` to allow more)"
+            ),
+            _ => tracing::info!(
+                max_connections,
+                open_files_limit = ?limit,
+                "connection cap"
+            ),
+        }
+        ConnectionPolicy {
+            handshake_timeout: s.handshake_timeout,
+            idle_timeout: s.idle_timeout,
+            keepalive_interval: s.keepalive_interval,
+            keepalive_timeout: s.keepalive_timeout,
+            max_streams_per_connection: s.max_streams_per_connection,
+            max_connections,
+        }
+    }
+}
+
+/// What both listeners share: the rules, the counters and the cap.
+#[derive(Debug)]
+pub struct Connections {
+    policy: ConnectionPolicy,
+    metrics: Arc<ConnectionMetrics>,
+    /// Open connections across both listeners (the cap's count).
+    open: AtomicUsize,
+    refused: Throttled,
+    accept_errors: Throttled,
+}
+
+impl Connections {
+    /// Shared state for listeners following `policy`, counting into `metrics`.
+    pub fn new(policy: ConnectionPolicy, metrics: Arc<ConnectionMetrics>) -> Arc<Connections> {
+        metrics.set_max_connections(policy.max_connections);
+        Arc::new(Connections {
+            policy,
+            metrics,
+            open: AtomicUsize::new(0),
+            refused: Throttled::default(),
+            accept_errors: Throttled::default(),
+        })
+    }
+
+    /// The rules.
+    pub fn policy(&self) -> &ConnectionPolicy {
+        &self.policy
+    }
+
+    /// Takes a place under the cap for a connection just accepted on `on`,
+    /// or refuses it (counted and, now and then, logged).
+    fn admit(self: &Arc<Self>, on: Listener, peer: SocketAddr) -> Option<Slot> {
+        self.metrics.accepted(on);
+        let max = self.policy.max_connections;
+        let taken = self
+            .open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_ok();
+        if taken {
+            return Some(Slot {
+                connections: self.clone(),
+                on,
+                reason: CloseReason::Client,
+            });
+        }
+        self.metrics.closed(on, CloseReason::Limit);
+        if let Some(n) = self.refused.hit() {
+            tracing::warn!(
+                refused = n,
+                last_peer = %peer,
+                listener = on.as_str(),
+                max_connections = max,
+                "connections refused: server.max_connections are open"
+            );
+        }
+        None
+    }
+}
+
+/// A connection's place under the cap; gives it back, counting the close
+/// under `reason`, when dropped.
+struct Slot {
+    connections: Arc<Connections>,
+    on: Listener,
+    reason: CloseReason,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.connections.open.fetch_sub(1, Ordering::AcqRel);
+        self.connections.metrics.closed(self.on, self.reason);
+    }
+}
+
+/// Counts events and says when to log them: at most once per [`LOG_EVERY`].
+#[derive(Debug, Default)]
+struct Throttled {
+    pending: AtomicU64,
+    last: Mutex<Option<Instant>>,
+}
+
+impl Throttled {
+    /// Counts one event; returns how many to report when it is time to log.
+    fn hit(&self) -> Option<u64> {
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if last.is_some_and(|t| now.duration_since(t) < LOG_EVERY) {
+            return None;
+        }
+        *last = Some(now);
+        Some(self.pending.swap(0, Ordering::Relaxed))
+    }
+}
+
+/// Serves gRPC (HTTP/2 only) on `listener` until `stop` turns true; the
+/// task ends when its last connection has closed.
+pub fn serve_grpc(
+    listener: TcpListener,
+    routes: tonic::service::Routes,
+    budget: Arc<crate::grpc::budget::RequestBudget>,
+    connections: Arc<Connections>,
+    stop: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let mut builder = Builder::new(TokioExecutor::new()).http2_only();
+    http2_settings(&mut builder, &connections.policy);
+    // HTTP/2's default windows (64 KiB per stream and per connection) make
+    // a client that streams megabytes per second of writes wait for window
+    // updates, one round trip per 64 KiB; gRPC-Go grows its windows to
+    // 16 MiB for the same reason.
+    builder
+        .http2()
+        .initial_stream_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW);
+    let service = TowerToHyperService::new(tower_layer::Layer::layer(
+        &crate::grpc::budget::BudgetLayer::new(budget),
+        routes.prepare(),
+    ));
+    tokio::spawn(accept::run(
+        listener,
+        Listener::Grpc,
+        service,
+        Arc::new(builder),
+        connections,
+        stop,
+    ))
+}
+
+/// Serves the HTTP surface (HTTP/1, and HTTP/2 for clients that speak it)
+/// on `listener` until `stop` turns true.
+pub fn serve_http(
+    listener: TcpListener,
+    router: axum::Router,
+    connections: Arc<Connections>,
+    stop: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let mut builder = Builder::new(TokioExecutor::new());
+    http2_settings(&mut builder, &connections.policy);
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(connections.policy.handshake_timeout);
+    let service = TowerToHyperService::new(router);
+    tokio::spawn(accept::run(
+        listener,
+        Listener::Http,
+        service,
+        Arc::new(builder),
+        connections,
+        stop,
+    ))
+}
+
+fn http2_settings(builder: &mut Builder<TokioExecutor>, p: &ConnectionPolicy) {
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(p.max_streams_per_connection)
+        .keep_alive_interval(p.keepalive_interval)
+        .keep_alive_timeout(p.keepalive_timeout);
+}
+
+/// Resolves once `stop` is true (or its sender is gone: nothing can stop
+/// the server any more, so it is stopping).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    // The guard `wait_for` returns is dropped here, never held across an
+    // await by the callers' `select!`s.
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// Logs a warning when `addr` is reachable beyond this machine: the server
+/// has no TLS and no authentication yet.
+pub fn warn_if_exposed(addr: SocketAddr, what: &str) {
+    if !is_loopback(addr) {
+        tracing::warn!(
+            "{what} listens on {addr}, beyond loopback: Shoal has no TLS and no \
+             authentication yet, so anyone who can reach this port can read and change \
+             every table"
+        );
+    }
+}
+
+/// True for 127.0.0.0/8, ::1 and their IPv4-mapped forms.
+fn is_loopback(addr: SocketAddr) -> bool {
+    addr.ip().to_canonical().is_loopback()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_is_127_slash_8_and_ipv6_one() {
+        for a in [
+            "127.0.0.1:1",
+            "127.1.2.3:1",
+            "[::1]:1",
+            "[::ffff:127.0.0.1]:1",
+        ] {
+            assert!(is_loopback(a.parse().expect("addr")), "{a}");
+        }
+        for a in ["0.0.0.0:1", "10.0.0.1:1", "[::]:1", "[2001:db8::1]:1"] {
+            assert!(!is_loopback(a.parse().expect("addr")), "{a}");
+        }
+    }
+
+    #[test]
+    fn throttled_logs_the_first_then_counts_until_the_next() {
+        let t = Throttled::default();
+        assert_eq!(t.hit(), Some(1));
+        assert_eq!(t.hit(), None);
+        assert_eq!(t.hit(), None);
+        // Pretend the last log was long ago: the next hit reports all three.
+        *t.last.lock().expect("lock") = Instant::now().checked_sub(LOG_EVERY * 2);
+        assert_eq!(t.hit(), Some(3));
+    }
+}
