@@ -55,9 +55,16 @@ enum Command {
     Bench(bench::BenchArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     disable_transparent_huge_pages();
     let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {}", one_line(&e));
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -70,4 +77,22 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(code);
         }
     }
+}
+
+/// An error and its causes on one line, each cause only if its text is not
+/// already there (libraries often repeat their source's message in their
+/// own, and a plain chain would print it again at every level).
+fn one_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

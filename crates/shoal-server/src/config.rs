@@ -110,17 +110,7 @@ impl Default for ServerSection {
     }
 }
 
-/// `[object_store]`
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct ObjectStoreSection {
-    /// `s3://bucket/prefix`, `gs://…`, `az://…`, `file:///path`, or empty for
-    /// `<data_dir>/objects` (default).
-    pub url: String,
-    /// Make the store behave like S3 (first-byte latency, jitter, per-request
-    /// bandwidth), for experiments on a laptop. Absent = no emulation.
-    pub emulate: Option<shoal_storage::object::Emulation>,
-}
+pub use crate::object_store_config::ObjectStoreSection;
 
 /// Where WAL segments go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -489,17 +479,9 @@ impl ServerConfig {
         if c.prefetch_rate.0 == 0 {
             return Err(invalid("cache.prefetch_rate", "must be positive".into()));
         }
-        if let Some(e) = &self.object_store.emulate {
-            let mut probe = shoal_storage::object::ObjectStoreConfig::memory();
-            probe.emulate = Some(e.clone());
-            probe
-                .validate()
-                .map_err(|e| invalid("object_store.emulate", e.to_string()))?;
-        }
-        if !self.object_store.url.is_empty() {
-            shoal_storage::object::ObjectStoreConfig::from_url(&self.object_store.url)
-                .map_err(|e| invalid("object_store.url", e.to_string()))?;
-        }
+        self.object_store
+            .resolve(&self.objects_dir())
+            .map_err(|(key, message)| invalid(key, message))?;
         self.limits
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;

@@ -16,6 +16,7 @@ pub mod host;
 pub mod http;
 pub mod listen;
 pub mod metrics;
+pub mod object_store_config;
 pub mod request_limits;
 pub mod serve;
 pub mod status;

@@ -35,6 +35,15 @@ pub fn write_config(dir: &Path, extra: &str) -> PathBuf {
 impl ServerProcess {
     /// Starts a server on `data_dir` with `config`, on free ports.
     pub fn start(data_dir: &Path, config: Option<&Path>) -> ServerProcess {
+        ServerProcess::start_with_env(data_dir, config, &[])
+    }
+
+    /// As [`ServerProcess::start`], with extra environment variables.
+    pub fn start_with_env(
+        data_dir: &Path,
+        config: Option<&Path>,
+        env: &[(&str, &str)],
+    ) -> ServerProcess {
         let stderr_log = data_dir.with_extension(format!(
             "stderr.{}.log",
             std::time::SystemTime::now()
@@ -54,6 +63,7 @@ impl ServerProcess {
         if let Some(c) = config {
             cmd.arg("--config").arg(c);
         }
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("spawn shoal serve");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();

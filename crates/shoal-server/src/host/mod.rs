@@ -24,7 +24,7 @@ use bytes::Bytes;
 use shoal_storage::background::Background;
 use shoal_storage::cache::{BlockCache, CacheConfig, DiskCache, DiskCacheConfig, L2};
 use shoal_storage::memstore::{BudgetOptions, MemstoreBudget};
-use shoal_storage::object::{Bucket, ObjectStoreConfig};
+use shoal_storage::object::Bucket;
 use shoal_storage::region::{
     FlushScheduler, Region, RegionConfig, RegionEnv, SchedulerOptions, WriteStats,
 };
@@ -51,6 +51,14 @@ pub enum StartError {
     /// The object store could not be opened.
     #[error("object store: {0}")]
     Object(#[from] shoal_storage::object::ObjectError),
+    /// The object store settings are not usable.
+    #[error("config key `{key}`: {message}")]
+    ObjectConfig {
+        /// The dotted key.
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// The WAL could not be opened.
     #[error("write-ahead log: {0}")]
     Wal(#[from] shoal_storage::wal::WalError),
@@ -152,14 +160,14 @@ impl Host {
             })
         };
         dir(&config.server.data_dir)?;
-        let mut object_config = if config.object_store.url.is_empty() {
-            let objects = config.objects_dir();
+        let objects = config.objects_dir();
+        if config.object_store.url.is_empty() {
             dir(&objects)?;
-            ObjectStoreConfig::local(objects)
-        } else {
-            ObjectStoreConfig::from_url(&config.object_store.url)?
-        };
-        object_config.emulate = config.object_store.emulate.clone();
+        }
+        let object_config = config
+            .object_store
+            .resolve(&objects)
+            .map_err(|(key, message)| StartError::ObjectConfig { key, message })?;
         let bucket = Bucket::open(&object_config).await?;
         let wal_options = match config.wal.backend {
             WalBackendName::Local => {

@@ -39,6 +39,8 @@ pub(crate) struct Backend {
     pub(crate) bucket: String,
     /// Endpoint, for `Unreachable`.
     pub(crate) endpoint: String,
+    /// Whether the store serves suffix ranges (`bytes=-n`); Azure does not.
+    pub(crate) suffix_ranges: bool,
 }
 
 impl Backend {
@@ -53,6 +55,7 @@ impl Backend {
             location: "memory://".to_owned(),
             bucket: "memory".to_owned(),
             endpoint: "memory".to_owned(),
+            suffix_ranges: true,
         }
     }
 
@@ -95,17 +98,38 @@ impl Backend {
                     location: format!("file://{}", root.display()),
                     bucket: root.display().to_string(),
                     endpoint: root.display().to_string(),
+                    suffix_ranges: true,
                 })
             }
             BackendConfig::S3(s3) => {
+                // `with_client_options` replaces every client option `from_env`
+                // read, so the ones the environment may set are carried over
+                // here: the config turns them on, the environment too.
+                let allow_http = s3.allow_http || env_flag("AWS_ALLOW_HTTP");
+                let endpoint = s3
+                    .endpoint
+                    .clone()
+                    .or_else(|| env_value(&["AWS_ENDPOINT", "AWS_ENDPOINT_URL"]));
+                if let Some(e) = &endpoint
+                    && e.starts_with("http://")
+                    && !allow_http
+                {
+                    return Err(ObjectError::invalid_config(
+                        "allow_http",
+                        format!(
+                            "the endpoint {e} is plain http: allow it with \
+                             object_store.allow_http = true or AWS_ALLOW_HTTP=true \
+                             (local test servers only)"
+                        ),
+                    ));
+                }
                 let mut builder = AmazonS3Builder::from_env()
                     .with_bucket_name(&s3.bucket)
-                    .with_client_options(client_options(s3.allow_http))
+                    .with_client_options(client_options(allow_http))
                     .with_retry(retry)
-                    .with_conditional_put(S3ConditionalPut::ETagMatch)
-                    .with_virtual_hosted_style_request(s3.virtual_hosted_style);
-                if s3.allow_http {
-                    builder = builder.with_allow_http(true);
+                    .with_conditional_put(S3ConditionalPut::ETagMatch);
+                if s3.virtual_hosted_style {
+                    builder = builder.with_virtual_hosted_style_request(true);
                 }
                 if let Some(region) = &s3.region {
                     builder = builder.with_region(region);
@@ -122,7 +146,7 @@ impl Backend {
                     }
                 }
                 let store = Arc::new(builder.build().map_err(|e| built("backend", e))?);
-                let endpoint = s3.endpoint.clone().unwrap_or_else(|| {
+                let endpoint = endpoint.unwrap_or_else(|| {
                     format!(
                         "https://s3.{}.amazonaws.com",
                         s3.region.as_deref().unwrap_or("<AWS_REGION>")
@@ -137,6 +161,7 @@ impl Backend {
                     location: location("s3", &s3.bucket, &s3.prefix),
                     bucket: s3.bucket.clone(),
                     endpoint,
+                    suffix_ranges: true,
                 })
             }
             BackendConfig::Gcs(gcs) => {
@@ -157,14 +182,30 @@ impl Backend {
                     location: location("gs", &gcs.bucket, &gcs.prefix),
                     bucket: gcs.bucket.clone(),
                     endpoint: "https://storage.googleapis.com".to_owned(),
+                    suffix_ranges: true,
                 })
             }
             BackendConfig::Azure(azure) => {
+                // As for S3: the client options replace what `from_env` read.
+                // An emulator (Azurite) is reached over plain http.
+                let emulator = azure.use_emulator || env_flag("AZURE_STORAGE_USE_EMULATOR");
+                let allow_http = emulator
+                    || azure
+                        .endpoint
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with("http://"))
+                    || env_flag("AZURE_ALLOW_HTTP");
                 let mut builder = MicrosoftAzureBuilder::from_env()
                     .with_account(&azure.account)
                     .with_container_name(&azure.container)
-                    .with_client_options(client_options(false))
+                    .with_client_options(client_options(allow_http))
                     .with_retry(retry);
+                if emulator {
+                    builder = builder.with_use_emulator(true);
+                }
+                if let Some(endpoint) = &azure.endpoint {
+                    builder = builder.with_endpoint(endpoint.clone());
+                }
                 if let Some(key) = &azure.access_key {
                     builder = builder.with_access_key(key.expose());
                 }
@@ -181,11 +222,36 @@ impl Backend {
                         &azure.prefix,
                     ),
                     bucket: azure.container.clone(),
-                    endpoint: format!("https://{}.blob.core.windows.net", azure.account),
+                    endpoint: azure.endpoint.clone().unwrap_or_else(|| {
+                        if emulator {
+                            "http://127.0.0.1:10000".to_owned()
+                        } else {
+                            format!("https://{}.blob.core.windows.net", azure.account)
+                        }
+                    }),
+                    suffix_ranges: false,
                 })
             }
         }
     }
+}
+
+/// True if environment variable `name` is set to a true value (`true`, `1`,
+/// `yes`, `on`; any case), as `object_store` reads its own flags.
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "true" | "1" | "yes" | "on"
+        )
+    })
+}
+
+/// The first of `names` set in the environment, if any.
+fn env_value(names: &[&str]) -> Option<String> {
+    names
+        .iter()
+        .find_map(|n| std::env::var(n).ok().filter(|v| !v.trim().is_empty()))
 }
 
 fn location(scheme: &str, bucket: &str, prefix: &str) -> String {

@@ -79,6 +79,9 @@ pub(super) struct Inner {
     location: String,
     bucket_name: String,
     endpoint: String,
+    /// False where the store refuses suffix ranges (Azure): a suffix read is
+    /// then a HEAD and a ranged GET.
+    suffix_ranges: bool,
     pub(super) retry: RetryPolicy,
     emulator: Option<Emulator>,
     faults: Option<Faults>,
@@ -145,6 +148,7 @@ impl Bucket {
                 location: backend.location,
                 bucket_name: backend.bucket,
                 endpoint: backend.endpoint,
+                suffix_ranges: backend.suffix_ranges,
                 retry,
                 emulator: emulate.map(Emulator::new),
                 faults: None,
@@ -264,6 +268,14 @@ impl Bucket {
         let key = self.inner.keys.object(path)?;
         if len == 0 {
             return Ok((Bytes::new(), self.head(path).await?.size));
+        }
+        if !self.inner.suffix_ranges {
+            let size = self.head(path).await?.size;
+            if size == 0 {
+                return Ok((Bytes::new(), 0));
+            }
+            let data = self.get_range(path, size.saturating_sub(len)..size).await?;
+            return Ok((data, size));
         }
         let (store, key) = (&self.inner.store, &key);
         let options = GetOptions::new().with_range(Some(GetRange::Suffix(len)));
@@ -518,7 +530,9 @@ impl Bucket {
             }
         };
         let text = chain_text(failure.source.as_ref());
-        tracing::warn!(
+        // The caller reports the failure (one line at start); the full
+        // chain is here for whoever turns on debug logs.
+        tracing::debug!(
             location = %inner.location,
             kind = ?failure.kind,
             elapsed_ms = started.elapsed().as_millis() as u64,

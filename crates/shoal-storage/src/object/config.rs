@@ -159,6 +159,14 @@ pub struct AzureConfig {
     pub prefix: String,
     #[serde(default)]
     pub access_key: Option<Secret>,
+    /// Blob endpoint, e.g. `http://127.0.0.1:10000/devstoreaccount1` for Azurite;
+    /// default `https://<account>.blob.core.windows.net`.
+    #[serde(default)]
+    pub endpoint: Option<String>,
+    /// Use the local storage emulator (Azurite) with its well-known account and
+    /// key; also `AZURE_STORAGE_USE_EMULATOR=true`.
+    #[serde(default)]
+    pub use_emulator: bool,
 }
 
 /// A credential. `Debug` never prints it.
@@ -328,7 +336,7 @@ impl ObjectStoreConfig {
         let Some((scheme, rest)) = url.split_once("://") else {
             return Err(bad(format!(
                 "{url:?} is not a URL; expected file:///abs/path, memory://, \
-                 s3://bucket/prefix or gs://bucket/prefix"
+                 s3://bucket/prefix, gs://bucket/prefix or az://container/prefix"
             )));
         };
         let split_bucket = |rest: &str| -> Result<(String, String), ObjectError> {
@@ -369,9 +377,32 @@ impl ObjectStoreConfig {
                     service_account_path: None,
                 })
             }
+            "az" | "azure" => {
+                // az://<container>/<prefix>; the account comes from the
+                // environment (the URL has no room for it).
+                let (container, prefix) = split_bucket(rest)?;
+                let emulator = std::env::var("AZURE_STORAGE_USE_EMULATOR")
+                    .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "true" | "1"));
+                let account = ["AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT"]
+                    .iter()
+                    .find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()))
+                    .or_else(|| emulator.then(|| "devstoreaccount1".to_owned()))
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "{url:?}: an az:// URL names the container; set the storage \
+                             account in AZURE_STORAGE_ACCOUNT_NAME"
+                        ))
+                    })?;
+                BackendConfig::Azure(AzureConfig {
+                    account,
+                    container,
+                    prefix,
+                    ..AzureConfig::default()
+                })
+            }
             other => {
                 return Err(bad(format!(
-                    "unsupported scheme {other:?}; expected file, memory, s3 or gs"
+                    "unsupported scheme {other:?}; expected file, memory, s3, gs or az"
                 )));
             }
         };
