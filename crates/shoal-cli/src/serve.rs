@@ -52,6 +52,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         config.server.http_addr = a;
     }
     config.validate()?;
+    // A common default soft limit is 1,024 descriptors; the hard limit is
+    // usually far higher. Take it, as servers do, before opening anything.
+    let files = shoal_server::listen::raise_open_files_limit().map_err(anyhow::Error::msg)?;
+    let shown = |v: Option<u64>| v.map_or("unlimited".to_string(), |n| n.to_string());
+    tracing::info!(
+        before = %shown(files.before),
+        soft = %shown(files.soft),
+        hard = %shown(files.hard),
+        "open-files limit"
+    );
     let data_dir = config.server.data_dir.clone();
     let server = shoal_server::start(config).await?;
     let data = server.host.data_location();

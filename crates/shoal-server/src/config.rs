@@ -203,7 +203,8 @@ pub struct MemstoreSection {
     /// Total memstore bytes at which writes wait; 0 = `global_limit_fraction`
     /// of the machine's memory (default 0).
     pub global_limit: ByteSize,
-    /// Fraction of the machine's memory when `global_limit` is 0 (default 0.4).
+    /// Fraction of the machine's memory (or of the cgroup's memory limit, when
+    /// lower) when `global_limit` is 0 (default 0.4).
     pub global_limit_fraction: f64,
     /// Fraction of the limit above which the largest regions flush (default 0.95).
     pub flush_watermark: f64,
@@ -261,16 +262,10 @@ impl MemstoreSection {
     }
 }
 
-/// Total memory of the machine (`/proc/meminfo`), or 8 GiB if unknown.
+/// Memory this server may use: the machine's, or its cgroup's limit when
+/// that is lower (a container); 8 GiB if neither can be read.
 pub fn machine_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(8 << 30, |kb| kb * 1024)
+    crate::memory::available_memory().0
 }
 
 impl Default for RegionsSection {

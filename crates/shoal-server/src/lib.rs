@@ -15,6 +15,7 @@ pub mod grpc;
 pub mod host;
 pub mod http;
 pub mod listen;
+pub mod memory;
 pub mod metrics;
 pub mod object_store_config;
 pub mod request_limits;

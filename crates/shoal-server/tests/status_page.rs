@@ -125,6 +125,8 @@ fn view(step: u64) -> StatusView {
             recovered_entries: 140_000,
             recovery_micros: 1_250_000,
             recovered: true,
+            open_segments: 32,
+            segment_opens: 900,
         }),
     };
     let object_store = ObjectMetricsSnapshot {

@@ -44,6 +44,25 @@ impl ServerProcess {
         config: Option<&Path>,
         env: &[(&str, &str)],
     ) -> ServerProcess {
+        ServerProcess::start_full(data_dir, config, env, None)
+    }
+
+    /// As [`ServerProcess::start`], under an open-files limit (soft and hard)
+    /// of `nofile`.
+    pub fn start_with_open_files(
+        data_dir: &Path,
+        config: Option<&Path>,
+        nofile: u64,
+    ) -> ServerProcess {
+        ServerProcess::start_full(data_dir, config, &[], Some(nofile))
+    }
+
+    fn start_full(
+        data_dir: &Path,
+        config: Option<&Path>,
+        env: &[(&str, &str)],
+        nofile: Option<u64>,
+    ) -> ServerProcess {
         let stderr_log = data_dir.with_extension(format!(
             "stderr.{}.log",
             std::time::SystemTime::now()
@@ -52,7 +71,19 @@ impl ServerProcess {
                 .unwrap_or(0)
         ));
         let log = std::fs::File::create(&stderr_log).expect("stderr log");
-        let mut cmd = Command::new(shoal_bin());
+        let mut cmd = match nofile {
+            None => Command::new(shoal_bin()),
+            Some(n) => {
+                // `ulimit -n` in sh sets the soft and the hard limit.
+                let mut c = Command::new("sh");
+                c.args([
+                    "-c",
+                    &format!("ulimit -n {n} && exec \"$0\" \"$@\""),
+                    shoal_bin(),
+                ]);
+                c
+            }
+        };
         cmd.arg("serve")
             .arg("--data-dir")
             .arg(data_dir)

@@ -186,6 +186,13 @@ impl Host {
         ));
         let m = &config.memstore;
         env.flush_slots = Arc::new(tokio::sync::Semaphore::new(m.flush_concurrency));
+        let (memory, memory_source) = crate::memory::available_memory();
+        tracing::info!(
+            memory_bytes = memory,
+            source = ?memory_source,
+            memstore_limit_bytes = m.limit_bytes(),
+            "memory budget"
+        );
         env.memstore = MemstoreBudget::new(BudgetOptions {
             limit: m.limit_bytes() as usize,
             flush_fraction: m.flush_watermark,

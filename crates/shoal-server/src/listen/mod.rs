@@ -32,6 +32,7 @@ mod accept;
 mod activity;
 mod connection;
 mod descriptors;
+pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
 mod preface;
 
 use crate::config::ServerSection;

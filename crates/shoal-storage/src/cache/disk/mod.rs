@@ -23,6 +23,7 @@
 //!   log line saying so.
 
 mod format;
+mod handles;
 
 use super::L2;
 use crate::sst::FileId;
@@ -54,6 +55,10 @@ pub struct DiskCacheConfig {
     /// Nice value of the writer and recovery threads (default 0). They do
     /// background work: a server lowers them like its flushes and compactions.
     pub nice: i32,
+    /// Most segment files open at once (default 64; at least 2): each open
+    /// segment takes two descriptors, so the cache never needs more than
+    /// this many, whatever its capacity. Other segments are opened on use.
+    pub open_files: usize,
 }
 
 impl DiskCacheConfig {
@@ -65,6 +70,7 @@ impl DiskCacheConfig {
             segment_bytes: 16 << 20,
             queue_bytes: 64 << 20,
             nice: 0,
+            open_files: 64,
         }
     }
 }
@@ -162,16 +168,22 @@ pub struct DiskCacheMetrics {
     pub recovery_micros: u64,
     /// True once recovery has finished.
     pub recovered: bool,
+    /// Segments whose files are open now (two descriptors each).
+    pub open_segments: u64,
+    /// Times a segment's files were opened since start (misses of the set
+    /// of open files).
+    pub segment_opens: u64,
 }
 
 struct Inner {
     dir: PathBuf,
-    files: Vec<File>,
-    /// The same segment files opened with `O_DIRECT` for reads (the page
-    /// cache adds copies and eviction work to every 64 KiB read, which showed
-    /// as a long latency tail); `None` where the file system refuses direct
-    /// I/O (tmpfs), and reads fall back to `files`.
-    direct: Vec<Option<File>>,
+    /// Segments (slots) in the cache.
+    slot_count: usize,
+    /// The segment files, a bounded set of them open at a time. Reads use
+    /// each segment's `O_DIRECT` file (the page cache adds copies and
+    /// eviction work to every 64 KiB read, which showed as a long latency
+    /// tail), or the buffered one where the file system refuses direct I/O.
+    handles: handles::Handles,
     /// L2 reads running now (decides inline vs blocking-pool reads).
     reads_in_flight: AtomicUsize,
     segment_bytes: u64,
@@ -259,27 +271,17 @@ impl DiskCache {
         }
         std::fs::write(&version_path, format::VERSION_LINE).map_err(&err)?;
 
-        // Open every slot and read its generation (16 bytes each).
-        let mut files = Vec::with_capacity(slots);
-        let mut direct = Vec::with_capacity(slots);
+        // Read every slot's generation (16 bytes each), one file open at a
+        // time.
         let mut generations = Vec::with_capacity(slots);
         for i in 0..slots {
-            let f = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(dir.join(format!("slot-{i:05}")))
-                .map_err(&err)?;
+            let f = handles::open_slot(&dir, i).map_err(&err)?;
             let mut h = [0u8; format::HEADER_LEN as usize];
             let generation = match f.read_exact_at(&mut h, 0) {
                 Ok(()) => format::parse_header(&h).unwrap_or(0),
                 Err(_) => 0,
             };
             generations.push(generation);
-            advise_random(&f);
-            direct.push(open_direct(&dir.join(format!("slot-{i:05}"))));
-            files.push(f);
         }
         // Slots beyond the budget (a smaller capacity than last time) are removed.
         let mut extra = slots;
@@ -302,8 +304,8 @@ impl DiskCache {
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
         let inner = Arc::new(Inner {
             dir: dir.clone(),
-            files,
-            direct,
+            slot_count: slots,
+            handles: handles::Handles::new(dir.clone(), config.open_files.max(2) / 2),
             reads_in_flight: AtomicUsize::new(0),
             segment_bytes: config.segment_bytes,
             queue_bytes: config.queue_bytes,
@@ -346,7 +348,7 @@ impl DiskCache {
         let index_bytes = state.index.capacity() as u64 * 41 + entries * 24;
         drop(state);
         let used = c.live_bytes.load(Ordering::Relaxed);
-        let capacity = self.inner.segment_bytes * self.inner.files.len() as u64;
+        let capacity = self.inner.segment_bytes * self.inner.slot_count as u64;
         DiskCacheMetrics {
             hits: c.hits.load(Ordering::Relaxed),
             misses: c.misses.load(Ordering::Relaxed),
@@ -361,6 +363,8 @@ impl DiskCache {
             recovered_entries: c.recovered_entries.load(Ordering::Relaxed),
             recovery_micros: c.recovery_micros.load(Ordering::Relaxed),
             recovered: self.inner.recovered.load(Ordering::Acquire),
+            open_segments: self.inner.handles.open_count() as u64,
+            segment_opens: self.inner.handles.opened(),
         }
     }
 
@@ -418,15 +422,20 @@ impl DiskCache {
             return None;
         };
         let len = format::ENTRY_HEADER_LEN + loc.len as usize;
-        let read = match &self.inner.direct[loc.slot as usize] {
-            Some(direct) => read_direct(direct, u64::from(loc.pos), len),
-            None => {
-                let mut buf = vec![0u8; len];
-                self.inner.files[loc.slot as usize]
-                    .read_exact_at(&mut buf, u64::from(loc.pos))
-                    .map(|()| Bytes::from(buf))
-            }
-        };
+        let read =
+            self.inner
+                .handles
+                .get(loc.slot as usize)
+                .and_then(|files| match &files.direct {
+                    Some(direct) => read_direct(direct, u64::from(loc.pos), len),
+                    None => {
+                        let mut buf = vec![0u8; len];
+                        files
+                            .file
+                            .read_exact_at(&mut buf, u64::from(loc.pos))
+                            .map(|()| Bytes::from(buf))
+                    }
+                });
         let sound = read
             .ok()
             .and_then(|buf| format::verify_entry(&buf, key).map(|range| buf.slice(range)));
@@ -630,6 +639,8 @@ struct Writer {
     /// The segment being written; `None` until the first insert, so opening a
     /// full cache does not throw a segment away before anything needs room.
     slot: Option<usize>,
+    /// The files of `slot`, held while it is written.
+    files: Option<Arc<handles::SlotFiles>>,
     pos: u64,
     generation: u64,
     records: Vec<Record>,
@@ -645,6 +656,7 @@ impl Writer {
         Writer {
             inner,
             slot: None,
+            files: None,
             pos: 0,
             generation: last_generation,
             records: Vec::new(),
@@ -691,9 +703,12 @@ impl Writer {
                 .evicted
                 .fetch_add(evicted, Ordering::Relaxed);
         }
-        let f = &self.inner.files[slot];
-        f.set_len(0)?;
-        f.write_all_at(&format::segment_header(generation), 0)?;
+        let files = self.inner.handles.get(slot)?;
+        files.file.set_len(0)?;
+        files
+            .file
+            .write_all_at(&format::segment_header(generation), 0)?;
+        self.files = Some(files);
         self.slot = Some(slot);
         self.generation = generation;
         self.pos = format::HEADER_LEN;
@@ -777,13 +792,13 @@ impl Writer {
 
     /// Writes the buffered entries, then publishes them in the index.
     fn write_buffer(&mut self) -> std::io::Result<()> {
-        let Some(slot) = self.slot else {
+        let (Some(slot), Some(files)) = (self.slot, self.files.clone()) else {
             return Ok(());
         };
         if self.buf.is_empty() {
             return Ok(());
         }
-        if let Err(e) = self.inner.files[slot].write_all_at(&self.buf, self.pos) {
+        if let Err(e) = files.file.write_all_at(&self.buf, self.pos) {
             // The batch is lost: count it as dropped, never as written.
             let lost = self.pending.len() as u64;
             self.inner
@@ -795,7 +810,7 @@ impl Writer {
             return Err(e);
         }
         self.behind
-            .written(&self.inner.files[slot], self.pos, self.buf.len() as u64);
+            .written(&files.file, self.pos, self.buf.len() as u64);
         self.pos += self.buf.len() as u64;
         self.inner
             .counters
@@ -831,11 +846,11 @@ impl Writer {
     /// the page cache; an fsync per segment measured at ~8 ms and halved the
     /// writer's throughput.
     fn seal(&mut self) -> std::io::Result<()> {
-        let Some(slot) = self.slot else {
+        let Some(files) = &self.files else {
             return Ok(());
         };
         let seal = format::encode_seal(&self.records);
-        self.inner.files[slot].write_all_at(&seal, self.pos)?;
+        files.file.write_all_at(&seal, self.pos)?;
         self.pos += seal.len() as u64;
         Ok(())
     }
@@ -859,7 +874,14 @@ fn recover(inner: &Arc<Inner>) {
     order.sort_by(|a, b| b.cmp(a));
     let mut recovered = 0u64;
     for (generation, slot) in order {
-        let records = read_segment(&inner.files[slot]);
+        // Each segment is read once: opened here, not kept in the set.
+        let records = match handles::open_slot(&inner.dir, slot) {
+            Ok(file) => read_segment(&file),
+            Err(e) => {
+                tracing::warn!(dir = %inner.dir.display(), slot, error = %e, "L2 segment could not be opened; its entries are not recovered");
+                Vec::new()
+            }
+        };
         let mut state = inner.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.slots[slot].generation != generation {
             continue; // The writer took this slot over meanwhile.

@@ -9,6 +9,9 @@ fn config(dir: &Path, segments: u64) -> DiskCacheConfig {
         segment_bytes: 1 << 20,
         queue_bytes: 64 << 20,
         nice: 0,
+        // Two segments open at a time: every test here also runs with more
+        // segments than open files.
+        open_files: 4,
     }
 }
 
