@@ -1,0 +1,24 @@
+//! Shoal's cluster coordination over etcd.
+//!
+//! Layout: `proto` (the subset of etcd's v3 API Shoal uses, compiled with
+//! protox: no `protoc`), `etcd` (a client with a deadline on every call and
+//! clear errors), `lease` (a lease kept alive, with the server's own,
+//! conservative view of whether it still holds it). Membership, election and
+//! region assignment build on these (see `docs/cluster.md`).
+//!
+//! Why our own etcd client: the well-kept `etcd-client` crate compiles etcd's
+//! protos with `protoc` at build time (its build script fails without it),
+//! and Shoal builds without `protoc`; the handful of calls Shoal needs are a
+//! small, stable part of etcd's API.
+
+pub mod etcd;
+pub mod lease;
+
+/// etcd's v3 API messages and client stubs (the subset in `proto/etcd/rpc.proto`).
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("etcdserverpb");
+}
+
+pub use etcd::{Etcd, EtcdError};
+pub use lease::{KeptLease, LeaseState};
