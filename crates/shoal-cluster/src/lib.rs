@@ -3,8 +3,9 @@
 //! Layout: `proto` (the subset of etcd's v3 API Shoal uses, compiled with
 //! protox: no `protoc`), `etcd` (a client with a deadline on every call and
 //! clear errors), `lease` (a lease kept alive, with the server's own,
-//! conservative view of whether it still holds it). Membership, election and
-//! region assignment build on these (see `docs/cluster.md`).
+//! conservative view of whether it still holds it), `membership` (servers
+//! as lease-bound keys, and the master taken by a create-if-absent
+//! transaction). Region assignment builds on these (see `docs/cluster.md`).
 //!
 //! Why our own etcd client: the well-kept `etcd-client` crate compiles etcd's
 //! protos with `protoc` at build time (its build script fails without it),
@@ -13,6 +14,7 @@
 
 pub mod etcd;
 pub mod lease;
+pub mod membership;
 
 /// etcd's v3 API messages and client stubs (the subset in `proto/etcd/rpc.proto`).
 #[allow(missing_docs, clippy::all)]
@@ -22,3 +24,4 @@ pub mod proto {
 
 pub use etcd::{Etcd, EtcdError};
 pub use lease::{KeptLease, LeaseState};
+pub use membership::{JoinError, MemberInfo, Membership};
