@@ -5,13 +5,16 @@
 //! clear errors), `lease` (a lease kept alive, with the server's own,
 //! conservative view of whether it still holds it), `membership` (servers
 //! as lease-bound keys, and the master taken by a create-if-absent
-//! transaction). Region assignment builds on these (see `docs/cluster.md`).
+//! transaction), `assignment` (one record per region, changed by
+//! compare-and-swap, and the master's pure placement plan). See
+//! `docs/cluster.md`.
 //!
 //! Why our own etcd client: the well-kept `etcd-client` crate compiles etcd's
 //! protos with `protoc` at build time (its build script fails without it),
 //! and Shoal builds without `protoc`; the handful of calls Shoal needs are a
 //! small, stable part of etcd's API.
 
+pub mod assignment;
 pub mod etcd;
 pub mod lease;
 pub mod membership;

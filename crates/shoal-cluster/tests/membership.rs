@@ -82,3 +82,42 @@ async fn members_join_leave_and_drop_out_and_one_master_at_a_time() {
     // A campaign by the master itself keeps it.
     assert!(b.campaign().await.unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn assignment_records_change_only_by_compare_and_swap() {
+    use shoal_cluster::assignment::{Assignment, RegionState, read_all, write};
+    if !have_etcd() {
+        return;
+    }
+    let server = EtcdServer::start();
+    let etcd = Etcd::connect(&[server.endpoint()], Duration::from_secs(2))
+        .await
+        .unwrap();
+    let mut a = Assignment {
+        v: 1,
+        region: "r1".into(),
+        owner: Some("s1".into()),
+        epoch: 1,
+        state: RegionState::Opening,
+        replay: Vec::new(),
+    };
+    assert!(write(&etcd, PREFIX, &a, 0).await.unwrap(), "created");
+    assert!(
+        !write(&etcd, PREFIX, &a, 0).await.unwrap(),
+        "exists already"
+    );
+    let (read, rev) = read_all(&etcd, PREFIX).await.unwrap()["r1"].clone();
+    assert_eq!(read, a);
+    a.state = RegionState::Open;
+    assert!(write(&etcd, PREFIX, &a, rev).await.unwrap());
+    // A master acting on the old revision (a deposed master) loses.
+    let stale = Assignment {
+        owner: Some("s2".into()),
+        epoch: 2,
+        ..a.clone()
+    };
+    assert!(!write(&etcd, PREFIX, &stale, rev).await.unwrap());
+    let (now, _) = read_all(&etcd, PREFIX).await.unwrap()["r1"].clone();
+    assert_eq!(now.owner.as_deref(), Some("s1"));
+    assert_eq!(now.state, RegionState::Open);
+}

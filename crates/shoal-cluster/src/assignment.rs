@@ -1,0 +1,292 @@
+//! Region assignments: one record per region at `<prefix>/assign/<region>`
+//! (JSON, versioned), changed only by compare-and-swap on its revision, and
+//! the master's plan — which regions to place where, pure and testable.
+//!
+//! ```text
+//!            master assigns (epoch + 1)          owner opened it
+//! offline ─────────────────────────────▶ opening ───────────────▶ open
+//!    ▲                                      │                      │
+//!    │  owner's lease expired (its WAL      │ open failed          │ master moves it /
+//!    │  run noted for replay)               ▼                      │ owner drains
+//!    └──────────────────────────────────── offline ◀── closing ◀───┘
+//! ```
+//!
+//! The epoch only grows: a server opens a region with the record's epoch and
+//! the region's manifest is fenced with a higher one than any former owner
+//! used, so a paused former owner can never commit again.
+
+use crate::etcd::{Etcd, EtcdError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Where a region is in its life on the servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RegionState {
+    /// Nobody serves it.
+    Offline,
+    /// `owner` is opening it.
+    Opening,
+    /// `owner` serves it.
+    Open,
+    /// `owner` is flushing and closing it (a move or a drain).
+    Closing,
+}
+
+/// One region's assignment record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assignment {
+    /// Format version (1).
+    pub v: u32,
+    /// The region id.
+    pub region: String,
+    /// The server serving (or opening, or closing) it.
+    pub owner: Option<String>,
+    /// Grows with every assignment.
+    pub epoch: u64,
+    /// See [`RegionState`].
+    pub state: RegionState,
+    /// WAL runs of dead former owners that may hold entries of this region
+    /// not yet flushed: the next owner replays them.
+    pub replay: Vec<String>,
+}
+
+fn assign_prefix(prefix: &str) -> String {
+    format!("{prefix}/assign/")
+}
+
+/// Every assignment record with its modification revision, by region.
+pub async fn read_all(
+    etcd: &Etcd,
+    prefix: &str,
+) -> Result<BTreeMap<String, (Assignment, i64)>, EtcdError> {
+    let (kvs, _) = etcd.get_prefix(assign_prefix(prefix).as_bytes()).await?;
+    let mut out = BTreeMap::new();
+    for kv in kvs {
+        match serde_json::from_slice::<Assignment>(&kv.value) {
+            Ok(a) => {
+                out.insert(a.region.clone(), (a, kv.mod_revision));
+            }
+            Err(e) => {
+                tracing::warn!(key = %String::from_utf8_lossy(&kv.key), error = %e, "unreadable assignment record; skipped");
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `next` if the record is still at `mod_revision` (0: absent).
+/// False if someone changed it first.
+pub async fn write(
+    etcd: &Etcd,
+    prefix: &str,
+    next: &Assignment,
+    mod_revision: i64,
+) -> Result<bool, EtcdError> {
+    let key = format!("{}{}", assign_prefix(prefix), next.region);
+    let value = serde_json::to_vec(next).unwrap_or_default();
+    etcd.compare_and_swap(key.as_bytes(), mod_revision, &value, 0)
+        .await
+}
+
+/// One step the master takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Give an unserved region to `to`.
+    Assign {
+        /// The region.
+        region: String,
+        /// The server.
+        to: String,
+    },
+    /// Take a region from a live owner to `to` (balance): the owner closes
+    /// it (flushing), then `to` opens it.
+    Move {
+        /// The region.
+        region: String,
+        /// Its owner now.
+        from: String,
+        /// The server to take it.
+        to: String,
+    },
+}
+
+/// The master's plan for one round: every region that must be served and
+/// has no live owner is assigned to the least-loaded live server; then at
+/// most `max_moves` regions move from the most to the least loaded server
+/// while they differ by more than one. Deterministic for the same input.
+pub fn plan(
+    regions: &[String],
+    live: &[String],
+    assignments: &BTreeMap<String, (Assignment, i64)>,
+    max_moves: usize,
+) -> Vec<Step> {
+    let mut steps = Vec::new();
+    if live.is_empty() {
+        return steps;
+    }
+    let mut load: BTreeMap<&str, Vec<&str>> =
+        live.iter().map(|s| (s.as_str(), Vec::new())).collect();
+    let mut unserved = Vec::new();
+    for region in regions {
+        let owner = assignments.get(region).and_then(|(a, _)| {
+            a.owner
+                .as_deref()
+                .filter(|_| a.state != RegionState::Offline)
+        });
+        match owner.filter(|o| load.contains_key(o)) {
+            Some(o) => {
+                if let Some(list) = load.get_mut(o) {
+                    list.push(region);
+                }
+            }
+            None => unserved.push(region.as_str()),
+        }
+    }
+    fn least<'a>(load: &BTreeMap<&'a str, Vec<&'a str>>) -> Option<&'a str> {
+        load.iter()
+            .min_by_key(|(name, list)| (list.len(), **name))
+            .map(|(name, _)| *name)
+    }
+    for region in unserved {
+        if let Some(to) = least(&load) {
+            steps.push(Step::Assign {
+                region: region.to_owned(),
+                to: to.to_owned(),
+            });
+            if let Some(list) = load.get_mut(to) {
+                list.push(region);
+            }
+        }
+    }
+    for _ in 0..max_moves {
+        let (Some(to), Some(from)) = (
+            least(&load),
+            load.iter()
+                .max_by_key(|(name, list)| (list.len(), std::cmp::Reverse(**name)))
+                .map(|(name, _)| *name),
+        ) else {
+            break;
+        };
+        let (high, low) = (load[from].len(), load[to].len());
+        if high <= low + 1 {
+            break;
+        }
+        // The last region of the busiest server (its most recently placed).
+        let Some(region) = load.get_mut(from).and_then(|l| l.pop()) else {
+            break;
+        };
+        steps.push(Step::Move {
+            region: region.to_owned(),
+            from: from.to_owned(),
+            to: to.to_owned(),
+        });
+        if let Some(list) = load.get_mut(to) {
+            list.push(region);
+        }
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owned(region: &str, owner: &str) -> (String, (Assignment, i64)) {
+        (
+            region.to_owned(),
+            (
+                Assignment {
+                    v: 1,
+                    region: region.to_owned(),
+                    owner: Some(owner.to_owned()),
+                    epoch: 1,
+                    state: RegionState::Open,
+                    replay: Vec::new(),
+                },
+                7,
+            ),
+        )
+    }
+
+    fn names(n: usize, p: &str) -> Vec<String> {
+        (0..n).map(|i| format!("{p}{i}")).collect()
+    }
+
+    fn count(steps: &[Step], server: &str) -> usize {
+        steps
+            .iter()
+            .filter(|s| matches!(s, Step::Assign { to, .. } if to == server))
+            .count()
+    }
+
+    #[test]
+    fn unserved_regions_spread_evenly() {
+        let regions = names(10, "r");
+        let live = names(3, "s");
+        let steps = plan(&regions, &live, &BTreeMap::new(), 5);
+        assert_eq!(steps.len(), 10);
+        let per: Vec<usize> = live.iter().map(|s| count(&steps, s)).collect();
+        assert_eq!(per, [4, 3, 3]);
+    }
+
+    #[test]
+    fn a_dead_owners_regions_go_to_the_live_ones_and_nothing_else_moves() {
+        let regions = names(6, "r");
+        let assignments: BTreeMap<_, _> = [
+            owned("r0", "a"),
+            owned("r1", "a"),
+            owned("r2", "b"),
+            owned("r3", "b"),
+            owned("r4", "dead"),
+            owned("r5", "dead"),
+        ]
+        .into_iter()
+        .collect();
+        let live = vec!["a".to_string(), "b".to_string()];
+        let steps = plan(&regions, &live, &assignments, 0);
+        assert_eq!(steps.len(), 2);
+        assert!(
+            steps.iter().all(
+                |s| matches!(s, Step::Assign { region, .. } if region == "r4" || region == "r5")
+            )
+        );
+        assert_eq!((count(&steps, "a"), count(&steps, "b")), (1, 1));
+    }
+
+    #[test]
+    fn balance_moves_at_most_the_bound_and_converges_without_ping_pong() {
+        let regions = names(9, "r");
+        let mut assignments: BTreeMap<_, _> = regions.iter().map(|r| owned(r, "a")).collect();
+        let live = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let mut rounds = 0;
+        loop {
+            let steps = plan(&regions, &live, &assignments, 2);
+            assert!(steps.len() <= 2);
+            if steps.is_empty() {
+                break;
+            }
+            for s in steps {
+                if let Step::Move { region, to, .. } = s {
+                    assignments.insert(region.clone(), owned(&region, &to).1);
+                }
+            }
+            rounds += 1;
+            assert!(rounds < 10, "no convergence");
+        }
+        let per = |s: &str| {
+            assignments
+                .values()
+                .filter(|(a, _)| a.owner.as_deref() == Some(s))
+                .count()
+        };
+        assert_eq!((per("a"), per("b"), per("c")), (3, 3, 3));
+        // Balanced: another round plans nothing.
+        assert!(plan(&regions, &live, &assignments, 2).is_empty());
+    }
+
+    #[test]
+    fn no_live_server_plans_nothing() {
+        assert!(plan(&names(3, "r"), &[], &BTreeMap::new(), 3).is_empty());
+    }
+}
