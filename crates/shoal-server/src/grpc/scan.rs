@@ -52,9 +52,12 @@ impl futures::Stream for ScanBody {
                 if self.finished.load(Ordering::Acquire) {
                     Poll::Ready(None)
                 } else {
+                    // The task ended without finishing: its lease expired
+                    // (the usual case) or it stopped abnormally.
                     Poll::Ready(Some(Err(Status::aborted(format!(
-                        "the server closed this scan: its client took no message for {:?} \
-                         (limits.scan_lease); scan again from the last row read",
+                        "the server closed this scan before its end (its client took no \
+                         message for {:?}, limits.scan_lease, or the server stopped it); \
+                         scan again from the last row read",
                         self.lease
                     )))))
                 }
