@@ -48,7 +48,31 @@ pub struct Assignment {
     pub state: RegionState,
     /// WAL runs of dead former owners that may hold entries of this region
     /// not yet flushed: the next owner replays them.
+    #[serde(default)]
     pub replay: Vec<String>,
+    /// The WAL run the owner writes this region's edits to (set when it
+    /// opens the region): replayed by the next owner if this one dies.
+    #[serde(default)]
+    pub owner_wal: Option<String>,
+    /// For a move: the server to take the region once its owner has closed it.
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+impl Assignment {
+    /// A region nobody has served yet.
+    pub fn new(region: &str) -> Assignment {
+        Assignment {
+            v: 1,
+            region: region.to_owned(),
+            owner: None,
+            epoch: 0,
+            state: RegionState::Offline,
+            replay: Vec::new(),
+            owner_wal: None,
+            to: None,
+        }
+    }
 }
 
 fn assign_prefix(prefix: &str) -> String {
@@ -197,12 +221,10 @@ mod tests {
             region.to_owned(),
             (
                 Assignment {
-                    v: 1,
-                    region: region.to_owned(),
                     owner: Some(owner.to_owned()),
                     epoch: 1,
                     state: RegionState::Open,
-                    replay: Vec::new(),
+                    ..Assignment::new(region)
                 },
                 7,
             ),

@@ -6,7 +6,9 @@
 //! conservative view of whether it still holds it), `membership` (servers
 //! as lease-bound keys, and the master taken by a create-if-absent
 //! transaction), `assignment` (one record per region, changed by
-//! compare-and-swap, and the master's pure placement plan). See
+//! compare-and-swap, and the master's pure placement plan), `rounds` (the
+//! master's round and each server's round that move regions through the
+//! assignment states, behind a `RegionHost` trait the host implements). See
 //! `docs/cluster.md`.
 //!
 //! Why our own etcd client: the well-kept `etcd-client` crate compiles etcd's
@@ -18,6 +20,7 @@ pub mod assignment;
 pub mod etcd;
 pub mod lease;
 pub mod membership;
+pub mod rounds;
 
 /// etcd's v3 API messages and client stubs (the subset in `proto/etcd/rpc.proto`).
 #[allow(missing_docs, clippy::all)]

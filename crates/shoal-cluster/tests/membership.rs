@@ -94,12 +94,10 @@ async fn assignment_records_change_only_by_compare_and_swap() {
         .await
         .unwrap();
     let mut a = Assignment {
-        v: 1,
-        region: "r1".into(),
         owner: Some("s1".into()),
         epoch: 1,
         state: RegionState::Opening,
-        replay: Vec::new(),
+        ..Assignment::new("r1")
     };
     assert!(write(&etcd, PREFIX, &a, 0).await.unwrap(), "created");
     assert!(

@@ -1,0 +1,167 @@
+//! The assignment state machine against a real etcd, with three in-process
+//! servers whose hosts only record what they open: every region ends up
+//! served once and the load even; a server that dies (its keep-alives stop)
+//! has its regions reassigned after its lease expires, each with the dead
+//! server's WAL run to replay; the master dies and another resumes from etcd.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+mod support;
+
+use shoal_cluster::assignment::{RegionState, read_all};
+use shoal_cluster::rounds::{RegionHost, master_round, server_round};
+use shoal_cluster::{Etcd, Membership};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use support::{EtcdServer, have_etcd};
+
+const PREFIX: &str = "/shoal-rounds";
+const TTL: Duration = Duration::from_secs(2);
+
+/// A host that records its open regions and what it was told to replay.
+#[derive(Default)]
+struct FakeHost {
+    open: Mutex<BTreeSet<String>>,
+    replayed: Mutex<BTreeMap<String, Vec<String>>>,
+}
+
+impl RegionHost for FakeHost {
+    async fn open(&self, region: &str, _epoch: u64, replay: &[String]) -> Result<(), String> {
+        self.open.lock().unwrap().insert(region.to_owned());
+        self.replayed
+            .lock()
+            .unwrap()
+            .insert(region.to_owned(), replay.to_vec());
+        Ok(())
+    }
+
+    async fn close(&self, region: &str) -> Result<(), String> {
+        self.open.lock().unwrap().remove(region);
+        Ok(())
+    }
+
+    fn open_regions(&self) -> Vec<String> {
+        self.open.lock().unwrap().iter().cloned().collect()
+    }
+}
+
+struct Server {
+    member: Membership,
+    host: FakeHost,
+    wal: String,
+}
+
+async fn server(etcd: &Etcd, name: &str) -> Server {
+    Server {
+        member: Membership::join(etcd, PREFIX, name, &format!("{name}:7070"), TTL)
+            .await
+            .unwrap(),
+        host: FakeHost::default(),
+        wal: format!("wal/{name}/run1"),
+    }
+}
+
+/// One round everywhere: whoever is master plans, every server acts.
+async fn round(etcd: &Etcd, servers: &[&Server], regions: &[String]) {
+    for s in servers {
+        if s.member.campaign().await.unwrap() {
+            master_round(etcd, PREFIX, regions, 2).await.unwrap();
+        }
+    }
+    for s in servers {
+        server_round(etcd, PREFIX, &s.member.info().name, &s.wal, &s.host)
+            .await
+            .unwrap();
+    }
+}
+
+/// Rounds until every region is open on exactly one of `servers`.
+async fn settle(etcd: &Etcd, servers: &[&Server], regions: &[String], limit: Duration) {
+    let start = Instant::now();
+    loop {
+        round(etcd, servers, regions).await;
+        let records = read_all(etcd, PREFIX).await.unwrap();
+        let all_open = regions.iter().all(|r| {
+            records
+                .get(r)
+                .is_some_and(|(a, _)| a.state == RegionState::Open)
+        });
+        let total: usize = servers
+            .iter()
+            .map(|s| s.host.open.lock().unwrap().len())
+            .sum();
+        if all_open && total == regions.len() {
+            return;
+        }
+        assert!(start.elapsed() < limit, "not settled: {records:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn loads(servers: &[&Server]) -> Vec<usize> {
+    servers
+        .iter()
+        .map(|s| s.host.open.lock().unwrap().len())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regions_are_served_once_and_move_when_a_server_or_the_master_dies() {
+    if !have_etcd() {
+        return;
+    }
+    let etcd_server = EtcdServer::start();
+    let etcd = Etcd::connect(&[etcd_server.endpoint()], Duration::from_secs(2))
+        .await
+        .unwrap();
+    let regions: Vec<String> = (0..9).map(|i| format!("r{i}")).collect();
+    let a = server(&etcd, "a").await;
+    let b = server(&etcd, "b").await;
+    let c = server(&etcd, "c").await;
+    settle(&etcd, &[&a, &b, &c], &regions, Duration::from_secs(20)).await;
+    assert_eq!(loads(&[&a, &b, &c]), [3, 3, 3]);
+    let c_regions: Vec<String> = c.host.open_regions();
+    let b_first: Vec<String> = b.host.open_regions();
+
+    // c dies: its lease lapses, its regions go to a and b, each told to
+    // replay c's WAL run.
+    drop(c.member);
+    settle(&etcd, &[&a, &b], &regions, Duration::from_secs(20)).await;
+    let mut l = loads(&[&a, &b]);
+    l.sort();
+    assert_eq!(l, [4, 5]);
+    for r in &c_regions {
+        let told = [&a, &b]
+            .iter()
+            .find_map(|s| s.host.replayed.lock().unwrap().get(r).cloned())
+            .unwrap();
+        assert_eq!(told, ["wal/c/run1"], "{r}");
+    }
+
+    // The master (a) dies: b becomes master and takes a's regions.
+    assert_eq!(
+        shoal_cluster::membership::master(&etcd, PREFIX)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("a")
+    );
+    drop(a.member);
+    settle(&etcd, &[&b], &regions, Duration::from_secs(20)).await;
+    assert_eq!(loads(&[&b]), [9]);
+    assert_eq!(
+        shoal_cluster::membership::master(&etcd, PREFIX)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("b")
+    );
+    // Epochs only grew: a region that moved carries a higher epoch than its
+    // first assignment; those b served from the start never moved.
+    let records = read_all(&etcd, PREFIX).await.unwrap();
+    for (region, (r, _)) in &records {
+        let expected_moved = !b_first.contains(region);
+        assert_eq!(r.epoch >= 2, expected_moved, "{region}: epoch {}", r.epoch);
+    }
+}
