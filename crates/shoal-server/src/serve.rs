@@ -86,6 +86,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     crate::listen::warn_if_exposed(grpc_addr, "gRPC");
     crate::listen::warn_if_exposed(http_addr, "HTTP");
     let host = Host::open(config).await?;
+    host.set_address(grpc_addr.to_string());
     // After the host opened: the open-files limit the cap is fitted to is
     // the one the server runs with.
     let connection_metrics = Arc::new(ConnectionMetrics::default());

@@ -446,3 +446,58 @@ async fn a_scan_open_across_the_parent_cleanup_still_reads_every_row() {
     assert!(d.split_parents.is_empty(), "{:?}", d.split_parents);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_region_map_lists_every_region_with_its_server_and_follows_splits() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    create(&mut c, "t", &["g", "p"]).await;
+    let map = |c: &mut Clients| {
+        let mut data = c.data.clone();
+        async move {
+            data.region_map(pb::RegionMapRequest { table: "t".into() })
+                .await
+                .unwrap()
+                .into_inner()
+        }
+    };
+    let m = map(&mut c).await;
+    let bounds: Vec<(&[u8], &[u8])> = m
+        .regions
+        .iter()
+        .map(|r| (&r.start_row[..], &r.end_row[..]))
+        .collect();
+    assert_eq!(
+        bounds,
+        [(&b""[..], &b"g"[..]), (b"g", b"p"), (b"p", b"")],
+        "{m:?}"
+    );
+    let here = server.grpc_addr.to_string();
+    assert!(
+        m.regions
+            .iter()
+            .all(|r| r.server == here && !r.region_id.is_empty())
+    );
+    assert_eq!(m.answered_by, here);
+    write(&mut c, "t", "k", "v").await;
+    c.admin
+        .split(pb::SplitRequest {
+            table: "t".into(),
+            split_row: Some(b"k".to_vec()),
+        })
+        .await
+        .unwrap();
+    let m = map(&mut c).await;
+    let starts: Vec<&[u8]> = m.regions.iter().map(|r| &r.start_row[..]).collect();
+    assert_eq!(starts, [&b""[..], b"g", b"k", b"p"]);
+    let status = c
+        .data
+        .region_map(pb::RegionMapRequest {
+            table: "nope".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::NotFound);
+    server.shutdown().await;
+}

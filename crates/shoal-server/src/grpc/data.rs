@@ -267,6 +267,27 @@ impl pb::data_server::Data for DataService {
         .await
     }
 
+    async fn region_map(
+        &self,
+        req: Request<pb::RegionMapRequest>,
+    ) -> Result<Response<pb::RegionMapResponse>, Status> {
+        let r = req.into_inner();
+        let regions = self.host.region_map(&r.table).map_err(|e| e.to_status())?;
+        Ok(Response::new(pb::RegionMapResponse {
+            regions: regions
+                .into_iter()
+                .map(|l| pb::RegionLocation {
+                    start_row: l.start_row.to_vec(),
+                    end_row: l.end_row.to_vec(),
+                    region_id: l.region_id,
+                    server: l.server,
+                    epoch: l.epoch,
+                })
+                .collect(),
+            answered_by: self.host.address().to_owned(),
+        }))
+    }
+
     type ScanStream = ScanBody;
 
     async fn scan(

@@ -11,6 +11,7 @@
 mod admin;
 mod background;
 mod data;
+mod locate;
 mod split;
 
 pub use data::ScanStream;
@@ -146,6 +147,8 @@ pub(crate) struct Inner {
     /// Write-path counters of regions that closed.
     pub(crate) retired_write: std::sync::Mutex<WriteStats>,
     pub(crate) stopping: AtomicBool,
+    /// The gRPC address clients reach this server at (set once listening).
+    pub(crate) address: std::sync::OnceLock<String>,
 }
 
 impl Host {
@@ -249,6 +252,7 @@ impl Host {
                 retired_counters: (AtomicU64::new(0), AtomicU64::new(0)),
                 retired_write: std::sync::Mutex::new(WriteStats::default()),
                 stopping: AtomicBool::new(false),
+                address: std::sync::OnceLock::new(),
             }),
         };
         host.open_all().await?;
