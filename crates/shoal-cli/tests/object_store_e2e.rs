@@ -228,33 +228,51 @@ const AZURITE_KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 impl Azurite {
+    /// Starts Azurite on a free port. A port found free can be taken by
+    /// another test's server before Azurite binds it (Azurite then exits):
+    /// readiness means Azurite itself answers, and a lost port is retried.
     fn start() -> Azurite {
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let child = Command::new("azurite-blob")
-            .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
-            .arg("--location")
-            .arg(dir.path())
-            .args([
-                "--silent",
-                "--skipApiVersionCheck",
-                "--disableProductStyleUrl",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "azurite did not start");
-            std::thread::sleep(Duration::from_millis(50));
+        let mut last = String::new();
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            let port = free_port();
+            let mut child = Command::new("azurite-blob")
+                .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+                .arg("--location")
+                .arg(dir.path())
+                .args([
+                    "--silent",
+                    "--skipApiVersionCheck",
+                    "--disableProductStyleUrl",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                if let Ok(Some(status)) = child.try_wait() {
+                    last = format!("azurite exited with {status} (port {port} taken?)");
+                    break;
+                }
+                if answers_as_azurite(port) {
+                    return Azurite {
+                        child,
+                        port,
+                        _dir: dir,
+                    };
+                }
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    last = format!("azurite did not answer on port {port}");
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
-        Azurite {
-            child,
-            port,
-            _dir: dir,
-        }
+        panic!("azurite did not start: {last}");
     }
 
     fn endpoint(&self) -> String {
@@ -297,6 +315,23 @@ impl Drop for Azurite {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// True if the server on `port` answers as Azurite does.
+fn answers_as_azurite(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = format!(
+        "GET /{AZURITE_ACCOUNT}?comp=list HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    );
+    if s.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = s.read_to_string(&mut response);
+    response.to_ascii_lowercase().contains("azurite")
 }
 
 fn free_port() -> u16 {

@@ -13,6 +13,8 @@ pub struct EtcdServer {
     client_port: u16,
     peer_port: u16,
     dir: tempfile::TempDir,
+    /// Started once: its ports are fixed from then on.
+    started: bool,
 }
 
 fn free_port() -> u16 {
@@ -49,6 +51,7 @@ impl EtcdServer {
             client_port: free_port(),
             peer_port: free_port(),
             dir: tempfile::tempdir().unwrap(),
+            started: false,
         };
         s.run();
         s
@@ -80,8 +83,22 @@ impl EtcdServer {
         let deadline = Instant::now() + Duration::from_secs(30);
         while !self.healthy() {
             assert!(Instant::now() < deadline, "etcd did not start");
+            let exited = self
+                .child
+                .as_mut()
+                .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))));
+            if exited {
+                // A port found free was taken before etcd bound it: try
+                // others (only before its first start: a restart must keep
+                // its ports).
+                assert!(!self.started, "etcd exited on restart");
+                self.client_port = free_port();
+                self.peer_port = free_port();
+                return self.run();
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
+        self.started = true;
     }
 
     /// True if `/health` says so.
