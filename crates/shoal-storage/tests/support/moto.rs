@@ -62,7 +62,9 @@ impl MotoServer {
                     self.port
                 ));
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            // Ready when moto itself answers: a port found free can be taken
+            // by another test's server before moto binds it (moto then exits).
+            if self.answers_as_s3() {
                 return Ok(());
             }
             if start.elapsed() > START_DEADLINE {
@@ -72,6 +74,25 @@ impl MotoServer {
             }
             std::thread::sleep(Duration::from_millis(25));
         }
+    }
+
+    /// True if the server on our port answers an S3 ListBuckets.
+    fn answers_as_s3(&self) -> bool {
+        let Ok(mut stream) = TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200))
+        else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let request = format!(
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            self.port
+        );
+        if stream.write_all(request.as_bytes()).is_err() {
+            return false;
+        }
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        String::from_utf8_lossy(&response).contains("ListAllMyBucketsResult")
     }
 
     fn addr(&self) -> SocketAddr {
