@@ -101,7 +101,8 @@ pub struct YcsbArgs {
     /// Stop the run phase after this long even if operations remain.
     #[arg(long, value_parser = humantime::parse_duration)]
     duration: Option<Duration>,
-    /// Server gRPC address.
+    /// Server gRPC address, or several comma-separated (the first that
+    /// answers is used).
     #[arg(long, env = "SHOAL_ADDR", default_value = "127.0.0.1:7070")]
     addr: String,
     /// Start a server in this process on a temporary directory instead.

@@ -86,13 +86,47 @@ pub struct Client {
 const MAX_MESSAGE: usize = 64 << 20;
 
 impl Client {
-    /// Connects to `addr` (`127.0.0.1:7070` or `http://127.0.0.1:7070`).
+    /// Connects to `addr` (`127.0.0.1:7070` or `http://127.0.0.1:7070`), or
+    /// to the first that answers of several, comma-separated
+    /// (`a:7070,b:7070`).
     pub async fn connect(addr: &str) -> Result<Client, ClientError> {
         Client::connect_with(addr, ClientOptions::default()).await
     }
 
-    /// Connects with explicit options.
+    /// Connects with explicit options; `addr` as for [`Client::connect`].
     pub async fn connect_with(addr: &str, options: ClientOptions) -> Result<Client, ClientError> {
+        let addrs: Vec<&str> = addr
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .collect();
+        let Some((last, first)) = addrs.split_last() else {
+            return Err(ClientError::InvalidArgument(format!(
+                "no server address in {addr:?}"
+            )));
+        };
+        for a in first {
+            match Client::connect_one(a, options.clone()).await {
+                Ok(c) => return Ok(c),
+                Err(e @ ClientError::InvalidArgument(_)) => return Err(e),
+                Err(e) => {
+                    tracing::debug!(addr = a, error = %e, "server unreachable; trying the next")
+                }
+            }
+        }
+        Client::connect_one(last, options)
+            .await
+            .map_err(|e| match e {
+                ClientError::Connect { source, .. } if !first.is_empty() => ClientError::Connect {
+                    addr: addrs.join(","),
+                    source,
+                },
+                other => other,
+            })
+    }
+
+    /// Connects to one address.
+    async fn connect_one(addr: &str, options: ClientOptions) -> Result<Client, ClientError> {
         let url = if addr.contains("://") {
             addr.to_string()
         } else {

@@ -139,3 +139,32 @@ async fn with_combining_off_every_mutate_is_its_own_call() {
     assert_eq!(calls(&server), (50, 0));
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_given_several_addresses_uses_the_first_that_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = shoal_server::start(support::config(dir.path()))
+        .await
+        .unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    // The listener above is dropped: its port refuses connections.
+    let list = format!("{dead}, {}", server.grpc_addr);
+    let client = Client::connect(&list).await.unwrap();
+    client
+        .admin()
+        .create_table("t", vec![Admin::family("cf")], vec![])
+        .await
+        .unwrap();
+    let err = Client::connect(&format!("{dead},{dead}"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(&format!("{dead},{dead}")),
+        "the error names every address tried: {err}"
+    );
+    assert!(Client::connect(" , ").await.is_err());
+    server.shutdown().await;
+}

@@ -24,7 +24,8 @@ use value::Command;
 /// Arguments of `shoal shell`.
 #[derive(Debug, clap::Args)]
 pub struct ShellArgs {
-    /// Server gRPC address.
+    /// Server gRPC address, or several comma-separated (the first that
+    /// answers is used).
     #[arg(long, env = "SHOAL_ADDR", default_value = "127.0.0.1:7070")]
     addr: String,
     /// Run these commands (`;`-separated) and exit.
