@@ -113,6 +113,55 @@ pub async fn write(
         .await
 }
 
+/// Deletes the record of `region` if it is still at `mod_revision`.
+pub async fn delete(
+    etcd: &Etcd,
+    prefix: &str,
+    region: &str,
+    mod_revision: i64,
+) -> Result<bool, EtcdError> {
+    let key = format!("{}{region}", assign_prefix(prefix));
+    etcd.compare_and_delete(key.as_bytes(), mod_revision).await
+}
+
+/// Asks for `region` to move to server `to` (a manual move): its owner
+/// closes it (flushing), then the master gives it to `to`. Err with the
+/// reason if the region is not serving now or the record changed.
+pub async fn request_move(
+    etcd: &Etcd,
+    prefix: &str,
+    region: &str,
+    to: &str,
+) -> Result<Result<(), String>, EtcdError> {
+    let key = format!("{}{region}", assign_prefix(prefix));
+    let Some(kv) = etcd.get(key.as_bytes()).await? else {
+        return Ok(Err(format!("region {region} has no assignment")));
+    };
+    let a: Assignment = match serde_json::from_slice(&kv.value) {
+        Ok(a) => a,
+        Err(e) => return Ok(Err(format!("region {region}: unreadable record: {e}"))),
+    };
+    if a.state != RegionState::Open {
+        return Ok(Err(format!(
+            "region {region} is {:?}, not serving: try again when it is open",
+            a.state
+        )));
+    }
+    if a.owner.as_deref() == Some(to) {
+        return Ok(Ok(()));
+    }
+    let next = Assignment {
+        state: RegionState::Closing,
+        to: Some(to.to_owned()),
+        ..a
+    };
+    if write(etcd, prefix, &next, kv.mod_revision).await? {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(format!("region {region} changed meanwhile; try again")))
+    }
+}
+
 /// One step the master takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {

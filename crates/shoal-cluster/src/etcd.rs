@@ -246,6 +246,40 @@ impl Etcd {
         Ok(r.succeeded)
     }
 
+    /// Deletes `key` only if its modification revision is `mod_revision`.
+    /// True if it was deleted.
+    pub async fn compare_and_delete(
+        &self,
+        key: &[u8],
+        mod_revision: i64,
+    ) -> Result<bool, EtcdError> {
+        let mut kv = self.kv.clone();
+        let r = self
+            .bounded(
+                "txn",
+                kv.txn(proto::TxnRequest {
+                    compare: vec![proto::Compare {
+                        result: proto::compare::CompareResult::Equal as i32,
+                        target: proto::compare::CompareTarget::Mod as i32,
+                        key: key.to_vec(),
+                        target_union: Some(proto::compare::TargetUnion::ModRevision(mod_revision)),
+                        range_end: Vec::new(),
+                    }],
+                    success: vec![proto::RequestOp {
+                        request: Some(proto::request_op::Request::RequestDeleteRange(
+                            proto::DeleteRangeRequest {
+                                key: key.to_vec(),
+                                ..Default::default()
+                            },
+                        )),
+                    }],
+                    failure: Vec::new(),
+                }),
+            )
+            .await?;
+        Ok(r.succeeded)
+    }
+
     /// Grants a lease of `ttl` (whole seconds, at least 1); returns its id
     /// and the TTL etcd granted, in seconds.
     pub async fn grant(&self, ttl: Duration) -> Result<(i64, i64), EtcdError> {

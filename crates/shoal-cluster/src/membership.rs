@@ -21,6 +21,10 @@ pub struct MemberInfo {
     pub addr: String,
     /// When it joined, ms since the Unix epoch.
     pub joined_ms: u64,
+    /// The WAL run it writes now (its regions' edits not yet flushed are
+    /// there): a run no record and no member names can be deleted.
+    #[serde(default)]
+    pub wal: String,
 }
 
 /// Why joining failed.
@@ -54,13 +58,15 @@ fn master_key(prefix: &str) -> String {
 }
 
 impl Membership {
-    /// Joins the cluster under `prefix` as `name` at `addr`, with a lease of
-    /// `ttl`. Refused if a live server already has the name.
+    /// Joins the cluster under `prefix` as `name` at `addr`, writing the WAL
+    /// run `wal`, with a lease of `ttl`. Refused if a live server already
+    /// has the name.
     pub async fn join(
         etcd: &Etcd,
         prefix: &str,
         name: &str,
         addr: &str,
+        wal: &str,
         ttl: Duration,
     ) -> Result<Membership, JoinError> {
         let lease = KeptLease::grant(etcd, ttl).await?;
@@ -71,6 +77,7 @@ impl Membership {
             joined_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
+            wal: wal.to_owned(),
         };
         let value = serde_json::to_vec(&info).unwrap_or_default();
         let key = format!("{}{name}", servers_prefix(prefix));

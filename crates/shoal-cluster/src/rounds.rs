@@ -35,30 +35,91 @@ pub struct MasterRound {
     pub assigned: usize,
     /// Regions told to move (their owners will close them).
     pub moves: usize,
+    /// Regions told to close because their table no longer needs them
+    /// served (disabled or dropped).
+    pub retired: usize,
     /// Writes lost to a concurrent change (retried next round).
     pub conflicts: usize,
 }
 
-/// One round of the master over `regions` (every region that must be
-/// served, from the catalog), moving at most `max_moves` for balance.
+/// One round of the master. `regions`: every region that must be served
+/// (enabled tables); `known`: every region the catalog still has (a
+/// disabled table's too), whose unflushed edits must stay findable.
+/// At most `max_moves` regions move for balance (0: balancer off).
 pub async fn master_round(
     etcd: &Etcd,
     prefix: &str,
     regions: &[String],
+    known: &std::collections::BTreeSet<String>,
     max_moves: usize,
 ) -> Result<MasterRound, EtcdError> {
-    let live: Vec<String> = membership::members(etcd, prefix)
-        .await?
-        .into_iter()
-        .map(|m| m.name)
+    let members = membership::members(etcd, prefix).await?;
+    let live: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
+    let runs: std::collections::HashMap<&str, &str> = members
+        .iter()
+        .map(|m| (m.name.as_str(), m.wal.as_str()))
         .collect();
     let records = assignment::read_all(etcd, prefix).await?;
     let mut round = MasterRound::default();
+    let required: std::collections::HashSet<&str> = regions.iter().map(String::as_str).collect();
+    // Regions no longer to be served: close them where they are served,
+    // keep the dead owners' WAL runs of the others for replay, and forget
+    // those the catalog dropped.
+    for (region, (a, revision)) in &records {
+        if required.contains(region.as_str()) {
+            continue;
+        }
+        let owner_live = a.owner.as_ref().is_some_and(|o| live.contains(o));
+        let next = match a.state {
+            RegionState::Open if owner_live => Some(Assignment {
+                state: RegionState::Closing,
+                to: None,
+                ..a.clone()
+            }),
+            RegionState::Open | RegionState::Opening | RegionState::Closing if !owner_live => {
+                let mut replay = a.replay.clone();
+                if let Some(wal) = &a.owner_wal
+                    && !replay.contains(wal)
+                {
+                    replay.push(wal.clone());
+                }
+                Some(Assignment {
+                    state: RegionState::Offline,
+                    owner: None,
+                    owner_wal: None,
+                    to: None,
+                    replay,
+                    ..a.clone()
+                })
+            }
+            RegionState::Offline if !known.contains(region) || a.replay.is_empty() => {
+                if assignment::delete(etcd, prefix, region, *revision).await? {
+                    round.retired += 1;
+                } else {
+                    round.conflicts += 1;
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some(next) = next {
+            if assignment::write(etcd, prefix, &next, *revision).await? {
+                round.retired += 1;
+            } else {
+                round.conflicts += 1;
+            }
+        }
+    }
     let mut steps = Vec::new();
     // A closed region that was moving goes to the server it was moving to.
-    let mut planned = records.clone();
+    let mut planned: std::collections::BTreeMap<String, (Assignment, i64)> = records
+        .iter()
+        .filter(|(r, _)| required.contains(r.as_str()))
+        .map(|(r, v)| (r.clone(), v.clone()))
+        .collect();
     for (region, (a, _)) in &records {
         if a.state == RegionState::Offline
+            && required.contains(region.as_str())
             && let Some(to) = a.to.as_ref().filter(|t| live.contains(t))
         {
             steps.push(Step::Assign {
@@ -94,7 +155,12 @@ pub async fn master_round(
                         epoch: prev.epoch + 1,
                         state: RegionState::Opening,
                         replay,
-                        owner_wal: None,
+                        // The run the new owner will log this region's edits
+                        // to: replayed if it dies, even before it says open.
+                        owner_wal: runs
+                            .get(to.as_str())
+                            .filter(|w| !w.is_empty())
+                            .map(|w| (*w).to_owned()),
                         to: None,
                         ..prev
                     },
@@ -141,10 +207,28 @@ pub struct ServerRound {
     /// Opens or closes that failed (the record says offline; the master
     /// places the region again).
     pub failed: usize,
+    /// The records as this round read them (before its own changes).
+    pub records: std::collections::BTreeMap<String, (Assignment, i64)>,
+}
+
+/// The WAL runs to replay for `a` when opening it in `my_wal`: the dead
+/// owners' runs, and the run it was last logged to if that is not ours now.
+fn replay_for(a: &Assignment, my_wal: &str) -> Vec<String> {
+    let mut replay = a.replay.clone();
+    if let Some(wal) = &a.owner_wal
+        && wal != my_wal
+        && !replay.contains(wal)
+    {
+        replay.push(wal.clone());
+    }
+    replay
 }
 
 /// One round of server `me` (whose WAL run is `my_wal`): open the regions
 /// assigned to it, close those it must give up, and record each outcome.
+/// A region its record says this server serves but that is not open here
+/// (this server restarted, or lost its lease and gave its regions up) is
+/// opened again, replaying the run it was logged to.
 pub async fn server_round<H: RegionHost>(
     etcd: &Etcd,
     prefix: &str,
@@ -157,43 +241,63 @@ pub async fn server_round<H: RegionHost>(
     // A region open here that its record no longer gives to this server
     // (reassigned while this server was cut off, or its open lost a race):
     // close it. Its manifest is fenced by the new owner's epoch anyway.
-    for region in host.open_regions() {
-        let mine = records.get(&region).is_some_and(|(a, _)| {
+    let open_here: std::collections::HashSet<String> = host.open_regions().into_iter().collect();
+    for region in &open_here {
+        let mine = records.get(region).is_some_and(|(a, _)| {
             a.owner.as_deref() == Some(me) && a.state != RegionState::Offline
         });
         if !mine {
             tracing::warn!(region = %region, "open here but assigned elsewhere; closing it");
-            if host.close(&region).await.is_ok() {
+            if host.close(region).await.is_ok() {
                 round.closed += 1;
             }
         }
     }
-    for (region, (a, revision)) in records {
+    for (region, (a, revision)) in records.clone() {
         if a.owner.as_deref() != Some(me) {
             continue;
         }
+        let is_open = open_here.contains(&region);
         let next = match a.state {
-            RegionState::Opening => match host.open(&region, a.epoch, &a.replay).await {
-                Ok(()) => {
-                    round.opened += 1;
-                    Assignment {
-                        state: RegionState::Open,
-                        owner_wal: Some(my_wal.to_owned()),
-                        // Replayed and logged again in `my_wal`.
-                        replay: Vec::new(),
-                        ..a
+            RegionState::Opening | RegionState::Open
+                if !is_open || a.state == RegionState::Opening =>
+            {
+                let replay = replay_for(&a, my_wal);
+                match host.open(&region, a.epoch, &replay).await {
+                    Ok(()) => {
+                        round.opened += 1;
+                        Assignment {
+                            state: RegionState::Open,
+                            owner_wal: Some(my_wal.to_owned()),
+                            // Replayed and logged again in `my_wal`.
+                            replay: Vec::new(),
+                            ..a
+                        }
+                    }
+                    Err(reason) => {
+                        tracing::warn!(region = %region, %reason, "opening an assigned region failed");
+                        round.failed += 1;
+                        Assignment {
+                            state: RegionState::Offline,
+                            owner: None,
+                            owner_wal: None,
+                            replay,
+                            ..a
+                        }
                     }
                 }
-                Err(reason) => {
-                    tracing::warn!(region = %region, %reason, "opening an assigned region failed");
-                    round.failed += 1;
-                    Assignment {
-                        state: RegionState::Offline,
-                        owner: None,
-                        ..a
-                    }
+            }
+            RegionState::Closing if !is_open => {
+                // Not open here (this server gave it up): the next owner
+                // replays the run its edits went to.
+                Assignment {
+                    state: RegionState::Offline,
+                    owner: None,
+                    replay: replay_for(&a, my_wal),
+                    owner_wal: None,
+                    ..a
                 }
-            },
+            }
             RegionState::Closing => match host.close(&region).await {
                 Ok(()) => {
                     round.closed += 1;
@@ -215,10 +319,11 @@ pub async fn server_round<H: RegionHost>(
                     }
                 }
             },
-            RegionState::Open | RegionState::Offline => continue,
+            RegionState::Opening | RegionState::Open | RegionState::Offline => continue,
         };
         // Lost to a concurrent change: the next round sees the new record.
         let _ = assignment::write(etcd, prefix, &next, revision).await?;
     }
+    round.records = records;
     Ok(round)
 }

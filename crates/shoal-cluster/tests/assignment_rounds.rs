@@ -54,9 +54,16 @@ struct Server {
 
 async fn server(etcd: &Etcd, name: &str) -> Server {
     Server {
-        member: Membership::join(etcd, PREFIX, name, &format!("{name}:7070"), TTL)
-            .await
-            .unwrap(),
+        member: Membership::join(
+            etcd,
+            PREFIX,
+            name,
+            &format!("{name}:7070"),
+            &format!("wal/{name}/run1"),
+            TTL,
+        )
+        .await
+        .unwrap(),
         host: FakeHost::default(),
         wal: format!("wal/{name}/run1"),
     }
@@ -66,7 +73,9 @@ async fn server(etcd: &Etcd, name: &str) -> Server {
 async fn round(etcd: &Etcd, servers: &[&Server], regions: &[String]) {
     for s in servers {
         if s.member.campaign().await.unwrap() {
-            master_round(etcd, PREFIX, regions, 2).await.unwrap();
+            master_round(etcd, PREFIX, regions, &regions.iter().cloned().collect(), 2)
+                .await
+                .unwrap();
         }
     }
     for s in servers {

@@ -33,18 +33,18 @@ async fn members_join_leave_and_drop_out_and_one_master_at_a_time() {
     let etcd = Etcd::connect(&[server.endpoint()], Duration::from_secs(2))
         .await
         .unwrap();
-    let a = Membership::join(&etcd, PREFIX, "a", "127.0.0.1:7001", TTL)
+    let a = Membership::join(&etcd, PREFIX, "a", "127.0.0.1:7001", "wal/a/run1", TTL)
         .await
         .unwrap();
-    let b = Membership::join(&etcd, PREFIX, "b", "127.0.0.1:7002", TTL)
+    let b = Membership::join(&etcd, PREFIX, "b", "127.0.0.1:7002", "wal/b/run1", TTL)
         .await
         .unwrap();
-    let c = Membership::join(&etcd, PREFIX, "c", "127.0.0.1:7003", TTL)
+    let c = Membership::join(&etcd, PREFIX, "c", "127.0.0.1:7003", "wal/c/run1", TTL)
         .await
         .unwrap();
     assert_eq!(names(&etcd).await, ["a", "b", "c"]);
     assert!(a.is_member() && b.is_member() && c.is_member());
-    match Membership::join(&etcd, PREFIX, "b", "127.0.0.1:9999", TTL).await {
+    match Membership::join(&etcd, PREFIX, "b", "127.0.0.1:9999", "wal/b/run1", TTL).await {
         Err(JoinError::NameTaken(n)) => assert_eq!(n, "b"),
         other => panic!("a second b joined: {other:?}"),
     }

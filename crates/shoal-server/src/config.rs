@@ -55,6 +55,8 @@ pub struct ServerConfig {
     pub memstore: MemstoreSection,
     /// How much work one request may ask for.
     pub limits: crate::request_limits::LimitsSection,
+    /// Cluster mode (etcd); absent = a single node with no etcd.
+    pub cluster: Option<crate::cluster_config::ClusterSection>,
 }
 
 /// `[server]`
@@ -353,6 +355,19 @@ impl ServerConfig {
                 "server.max_connections",
                 "must be at least 1".into(),
             ));
+        }
+        if let Some(cluster) = &self.cluster {
+            cluster
+                .validate()
+                .map_err(|(key, message)| invalid(key, message))?;
+            if self.wal.backend != WalBackendName::Object {
+                return Err(invalid(
+                    "wal.backend",
+                    "cluster mode needs \"object\": a local WAL dies with its machine, and the \
+                     server that takes over this one's regions could not replay it"
+                        .into(),
+                ));
+            }
         }
         let r = &self.regions;
         if r.flush_size.0 < (1 << 20) {
