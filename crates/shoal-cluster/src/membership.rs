@@ -53,6 +53,10 @@ fn servers_prefix(prefix: &str) -> String {
     format!("{prefix}/servers/")
 }
 
+fn draining_prefix(prefix: &str) -> String {
+    format!("{prefix}/draining/")
+}
+
 fn master_key(prefix: &str) -> String {
     format!("{prefix}/master")
 }
@@ -129,6 +133,16 @@ impl Membership {
         Ok(master(&self.etcd, &self.prefix).await?.as_deref() == Some(&self.info.name))
     }
 
+    /// Says this server is stopping: the master moves its regions away and
+    /// gives it no more (the key goes with the lease).
+    pub async fn drain(&self) -> Result<(), EtcdError> {
+        let key = format!("{}{}", draining_prefix(&self.prefix), self.info.name);
+        self.etcd
+            .put(key.as_bytes(), b"1", self.lease.id())
+            .await
+            .map(|_| ())
+    }
+
     /// Leaves at once: the lease is revoked, so the member key (and the
     /// master key, if held) go now rather than after the TTL.
     pub async fn leave(self) -> Result<(), EtcdError> {
@@ -158,4 +172,18 @@ pub async fn master(etcd: &Etcd, prefix: &str) -> Result<Option<String>, EtcdErr
         .get(master_key(prefix).as_bytes())
         .await?
         .map(|kv| String::from_utf8_lossy(&kv.value).into_owned()))
+}
+
+/// The servers that said they are stopping, by name.
+pub async fn draining(etcd: &Etcd, prefix: &str) -> Result<Vec<String>, EtcdError> {
+    let p = draining_prefix(prefix);
+    let (kvs, _) = etcd.get_prefix(p.as_bytes()).await?;
+    Ok(kvs
+        .into_iter()
+        .filter_map(|kv| {
+            String::from_utf8_lossy(&kv.key)
+                .strip_prefix(&p)
+                .map(str::to_owned)
+        })
+        .collect())
 }

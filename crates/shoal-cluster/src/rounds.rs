@@ -132,7 +132,57 @@ pub async fn master_round(
             planned.insert(region.clone(), (placed, 0));
         }
     }
-    steps.extend(assignment::plan(regions, &live, &planned, max_moves));
+    // A draining server (stopping gracefully) keeps what it serves until it
+    // has closed it: its regions move, none is given to it. A region of a
+    // live server is never given to another before its owner closed it
+    // (its writes are acknowledged until then).
+    let draining = membership::draining(etcd, prefix).await?;
+    let targets: Vec<String> = live
+        .iter()
+        .filter(|n| !draining.contains(n))
+        .cloned()
+        .collect();
+    let mut drained = Vec::new();
+    let mut placeable = Vec::new();
+    for region in regions {
+        match planned.get(region) {
+            Some((a, _))
+                if a.state != RegionState::Offline
+                    && a.owner.as_ref().is_some_and(|o| draining.contains(o)) =>
+            {
+                drained.push((region.clone(), a.clone()));
+            }
+            _ => placeable.push(region.clone()),
+        }
+    }
+    steps.extend(assignment::plan(&placeable, &targets, &planned, max_moves));
+    let mut load: std::collections::BTreeMap<&str, usize> =
+        targets.iter().map(|t| (t.as_str(), 0)).collect();
+    for (a, _) in planned.values() {
+        if let Some(n) = a.owner.as_deref().and_then(|o| load.get_mut(o)) {
+            *n += 1;
+        }
+    }
+    for (region, a) in drained {
+        if a.state != RegionState::Open {
+            continue;
+        }
+        let Some(to) = load
+            .iter()
+            .min_by_key(|(name, n)| (**n, **name))
+            .map(|(name, _)| (*name).to_owned())
+        else {
+            break;
+        };
+        if let Some(n) = load.get_mut(to.as_str()) {
+            *n += 1;
+        }
+        steps.push(Step::Move {
+            region,
+            from: a.owner.clone().unwrap_or_default(),
+            to,
+        });
+    }
     for step in steps {
         let (region, next) = match &step {
             Step::Assign { region, to } => {

@@ -14,3 +14,20 @@ pub mod v1 {
 /// Rust client then reads the row through a scan, which streams it in
 /// pieces; other clients can do the same.
 pub const ROW_TOO_LARGE: &str = "row too large for one response";
+
+/// Response metadata key on an UNAVAILABLE status meaning "the region of
+/// this row is not served by this server": its value is the region id (`*`:
+/// this server serves nothing right now). The client refreshes its region
+/// map and sends the call to the owner.
+pub const NOT_SERVING_HEADER: &str = "shoal-not-serving";
+
+/// Response metadata key with the owner's gRPC address, when the server
+/// that is not serving a region knows who does.
+pub const OWNER_HEADER: &str = "shoal-owner";
+
+/// Response metadata key on an UNAVAILABLE status meaning "table changes go
+/// to the master, and this server is not it".
+pub const NOT_MASTER_HEADER: &str = "shoal-not-master";
+
+/// Response metadata key with the master's gRPC address, when known.
+pub const MASTER_HEADER: &str = "shoal-master";

@@ -40,6 +40,24 @@ pub enum ServiceError {
     /// response); the message says what to do instead.
     #[error("{0}")]
     FailedPrecondition(String),
+    /// Cluster mode: the region holding the row is served by another
+    /// server (or by none right now); the client asks the owner instead.
+    #[error("region {region} of table {} is not served here{}", shown(.table), .owner.as_ref().map(|o| format!("; its owner is {o}")).unwrap_or_default())]
+    NotServing {
+        /// Table.
+        table: String,
+        /// Region id.
+        region: String,
+        /// The owner's gRPC address, if known.
+        owner: Option<String>,
+    },
+    /// Cluster mode: table changes are made by the master.
+    #[error("this server is not the cluster's master{}; table changes go to the master", .0.as_ref().map(|m| format!(" (the master is {m})")).unwrap_or_default())]
+    NotMaster(Option<String>),
+    /// Cluster mode: this server does not hold its lease now, so it cannot
+    /// know whether its regions moved; it answers nothing until it rejoins.
+    #[error("this server lost its cluster lease and is rejoining; {0}")]
+    LeaseLost(&'static str),
     /// The catalog could not be read or written.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
@@ -75,6 +93,9 @@ impl ServiceError {
             }
             ServiceError::InvalidArgument(_) => Code::InvalidArgument,
             ServiceError::Unavailable(_) => Code::Unavailable,
+            ServiceError::NotServing { .. }
+            | ServiceError::NotMaster(_)
+            | ServiceError::LeaseLost(_) => Code::Unavailable,
             ServiceError::Overloaded(_) => Code::ResourceExhausted,
             ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
             ServiceError::Catalog(_) => Code::Internal,
@@ -92,7 +113,31 @@ impl ServiceError {
                 | RegionError::Sst { .. } => Code::Internal,
             },
         };
-        tonic::Status::new(code, bounded(self.to_string()))
+        let mut status = tonic::Status::new(code, bounded(self.to_string()));
+        let hint = |status: &mut tonic::Status, key: &'static str, value: &str| {
+            if let Ok(v) = value.parse() {
+                status.metadata_mut().insert(key, v);
+            }
+        };
+        match self {
+            ServiceError::NotServing { region, owner, .. } => {
+                hint(&mut status, shoal_proto::NOT_SERVING_HEADER, region);
+                if let Some(o) = owner {
+                    hint(&mut status, shoal_proto::OWNER_HEADER, o);
+                }
+            }
+            ServiceError::NotMaster(master) => {
+                hint(&mut status, shoal_proto::NOT_MASTER_HEADER, "1");
+                if let Some(m) = master {
+                    hint(&mut status, shoal_proto::MASTER_HEADER, m);
+                }
+            }
+            ServiceError::LeaseLost(_) => {
+                hint(&mut status, shoal_proto::NOT_SERVING_HEADER, "*");
+            }
+            _ => {}
+        }
+        status
     }
 }
 

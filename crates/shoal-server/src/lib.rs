@@ -9,6 +9,7 @@
 //! and caps), `serve` (start, listen, graceful shutdown).
 
 pub mod catalog;
+pub mod cluster;
 pub mod cluster_config;
 pub mod config;
 pub mod error;

@@ -49,6 +49,8 @@ pub struct RunningServer {
     servers: Vec<tokio::task::JoinHandle<()>>,
     /// Periodic work: aborted on stop.
     periodic: Vec<tokio::task::JoinHandle<()>>,
+    /// Cluster mode: the node (drained on stop).
+    node: Option<crate::cluster::ClusterNode>,
 }
 
 impl std::fmt::Debug for RunningServer {
@@ -85,8 +87,21 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         })?;
     crate::listen::warn_if_exposed(grpc_addr, "gRPC");
     crate::listen::warn_if_exposed(http_addr, "HTTP");
-    let host = Host::open(config).await?;
-    host.set_address(grpc_addr.to_string());
+    let (host, node) = match config.cluster.clone() {
+        None => (Host::open(config).await?, None),
+        Some(section) => {
+            let joined = crate::cluster::join(&section, grpc_addr).await?;
+            let state = joined.state.clone();
+            let run = joined.wal_run.clone();
+            let host = Host::open_cluster(config, state, &run).await?;
+            let node = crate::cluster::ClusterNode::start(joined, host.clone());
+            (host, Some(node))
+        }
+    };
+    host.set_address(match host.config().cluster.as_ref() {
+        Some(c) if !c.advertise_addr.is_empty() => c.advertise_addr.clone(),
+        _ => grpc_addr.to_string(),
+    });
     // After the host opened: the open-files limit the cap is fitted to is
     // the one the server runs with.
     let connection_metrics = Arc::new(ConnectionMetrics::default());
@@ -147,6 +162,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         connections: connection_metrics,
         servers,
         periodic,
+        node,
     })
 }
 
@@ -161,6 +177,11 @@ impl RunningServer {
     /// timeout), regions close (memstores flushed), the cache
     /// and the WAL close.
     pub async fn shutdown(self) {
+        // Cluster mode: hand the regions over first (each flushed, so no
+        // replay is needed), serving all the while.
+        if let Some(node) = self.node {
+            node.drain_and_leave().await;
+        }
         let timeout = self.host.config().server.shutdown_timeout;
         let _ = self.stop.send(true);
         for task in &self.periodic {

@@ -75,6 +75,9 @@ impl Host {
         }
         keys.sort();
         keys.dedup();
+        if self.inner.cluster.is_some() {
+            return self.create_table_in_cluster(name, schemas, &keys).await;
+        }
         let mut catalog = self.inner.catalog.lock().await;
         if catalog.current().table(name).is_some() {
             return Err(ServiceError::TableExists(name.to_string()));
@@ -94,6 +97,40 @@ impl Host {
         catalog.commit(next).await?;
         let live = self.open_live(&record).await?;
         self.install(live);
+        tracing::info!(
+            table = name,
+            regions = record.regions.len(),
+            "table created"
+        );
+        Ok(record)
+    }
+
+    async fn create_table_in_cluster(
+        &self,
+        name: &str,
+        schemas: Vec<FamilySchema>,
+        keys: &[Bytes],
+    ) -> Result<TableRecord, ServiceError> {
+        let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
+        let record = TableRecord {
+            name: name.to_string(),
+            regions: regions_for(&id, keys),
+            id,
+            enabled: true,
+            families: schemas,
+            split_parents: Vec::new(),
+        };
+        let r = record.clone();
+        self.commit_as_master(|next| {
+            if next.table(name).is_some() {
+                return Err(ServiceError::TableExists(name.to_string()));
+            }
+            next.tables.push(r);
+            next.tables.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(())
+        })
+        .await?;
+        self.settle(&record, true).await;
         tracing::info!(
             table = name,
             regions = record.regions.len(),
@@ -144,6 +181,7 @@ impl Host {
         delete: Vec<String>,
     ) -> Result<TableRecord, ServiceError> {
         self.config().limits.check_families(upsert.len())?;
+        self.not_in_cluster_mode("altering a table")?;
         let mut catalog = self.inner.catalog.lock().await;
         let mut record = catalog
             .current()
@@ -237,6 +275,9 @@ impl Host {
 
     /// Closes the table's regions; it stays in the catalog.
     pub async fn disable_table(&self, name: &str) -> Result<(), ServiceError> {
+        if self.inner.cluster.is_some() {
+            return self.set_enabled_in_cluster(name, false).await;
+        }
         let mut catalog = self.inner.catalog.lock().await;
         let live = self.table(name)?;
         if !live.record.enabled {
@@ -271,6 +312,9 @@ impl Host {
 
     /// Opens the table's regions again.
     pub async fn enable_table(&self, name: &str) -> Result<(), ServiceError> {
+        if self.inner.cluster.is_some() {
+            return self.set_enabled_in_cluster(name, true).await;
+        }
         let mut catalog = self.inner.catalog.lock().await;
         let live = self.table(name)?;
         if live.record.enabled {
@@ -299,6 +343,7 @@ impl Host {
     /// same boundaries and comes back enabled, as HBase's does; the old data
     /// is deleted afterwards.
     pub async fn truncate_table(&self, name: &str) -> Result<(), ServiceError> {
+        self.not_in_cluster_mode("truncating a table")?;
         let mut catalog = self.inner.catalog.lock().await;
         let live = self.table(name)?;
         if live.record.enabled {
@@ -321,6 +366,26 @@ impl Host {
 
     /// Removes a disabled table and deletes its data.
     pub async fn drop_table(&self, name: &str) -> Result<(), ServiceError> {
+        if self.inner.cluster.is_some() {
+            let mut dropped = None;
+            self.commit_as_master(|next| {
+                let t = next
+                    .table(name)
+                    .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))?;
+                if t.enabled {
+                    return Err(ServiceError::TableEnabled(name.to_string()));
+                }
+                dropped = Some(t.clone());
+                next.tables.retain(|t| t.name != name);
+                Ok(())
+            })
+            .await?;
+            if let Some(record) = dropped {
+                self.delete_region_data(&record).await;
+            }
+            tracing::info!(table = name, "table dropped");
+            return Ok(());
+        }
         let mut catalog = self.inner.catalog.lock().await;
         let live = self.table(name)?;
         if live.record.enabled {
@@ -332,6 +397,35 @@ impl Host {
         self.uninstall(name);
         self.delete_region_data(&live.record).await;
         tracing::info!(table = name, "table dropped");
+        Ok(())
+    }
+
+    /// Cluster mode: enables or disables `name` and waits for its regions
+    /// to open or close.
+    async fn set_enabled_in_cluster(&self, name: &str, enabled: bool) -> Result<(), ServiceError> {
+        let mut record = None;
+        self.commit_as_master(|next| {
+            let t = next
+                .table_mut(name)
+                .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))?;
+            match (t.enabled, enabled) {
+                (true, true) => {
+                    return Err(ServiceError::InvalidArgument(format!(
+                        "table {name:?} is already enabled"
+                    )));
+                }
+                (false, false) => return Err(ServiceError::TableDisabled(name.to_string())),
+                _ => {}
+            }
+            t.enabled = enabled;
+            record = Some(t.clone());
+            Ok(())
+        })
+        .await?;
+        if let Some(record) = record {
+            self.settle(&record, enabled).await;
+        }
+        tracing::info!(table = name, enabled, "table state changed");
         Ok(())
     }
 

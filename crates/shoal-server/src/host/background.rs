@@ -36,7 +36,9 @@ impl Host {
                     region.compact_references_in_background();
                     continue;
                 }
-                if region.size_bytes() >= split_size {
+                // Cluster mode: splits are not made yet (the children would
+                // need registering with the master); see docs/cluster.md.
+                if region.size_bytes() >= split_size && self.inner.cluster.is_none() {
                     match self
                         .split_region(&table.record.name, &record.id, None)
                         .await
@@ -48,6 +50,9 @@ impl Host {
                     }
                 }
             }
+        }
+        if self.inner.cluster.is_some() {
+            return;
         }
         if let Err(e) = self.clean_split_parents().await {
             tracing::warn!(error = %e, "cleaning split parents failed; retried later");

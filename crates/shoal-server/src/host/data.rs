@@ -36,8 +36,10 @@ impl Host {
             return Err(ServiceError::InvalidArgument("row key is empty".into()));
         }
         let t = self.enabled_table(table)?;
+        self.check_lease()?;
         match t.slot_for(row) {
             Some((_, Slot::Open(r))) => Ok(r.clone()),
+            Some((record, Slot::Elsewhere)) => Err(self.not_serving(table, &record.id)),
             Some((record, Slot::Moving)) => Err(ServiceError::Unavailable(format!(
                 "region {} of table {table} is being split or moved",
                 record.id
@@ -63,7 +65,12 @@ impl Host {
         let mut wait = Duration::from_millis(2);
         loop {
             let result = match self.route(table, row) {
-                Ok(region) => call(region).await.map_err(|e| self.region_error(table, e)),
+                Ok(region) => call(region)
+                    .await
+                    .map_err(|e| self.region_error(table, e))
+                    // Answered only while the lease is held: a server cut off
+                    // from etcd may have lost the region to another.
+                    .and_then(|v| self.check_lease().map(|()| v)),
                 Err(e) => Err(e),
             };
             match result {
@@ -73,6 +80,32 @@ impl Host {
                 }
                 other => return other,
             }
+        }
+    }
+
+    /// Cluster mode: refuses while this server does not hold its lease.
+    pub(crate) fn check_lease(&self) -> Result<(), ServiceError> {
+        match &self.inner.cluster {
+            Some(c) if !c.lease_held() => Err(ServiceError::LeaseLost(
+                "a write sent now may or may not have been applied; retry",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The answer for a row whose region another server serves.
+    pub(crate) fn not_serving(&self, table: &str, region: &str) -> ServiceError {
+        let owner = self
+            .inner
+            .cluster
+            .as_ref()
+            .and_then(|c| c.owner(region))
+            .map(|o| o.addr)
+            .filter(|a| !a.is_empty() && a != self.address());
+        ServiceError::NotServing {
+            table: table.to_string(),
+            region: region.to_string(),
+            owner,
         }
     }
 
@@ -164,6 +197,10 @@ impl Host {
             for (i, answer) in rows.into_iter().zip(answers) {
                 results[i] = Some(answer.map_err(|e| self.region_error(table, e)));
             }
+        }
+        // Acknowledged only while the lease is held (cluster mode).
+        if let Err(e) = self.check_lease() {
+            return Err(e);
         }
         // Rows not routed yet, or whose region moved: one by one, with retries.
         let retries = results.iter().enumerate().filter_map(|(i, r)| match r {
@@ -391,6 +428,7 @@ impl ScanStream {
                     self.rows += 1;
                 }
             }
+            self.host.check_lease()?;
             return Ok(Some(chunk));
         }
     }
@@ -442,6 +480,10 @@ impl ScanStream {
             self.done = true;
             return Ok(());
         };
+        if matches!(slot, Slot::Elsewhere) {
+            // Cluster mode: the client goes on at the owner.
+            return Err(self.host.not_serving(&self.table, &record.id));
+        }
         let Slot::Open(region) = slot else {
             return Err(ServiceError::Unavailable(format!(
                 "region {} of table {} is being split or moved",

@@ -38,6 +38,9 @@ impl Host {
         if !live.record.enabled {
             return Err(ServiceError::TableDisabled(table.to_string()));
         }
+        if self.inner.cluster.is_some() {
+            return Ok(self.cluster_locations(&live));
+        }
         Ok(live
             .regions
             .values()

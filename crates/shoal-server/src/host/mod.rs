@@ -11,10 +11,12 @@
 mod admin;
 mod background;
 mod data;
+mod cluster_admin;
 mod locate;
 mod split;
 
 pub use data::ScanStream;
+pub use locate::RegionLocation;
 
 use crate::catalog::{CatalogStore, RegionRecord, TableRecord};
 use crate::config::{ServerConfig, WalBackendName};
@@ -69,6 +71,9 @@ pub enum StartError {
     /// The catalog could not be read.
     #[error(transparent)]
     Catalog(#[from] crate::catalog::CatalogError),
+    /// Cluster mode could not start (etcd unreachable, a name taken).
+    #[error("cluster: {0}")]
+    Cluster(String),
     /// A region could not be opened.
     #[error("opening region {region} of table {table}: {source}")]
     Region {
@@ -88,6 +93,8 @@ pub(crate) enum Slot {
     Open(Region),
     /// Being split or closed: calls wait and retry.
     Moving,
+    /// Cluster mode: served by another server (or by none right now).
+    Elsewhere,
 }
 
 /// One table as this server serves it right now.
@@ -113,7 +120,7 @@ impl LiveTable {
             .values()
             .filter_map(|(_, s)| match s {
                 Slot::Open(r) => Some(r.clone()),
-                Slot::Moving => None,
+                Slot::Moving | Slot::Elsewhere => None,
             })
             .collect()
     }
@@ -149,6 +156,11 @@ pub(crate) struct Inner {
     pub(crate) stopping: AtomicBool,
     /// The gRPC address clients reach this server at (set once listening).
     pub(crate) address: std::sync::OnceLock<String>,
+    /// Cluster mode: the lease, the directory and the master flag.
+    pub(crate) cluster: Option<Arc<crate::cluster::ClusterState>>,
+    /// The WAL regions open now log to (in cluster mode a new run replaces
+    /// it when the server rejoins after losing its lease).
+    pub(crate) wal: RwLock<Wal>,
 }
 
 impl Host {
@@ -156,6 +168,23 @@ impl Host {
     /// regions. Returns once regions are open; the L2 cache recovers in the
     /// background (reads fall back to the object store meanwhile).
     pub async fn open(config: ServerConfig) -> Result<Host, StartError> {
+        Host::open_as(config, None).await
+    }
+
+    /// Cluster mode: opens storage and the catalog but no region (regions
+    /// open when assigned); the WAL is the run `wal_run` in the object store.
+    pub async fn open_cluster(
+        config: ServerConfig,
+        state: Arc<crate::cluster::ClusterState>,
+        wal_run: &str,
+    ) -> Result<Host, StartError> {
+        Host::open_as(config, Some((state, wal_run.to_owned()))).await
+    }
+
+    async fn open_as(
+        config: ServerConfig,
+        cluster: Option<(Arc<crate::cluster::ClusterState>, String)>,
+    ) -> Result<Host, StartError> {
         let dir = |p: &std::path::Path| {
             std::fs::create_dir_all(p).map_err(|source| StartError::Dir {
                 path: p.display().to_string(),
@@ -178,10 +207,15 @@ impl Host {
                 dir(&wal_dir)?;
                 WalOptions::local(wal_dir)
             }
-            WalBackendName::Object => WalOptions::object(bucket.clone(), "wal/server-1"),
+            WalBackendName::Object => WalOptions::object(
+                bucket.clone(),
+                cluster
+                    .as_ref()
+                    .map_or("wal/server-1", |(_, run)| run.as_str()),
+            ),
         };
         let wal = Wal::open(wal_options).await?;
-        let mut env = RegionEnv::new(bucket.clone(), wal);
+        let mut env = RegionEnv::new(bucket.clone(), wal.clone());
         env.prefetch_bytes_per_sec = config.cache.prefetch_rate.0;
         env.cache_compaction_output_bytes = config.cache.cache_compaction_output_max.0;
         env.compaction_slots = Arc::new(tokio::sync::Semaphore::new(
@@ -253,9 +287,15 @@ impl Host {
                 retired_write: std::sync::Mutex::new(WriteStats::default()),
                 stopping: AtomicBool::new(false),
                 address: std::sync::OnceLock::new(),
+                cluster: cluster.map(|(state, _)| state),
+                wal: RwLock::new(wal),
             }),
         };
-        host.open_all().await?;
+        if host.inner.cluster.is_some() {
+            host.install_catalog().await;
+        } else {
+            host.open_all().await?;
+        }
         Ok(host)
     }
 
@@ -340,6 +380,11 @@ impl Host {
         table: &TableRecord,
         record: &RegionRecord,
     ) -> Result<Region, shoal_storage::region::RegionError> {
+        Region::open(self.region_config(table, record), self.region_env()).await
+    }
+
+    /// How region `record` of `table` opens under this server's settings.
+    pub(crate) fn region_config(&self, table: &TableRecord, record: &RegionRecord) -> RegionConfig {
         let mut config = RegionConfig::new(
             record.id.clone(),
             record.dir.clone(),
@@ -358,7 +403,37 @@ impl Host {
         config.in_memory_flush_size =
             m.effective_in_memory_flush_size(self.inner.config.regions.flush_size.0) as usize;
         config.pipeline_max_segments = m.pipeline_max_segments;
-        Region::open(config, self.inner.env.clone()).await
+        config
+    }
+
+    /// The environment a region opens in now (with the current WAL run).
+    pub(crate) fn region_env(&self) -> RegionEnv {
+        let mut env = self.inner.env.clone();
+        env.wal = self.current_wal();
+        env
+    }
+
+    /// Cluster mode, after rejoining: regions opened from now on log to
+    /// `wal` (a new run); the former run is closed.
+    pub(crate) fn swap_wal(&self, wal: Wal) {
+        let old = std::mem::replace(
+            &mut *self.inner.wal.write().unwrap_or_else(|e| e.into_inner()),
+            wal,
+        );
+        tokio::spawn(async move {
+            if let Err(e) = old.close().await {
+                tracing::warn!(error = %e, "closing the former WAL run failed");
+            }
+        });
+    }
+
+    /// The WAL regions log to now.
+    pub(crate) fn current_wal(&self) -> Wal {
+        self.inner
+            .wal
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Closes regions (flushing them), counting their work as retired.
@@ -399,7 +474,7 @@ impl Host {
 
     /// Tells the WAL a region is gone for good.
     pub(crate) async fn release_wal(&self, region: &str) {
-        let wal = &self.inner.env.wal;
+        let wal = &self.current_wal();
         drop(wal.take_recovered(region, u64::MAX));
         if let Err(e) = wal.mark_flushed(region, u64::MAX).await {
             tracing::warn!(region, error = %e, "releasing a removed region's WAL entries failed; segments stay until a later flush");
@@ -518,7 +593,7 @@ impl Host {
             tables,
             cache: self.cache().map(|c| c.metrics()),
             object_store: self.inner.env.bucket.metrics(),
-            wal: self.inner.env.wal.metrics(),
+            wal: self.current_wal().metrics(),
             requests: self.inner.requests.snapshot(),
             memstore_bytes: memstore,
             flushes,
@@ -563,7 +638,7 @@ impl Host {
         if let Some(l2) = &self.inner.disk_cache {
             l2.close();
         }
-        if let Err(e) = self.inner.env.wal.close().await {
+        if let Err(e) = self.current_wal().close().await {
             tracing::error!(error = %e, "closing the WAL failed");
         }
         tracing::info!(

@@ -27,6 +27,7 @@ impl Host {
         table: &str,
         row: Option<Bytes>,
     ) -> Result<Vec<RegionRecord>, ServiceError> {
+        self.not_in_cluster_mode("splitting a region")?;
         let live = self.table(table)?;
         if !live.record.enabled {
             return Err(ServiceError::TableDisabled(table.to_string()));

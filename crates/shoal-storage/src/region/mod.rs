@@ -614,6 +614,27 @@ impl Region {
         Ok(())
     }
 
+    /// Stops serving at once, without flushing: the server lost the right
+    /// to own the region (a cluster lease lapsed), so another server may
+    /// own it now and nothing more may be written or committed from here.
+    /// Its unflushed edits stay in the WAL, which the next owner replays.
+    /// Calls after this fail with `Closed`; a flush or compaction that
+    /// already passed its checks may still try to commit its manifest,
+    /// which the new owner's higher epoch refuses.
+    pub fn abandon(&self) {
+        self.inner.closing.store(true, Ordering::SeqCst);
+        self.inner.closed.store(true, Ordering::SeqCst);
+        if let Some(p) = self
+            .inner
+            .prefetch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            p.cancel();
+        }
+    }
+
     /// Every visible cell of the region at the current read point, for tests
     /// and tools (unbounded memory: small regions only).
     pub async fn dump(&self) -> Result<Vec<Cell>, RegionError> {

@@ -1,0 +1,18 @@
+//! Cluster mode on the server: joining (an etcd lease and a member key that
+//! names this server's address and WAL run), and the node's loop that runs
+//! every round — keep the lease view the request path checks, campaign for
+//! master and (as master) run the master's round, run this server's round
+//! over its assignments, refresh the directory clients are pointed with,
+//! follow catalog changes, delete WAL runs nobody needs. On a lost lease it
+//! gives every region up without flushing and rejoins with a new WAL run.
+//! A graceful stop drains: the master moves this server's regions away
+//! (each flushed, so none is replayed) before it leaves.
+//!
+//! The protocol itself (records, rounds, membership) is `shoal-cluster`.
+
+mod node;
+mod regions;
+mod state;
+
+pub use node::{ClusterNode, JoinedCluster, join};
+pub use state::{ClusterState, Directory, Failover, Owner, ServerView};

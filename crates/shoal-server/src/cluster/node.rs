@@ -1,0 +1,524 @@
+//! The cluster node: joins at start, then one loop of rounds until stop.
+//! See the module comment of `crate::cluster`.
+
+use super::regions::Regions;
+use super::state::{ClusterState, Directory, Owner, ServerView};
+use crate::cluster_config::ClusterSection;
+use crate::host::{Host, StartError};
+use shoal_cluster::assignment::RegionState;
+use shoal_cluster::membership::{self, JoinError, Membership};
+use shoal_cluster::rounds::{master_round, server_round};
+use shoal_cluster::{Etcd, LeaseState};
+use shoal_storage::wal::{ForeignWal, Wal, WalOptions};
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Time between rounds.
+const ROUND: Duration = Duration::from_millis(250);
+/// Regions moved per master round for balance.
+const BALANCE_MOVES: usize = 2;
+/// Time between sweeps for WAL runs nobody needs.
+const WAL_GC_EVERY: Duration = Duration::from_secs(30);
+/// Longest a graceful stop waits for the master to move the regions away.
+const DRAIN_DEADLINE: Duration = Duration::from_secs(30);
+
+/// A server that joined the cluster but has not opened its host yet.
+pub struct JoinedCluster {
+    etcd: Etcd,
+    section: ClusterSection,
+    membership: Membership,
+    /// This server's name, address and WAL run.
+    pub state: Arc<ClusterState>,
+    /// The WAL run the host writes to.
+    pub wal_run: String,
+    addr: String,
+}
+
+impl std::fmt::Debug for JoinedCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JoinedCluster")
+            .field("name", &self.state.name)
+            .field("wal_run", &self.wal_run)
+            .finish()
+    }
+}
+
+/// A fresh WAL run for server `name`: `wal/<name>/<ulid>`.
+fn new_run(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!(
+        "wal/{safe}/{}",
+        ulid::Ulid::new().to_string().to_ascii_lowercase()
+    )
+}
+
+fn catalog_key(prefix: &str) -> String {
+    format!("{prefix}/catalog")
+}
+
+fn balancer_key(prefix: &str) -> String {
+    format!("{prefix}/balancer")
+}
+
+/// Joins as `name` at `addr` with a new WAL run, waiting out a former
+/// process of the same name whose lease has not lapsed yet (a restart).
+async fn join_as(
+    etcd: &Etcd,
+    section: &ClusterSection,
+    name: &str,
+    addr: &str,
+) -> Result<(Membership, String), JoinError> {
+    let deadline = Instant::now() + section.lease_ttl * 3 + Duration::from_secs(2);
+    loop {
+        let run = new_run(name);
+        match Membership::join(etcd, &section.prefix, name, addr, &run, section.lease_ttl).await {
+            Ok(m) => return Ok((m, run)),
+            Err(JoinError::NameTaken(_)) if Instant::now() < deadline => {
+                tracing::info!(
+                    name,
+                    "a server of this name is still in the cluster (a former process whose lease has not lapsed?); waiting"
+                );
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Connects to etcd and joins the cluster as the server reachable at
+/// `grpc_addr` (unless `advertise_addr` says otherwise).
+pub async fn join(
+    section: &ClusterSection,
+    grpc_addr: std::net::SocketAddr,
+) -> Result<JoinedCluster, StartError> {
+    let addr = if section.advertise_addr.is_empty() {
+        grpc_addr.to_string()
+    } else {
+        section.advertise_addr.clone()
+    };
+    let name = if section.name.is_empty() {
+        addr.clone()
+    } else {
+        section.name.clone()
+    };
+    let cluster_err = |what: String| StartError::Cluster(what);
+    let etcd = Etcd::connect(&section.etcd, Duration::from_secs(5))
+        .await
+        .map_err(|e| {
+            cluster_err(format!(
+                "cannot reach etcd at {}: {e} (is etcd running, and is [cluster] etcd right?)",
+                section.etcd.join(",")
+            ))
+        })?;
+    let (membership, wal_run) = join_as(&etcd, section, &name, &addr)
+        .await
+        .map_err(|e| cluster_err(format!("joining the cluster at {}: {e}", section.etcd.join(","))))?;
+    let state = Arc::new(ClusterState::new(name));
+    watch_lease(&membership, &state);
+    Ok(JoinedCluster {
+        etcd,
+        section: section.clone(),
+        membership,
+        state,
+        wal_run,
+        addr,
+    })
+}
+
+/// Copies the lease's state into `state` as it changes (the request path
+/// reads it on every call).
+fn watch_lease(membership: &Membership, state: &Arc<ClusterState>) {
+    let mut rx = membership.lease().watch();
+    let state = state.clone();
+    let apply = |s: LeaseState, state: &ClusterState| match s {
+        LeaseState::Held { until } => state.set_lease_until(until.into_std()),
+        LeaseState::Lost => state.clear_lease(),
+    };
+    apply(*rx.borrow(), &state);
+    tokio::spawn(async move {
+        while rx.changed().await.is_ok() {
+            let s = *rx.borrow();
+            apply(s, &state);
+            if s == LeaseState::Lost {
+                return;
+            }
+        }
+        state.clear_lease();
+    });
+}
+
+/// The running node.
+pub struct ClusterNode {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<Loop>,
+    host: Host,
+}
+
+impl std::fmt::Debug for ClusterNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterNode").finish()
+    }
+}
+
+struct Loop {
+    host: Host,
+    etcd: Etcd,
+    section: ClusterSection,
+    state: Arc<ClusterState>,
+    addr: String,
+    membership: Option<Membership>,
+    run: String,
+    was_master: bool,
+    last_gc: Instant,
+    last_error: Option<Instant>,
+}
+
+impl ClusterNode {
+    /// Starts the node's loop for `host`, which was opened on `joined`'s run.
+    pub fn start(joined: JoinedCluster, host: Host) -> ClusterNode {
+        let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let mut l = Loop {
+            host: host.clone(),
+            etcd: joined.etcd,
+            section: joined.section,
+            state: joined.state,
+            addr: joined.addr,
+            membership: Some(joined.membership),
+            run: joined.wal_run,
+            was_master: false,
+            last_gc: Instant::now(),
+            last_error: None,
+        };
+        let task = tokio::spawn(async move {
+            loop {
+                l.round().await;
+                tokio::select! {
+                    _ = tokio::time::sleep(ROUND) => {}
+                    _ = stopped.changed() => break,
+                }
+            }
+            l
+        });
+        ClusterNode { stop, task, host }
+    }
+
+    /// Graceful stop: says this server is draining, keeps running rounds
+    /// (closing, flushed, each region the master moves away) until nothing
+    /// is open here or [`DRAIN_DEADLINE`] passes, then leaves the cluster.
+    /// Regions still here are closed (flushed) by the host's shutdown; their
+    /// next owner replays nothing past that flush.
+    pub async fn drain_and_leave(self) {
+        let started = Instant::now();
+        let _ = self.stop.send(true);
+        let Ok(mut l) = self.task.await else {
+            return;
+        };
+        let drained = match l.membership.as_ref() {
+            Some(m) if m.is_member() => m.drain().await,
+            _ => return,
+        };
+        if let Err(e) = drained {
+            tracing::warn!(error = %e, "could not say this server is draining; its regions will be replayed by their next owners");
+        } else {
+            tracing::info!("draining: the master moves this server's regions away");
+            while started.elapsed() < DRAIN_DEADLINE && l.held() {
+                l.round().await;
+                if self.host.open_region_ids().is_empty() {
+                    break;
+                }
+                tokio::time::sleep(ROUND).await;
+            }
+            tracing::info!(
+                left_open = self.host.open_region_ids().len(),
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "drained"
+            );
+        }
+        if let Some(m) = l.membership.take()
+            && let Err(e) = m.leave().await
+        {
+            tracing::warn!(error = %e, "leaving the cluster failed; the lease lapses by itself");
+        }
+    }
+}
+
+impl Loop {
+    fn held(&self) -> bool {
+        self.membership.as_ref().is_some_and(Membership::is_member)
+    }
+
+    /// Logs an etcd failure, at most one warning per 5 s.
+    fn etcd_failed(&mut self, what: &str, e: &dyn std::fmt::Display) {
+        if self
+            .last_error
+            .is_none_or(|t| t.elapsed() > Duration::from_secs(5))
+        {
+            tracing::warn!(error = %e, "{what} failed; retrying every round");
+            self.last_error = Some(Instant::now());
+        }
+    }
+
+    async fn round(&mut self) {
+        if !self.held() {
+            self.fence_and_rejoin().await;
+            return;
+        }
+        let prefix = self.section.prefix.clone();
+        let Some(membership) = self.membership.as_ref() else {
+            return;
+        };
+        let is_master = match membership.campaign().await {
+            Ok(m) => m,
+            Err(e) => {
+                self.etcd_failed("campaigning for master", &e);
+                return;
+            }
+        };
+        self.state.set_master(is_master);
+        if is_master && !self.was_master {
+            // A new master starts from what the object store and etcd hold.
+            let mut catalog = self.host.inner.catalog.lock().await;
+            if let Err(e) = self.host.reload_catalog(&mut catalog).await {
+                tracing::warn!(error = %e, "reading the catalog as the new master failed");
+                return;
+            }
+        }
+        self.was_master = is_master;
+        if is_master {
+            if let Err(e) = self.master_work(&prefix).await {
+                self.etcd_failed("the master's round", &e);
+            }
+        } else if let Err(e) = self.follow_catalog(&prefix).await {
+            self.etcd_failed("following the catalog", &e);
+        }
+        let run = self.run.clone();
+        let name = self.state.name.clone();
+        let round = match server_round(&self.etcd, &prefix, &name, &run, &Regions(&self.host)).await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                self.etcd_failed("this server's round", &e);
+                return;
+            }
+        };
+        let members = match membership::members(&self.etcd, &prefix).await {
+            Ok(m) => m,
+            Err(e) => {
+                self.etcd_failed("reading the members", &e);
+                return;
+            }
+        };
+        let master = membership::master(&self.etcd, &prefix).await.ok().flatten();
+        let mut d = Directory::default();
+        for m in &members {
+            d.servers.push(ServerView {
+                name: m.name.clone(),
+                addr: m.addr.clone(),
+                regions: 0,
+            });
+        }
+        for (region, (a, _)) in &round.records {
+            let Some(owner) = a.owner.clone() else {
+                continue;
+            };
+            let addr = members
+                .iter()
+                .find(|m| m.name == owner)
+                .map(|m| m.addr.clone())
+                .unwrap_or_default();
+            let open = a.state == RegionState::Open && !addr.is_empty();
+            if open && let Some(s) = d.servers.iter_mut().find(|s| s.name == owner) {
+                s.regions += 1;
+            }
+            d.owners.insert(
+                region.clone(),
+                Owner {
+                    name: owner,
+                    addr,
+                    epoch: a.epoch,
+                    open,
+                },
+            );
+        }
+        d.master = master.map(|name| {
+            let addr = members
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| m.addr.clone())
+                .unwrap_or_default();
+            (name, addr)
+        });
+        self.state.set_directory(d);
+    }
+
+    /// Master: publish the catalog version, run the master's round, and
+    /// now and then delete WAL runs nobody needs.
+    async fn master_work(&mut self, prefix: &str) -> Result<(), shoal_cluster::EtcdError> {
+        let (version, catalog) = {
+            let c = self.host.inner.catalog.lock().await;
+            (c.version(), c.current().clone())
+        };
+        let key = catalog_key(prefix);
+        let published = self
+            .etcd
+            .get(key.as_bytes())
+            .await?
+            .and_then(|kv| String::from_utf8_lossy(&kv.value).parse::<u64>().ok())
+            .unwrap_or(0);
+        if version > published {
+            self.etcd
+                .put(key.as_bytes(), version.to_string().as_bytes(), 0)
+                .await?;
+        }
+        let mut required = Vec::new();
+        let mut known = BTreeSet::new();
+        for t in &catalog.tables {
+            for r in &t.regions {
+                known.insert(r.id.clone());
+                if t.enabled {
+                    required.push(r.id.clone());
+                }
+            }
+        }
+        let balancer_on = self
+            .etcd
+            .get(balancer_key(prefix).as_bytes())
+            .await?
+            .is_none_or(|kv| kv.value != b"off");
+        self.state.balancer_on.store(balancer_on, Ordering::Relaxed);
+        let moves = if balancer_on { BALANCE_MOVES } else { 0 };
+        let round = master_round(&self.etcd, prefix, &required, &known, moves).await?;
+        if round.assigned + round.moves + round.retired > 0 {
+            tracing::info!(
+                assigned = round.assigned,
+                moves = round.moves,
+                retired = round.retired,
+                conflicts = round.conflicts,
+                "master round"
+            );
+        }
+        if self.last_gc.elapsed() >= WAL_GC_EVERY {
+            self.last_gc = Instant::now();
+            self.collect_wal_runs(prefix).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes WAL runs that no assignment record and no live member names:
+    /// every region logged there was flushed or replayed and logged again.
+    async fn collect_wal_runs(&self, prefix: &str) -> Result<(), shoal_cluster::EtcdError> {
+        let records = shoal_cluster::assignment::read_all(&self.etcd, prefix).await?;
+        let members = membership::members(&self.etcd, prefix).await?;
+        let mut needed: HashSet<String> = members.into_iter().map(|m| m.wal).collect();
+        for (a, _) in records.values() {
+            needed.extend(a.replay.iter().cloned());
+            needed.extend(a.owner_wal.iter().cloned());
+        }
+        let bucket = &self.host.inner.env.bucket;
+        let objects = match bucket.list("wal/").await {
+            Ok(o) => o,
+            Err(e) => {
+                tracing::warn!(error = %e, "listing WAL runs failed; retried later");
+                return Ok(());
+            }
+        };
+        let runs: BTreeSet<String> = objects
+            .iter()
+            .filter_map(|o| {
+                let mut parts = o.path.splitn(4, '/');
+                match (parts.next(), parts.next(), parts.next(), parts.next()) {
+                    (Some("wal"), Some(server), Some(run), Some(_)) => {
+                        Some(format!("wal/{server}/{run}"))
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        for run in runs {
+            if needed.contains(&run) {
+                continue;
+            }
+            match ForeignWal::delete(bucket, &run).await {
+                Ok(n) => tracing::info!(run = %run, objects = n, "WAL run no longer needed; deleted"),
+                Err(e) => tracing::warn!(run = %run, error = %e, "deleting a WAL run failed; retried later"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Not master: read the catalog again when the master published a newer
+    /// version.
+    async fn follow_catalog(&mut self, prefix: &str) -> Result<(), shoal_cluster::EtcdError> {
+        let Some(kv) = self.etcd.get(catalog_key(prefix).as_bytes()).await? else {
+            return Ok(());
+        };
+        let published = String::from_utf8_lossy(&kv.value)
+            .parse::<u64>()
+            .unwrap_or(0);
+        let mut catalog = self.host.inner.catalog.lock().await;
+        if published > catalog.version()
+            && let Err(e) = self.host.reload_catalog(&mut catalog).await
+        {
+            tracing::warn!(error = %e, "reading the catalog failed; retried next round");
+        }
+        Ok(())
+    }
+
+    /// The lease is gone: give every region up (no flush: another server
+    /// may own them now), then join again with a new WAL run.
+    async fn fence_and_rejoin(&mut self) {
+        if let Some(old) = self.membership.take() {
+            self.state.clear_lease();
+            self.state.set_master(false);
+            self.was_master = false;
+            let n = self.host.abandon_all();
+            self.state.lease_losses.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                regions = n,
+                "lost the cluster lease: stopped answering and gave every region up; rejoining"
+            );
+            drop(old);
+        }
+        if self.host.is_stopping() {
+            return;
+        }
+        let name = self.state.name.clone();
+        let addr = self.addr.clone();
+        let (membership, run) = match join_as(&self.etcd, &self.section, &name, &addr).await {
+            Ok(j) => j,
+            Err(e) => {
+                self.etcd_failed("rejoining the cluster", &e);
+                return;
+            }
+        };
+        let wal = match Wal::open(WalOptions::object(
+            self.host.inner.env.bucket.clone(),
+            run.clone(),
+        ))
+        .await
+        {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!(error = %e, "opening a new WAL run failed; rejoining again");
+                let _ = membership.leave().await;
+                return;
+            }
+        };
+        self.host.swap_wal(wal);
+        watch_lease(&membership, &self.state);
+        tracing::info!(run = %run, "rejoined the cluster");
+        self.run = run;
+        self.membership = Some(membership);
+    }
+}

@@ -1,0 +1,277 @@
+//! The host as a cluster member sees its regions: the catalog's tables
+//! served with every region elsewhere except those assigned here, and the
+//! `RegionHost` the assignment rounds drive (open a region as its new owner
+//! after replaying the WAL runs of its dead former owners, close it
+//! flushing for a move, give every region up without flushing when the
+//! lease is lost).
+
+use crate::catalog::{Catalog, RegionRecord, TableRecord};
+use crate::host::{Host, LiveTable, Slot};
+use shoal_cluster::rounds::RegionHost;
+use shoal_storage::region::Region;
+use shoal_storage::wal::ForeignWal;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+impl Host {
+    /// Serves `catalog`'s tables: regions open here stay open, every other
+    /// region is served elsewhere. Open regions the catalog no longer lists
+    /// (a dropped table) are given up.
+    pub(crate) fn install_tables(&self, catalog: &Catalog) {
+        let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
+        let mut open: BTreeMap<String, Region> = BTreeMap::new();
+        for t in tables.values() {
+            for (record, slot) in t.regions.values() {
+                if let Slot::Open(r) = slot {
+                    open.insert(record.id.clone(), r.clone());
+                }
+            }
+        }
+        let mut next = BTreeMap::new();
+        for table in &catalog.tables {
+            let regions = if table.enabled {
+                table
+                    .regions
+                    .iter()
+                    .map(|r| {
+                        let slot = open.remove(&r.id).map_or(Slot::Elsewhere, Slot::Open);
+                        (r.start_row.clone(), (r.clone(), slot))
+                    })
+                    .collect()
+            } else {
+                BTreeMap::new()
+            };
+            next.insert(
+                table.name.clone(),
+                Arc::new(LiveTable {
+                    record: table.clone(),
+                    regions,
+                }),
+            );
+        }
+        *tables = next;
+        drop(tables);
+        // Still open but no longer in an enabled table: the master's round
+        // closes these through their records; until then they stay open
+        // (a server round closes them).
+        for (id, region) in open {
+            tracing::info!(region = %id, "region open here is no longer served by its table; closing it");
+            let host = self.clone();
+            tokio::spawn(async move {
+                let _ = host.close_regions(vec![region]).await;
+            });
+        }
+    }
+
+    /// Cluster mode at start: serve the catalog's tables, none of their
+    /// regions here yet.
+    pub(crate) async fn install_catalog(&self) {
+        let catalog = self.inner.catalog.lock().await.current().clone();
+        self.install_tables(&catalog);
+    }
+
+    /// The table record and region record of region `id`.
+    fn find_region(&self, id: &str) -> Option<(TableRecord, RegionRecord)> {
+        self.tables().iter().find_map(|t| {
+            t.record
+                .regions
+                .iter()
+                .find(|r| r.id == id)
+                .map(|r| (t.record.clone(), r.clone()))
+        })
+    }
+
+    /// Puts `slot` in place of region `id`'s slot; false if the region is
+    /// not in a served table.
+    fn set_slot(&self, id: &str, slot: Slot) -> bool {
+        let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
+        let Some((name, key)) = tables.iter().find_map(|(name, t)| {
+            t.regions
+                .iter()
+                .find(|(_, (r, _))| r.id == id)
+                .map(|(k, _)| (name.clone(), k.clone()))
+        }) else {
+            return false;
+        };
+        let Some(t) = tables.get(&name) else {
+            return false;
+        };
+        let mut next = LiveTable::clone(t);
+        if let Some(entry) = next.regions.get_mut(&key) {
+            entry.1 = slot;
+        }
+        tables.insert(name, Arc::new(next));
+        true
+    }
+
+    /// The open region `id`, if open here.
+    fn open_region_here(&self, id: &str) -> Option<Region> {
+        self.tables().iter().find_map(|t| {
+            t.regions.values().find_map(|(r, s)| match s {
+                Slot::Open(region) if r.id == id => Some(region.clone()),
+                _ => None,
+            })
+        })
+    }
+
+    /// Opens region `id` as its owner, replaying `replay` (WAL runs of
+    /// former owners) first.
+    pub(crate) async fn open_assigned(&self, id: &str, replay: &[String]) -> Result<(), String> {
+        if self.open_region_here(id).is_some() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let found = match self.find_region(id) {
+            Some(f) => Some(f),
+            None => {
+                // A table created since this server last read the catalog.
+                let mut catalog = self.inner.catalog.lock().await;
+                self.reload_catalog(&mut catalog)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                drop(catalog);
+                self.find_region(id)
+            }
+        };
+        let Some((table, record)) = found else {
+            return Err(format!("region {id} is in no enabled table of the catalog"));
+        };
+        let mut foreign = Vec::new();
+        for run in replay {
+            let wal = ForeignWal::read(&self.inner.env.bucket, run)
+                .await
+                .map_err(|e| format!("reading WAL run {run}: {e}"))?;
+            foreign.extend(wal.entries(id, 0));
+        }
+        let replayed = foreign.len();
+        let config = self.region_config(&table, &record);
+        let region = Region::open_with_recovered(config, self.region_env(), foreign)
+            .await
+            .map_err(|e| e.to_string())?;
+        if !self.set_slot(id, Slot::Open(region.clone())) {
+            let _ = region.close().await;
+            return Err(format!("region {id}'s table changed while it opened"));
+        }
+        let open_ms = started.elapsed().as_millis() as u64;
+        if let Some(c) = &self.inner.cluster
+            && !replay.is_empty()
+        {
+            c.record_failover(id, replay.len(), open_ms);
+        }
+        tracing::info!(region = id, table = %table.name, replay_runs = replay.len(), replayed, open_ms, "region opened as its owner");
+        Ok(())
+    }
+
+    /// Flushes and closes region `id` (it moves to another server).
+    pub(crate) async fn close_assigned(&self, id: &str) -> Result<(), String> {
+        let Some(region) = self.open_region_here(id) else {
+            return Err(format!("region {id} is not open here"));
+        };
+        let started = Instant::now();
+        self.set_slot(id, Slot::Moving);
+        match self.close_regions(vec![region.clone()]).await {
+            Ok(()) => {
+                self.set_slot(id, Slot::Elsewhere);
+                if let Some(c) = &self.inner.cluster {
+                    use std::sync::atomic::Ordering;
+                    c.moves_out.fetch_add(1, Ordering::Relaxed);
+                    c.move_ms
+                        .fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+                }
+                tracing::info!(region = id, close_ms = started.elapsed().as_millis() as u64, "region closed for a move");
+                Ok(())
+            }
+            Err(e) => {
+                self.set_slot(id, Slot::Open(region));
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// The lease is lost: every region is given up at once, without
+    /// flushing (this server cannot know whether another owns them now;
+    /// their edits are in its WAL run, which the next owners replay).
+    pub(crate) fn abandon_all(&self) -> usize {
+        let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
+        let mut given_up = Vec::new();
+        for t in tables.values_mut() {
+            let mut next = LiveTable::clone(t);
+            for (_, slot) in next.regions.values_mut() {
+                if let Slot::Open(r) = slot {
+                    given_up.push(r.clone());
+                    *slot = Slot::Elsewhere;
+                }
+            }
+            *t = Arc::new(next);
+        }
+        drop(tables);
+        for r in &given_up {
+            r.abandon();
+            self.retire(r);
+        }
+        given_up.len()
+    }
+
+    /// Ids of the regions open here.
+    pub(crate) fn open_region_ids(&self) -> Vec<String> {
+        self.tables()
+            .iter()
+            .flat_map(|t| {
+                t.regions
+                    .values()
+                    .filter(|(_, s)| matches!(s, Slot::Open(_)))
+                    .map(|(r, _)| r.id.clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The region map's entries in cluster mode: every region of the table
+    /// with its owner as the last round saw it (absent while unassigned).
+    pub(crate) fn cluster_locations(
+        &self,
+        table: &LiveTable,
+    ) -> Vec<crate::host::RegionLocation> {
+        let Some(state) = &self.inner.cluster else {
+            return Vec::new();
+        };
+        let d = state.directory();
+        table
+            .regions
+            .values()
+            .filter_map(|(record, slot)| {
+                let (server, epoch) = match (slot, d.owners.get(&record.id)) {
+                    (Slot::Open(_), o) => (self.address().to_owned(), o.map_or(0, |o| o.epoch)),
+                    (_, Some(o)) if o.open && !o.addr.is_empty() => (o.addr.clone(), o.epoch),
+                    _ => return None,
+                };
+                Some(crate::host::RegionLocation {
+                    start_row: record.start_row.clone(),
+                    end_row: record.end_row.clone(),
+                    region_id: record.id.clone(),
+                    server,
+                    epoch,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The host as the assignment rounds drive it.
+pub(crate) struct Regions<'a>(pub(crate) &'a Host);
+
+impl RegionHost for Regions<'_> {
+    async fn open(&self, region: &str, _epoch: u64, replay: &[String]) -> Result<(), String> {
+        self.0.open_assigned(region, replay).await
+    }
+
+    async fn close(&self, region: &str) -> Result<(), String> {
+        self.0.close_assigned(region).await
+    }
+
+    fn open_regions(&self) -> Vec<String> {
+        self.0.open_region_ids()
+    }
+}
+

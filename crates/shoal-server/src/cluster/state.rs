@@ -1,0 +1,203 @@
+//! What the host knows of the cluster, shared between the cluster node
+//! (which updates it every round) and the request path (which reads it):
+//! whether this server may serve now (its lease, by its own clock), who
+//! serves each region, who is master, and the cluster's counters.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Where a region is served, as of the last round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// Server name.
+    pub name: String,
+    /// Its gRPC address ("" if it is not a live member now).
+    pub addr: String,
+    /// Assignment epoch.
+    pub epoch: u64,
+    /// True once the owner said it serves the region.
+    pub open: bool,
+}
+
+/// One live server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerView {
+    /// Name.
+    pub name: String,
+    /// gRPC address.
+    pub addr: String,
+    /// Regions it serves.
+    pub regions: usize,
+}
+
+/// A region that moved to a new owner after its former one died.
+#[derive(Debug, Clone)]
+pub struct Failover {
+    /// The region.
+    pub region: String,
+    /// The dead owner's WAL runs it replayed.
+    pub replayed_runs: usize,
+    /// How long the open took, in ms.
+    pub open_ms: u64,
+    /// When, as seconds since this server started.
+    pub at_s: u64,
+}
+
+/// The cluster as this server sees it.
+#[derive(Debug, Default, Clone)]
+pub struct Directory {
+    /// Region id → owner.
+    pub owners: HashMap<String, Owner>,
+    /// Live servers.
+    pub servers: Vec<ServerView>,
+    /// The master's name and address, if any.
+    pub master: Option<(String, String)>,
+}
+
+/// Shared cluster state.
+#[derive(Debug)]
+pub struct ClusterState {
+    /// This server's name.
+    pub name: String,
+    started: Instant,
+    /// Micros since `started` until which the lease is held (0: not held).
+    lease_until_us: AtomicU64,
+    /// When the lease was last renewed, micros since `started`.
+    lease_renewed_us: AtomicU64,
+    is_master: AtomicBool,
+    directory: RwLock<Directory>,
+    /// Regions opened after their owner died (replaying its WAL).
+    pub failovers: AtomicU64,
+    /// Total ms those opens took.
+    pub failover_ms: AtomicU64,
+    /// Regions this server closed for a move or a drain.
+    pub moves_out: AtomicU64,
+    /// Total ms those closes took.
+    pub move_ms: AtomicU64,
+    /// Times this server lost its lease and gave its regions up.
+    pub lease_losses: AtomicU64,
+    /// The balancer's switch as last read (master only).
+    pub balancer_on: AtomicBool,
+    recent: RwLock<Vec<Failover>>,
+}
+
+impl ClusterState {
+    /// A server named `name` that holds no lease yet.
+    pub fn new(name: String) -> ClusterState {
+        ClusterState {
+            name,
+            started: Instant::now(),
+            lease_until_us: AtomicU64::new(0),
+            lease_renewed_us: AtomicU64::new(0),
+            is_master: AtomicBool::new(false),
+            directory: RwLock::default(),
+            failovers: AtomicU64::new(0),
+            failover_ms: AtomicU64::new(0),
+            moves_out: AtomicU64::new(0),
+            move_ms: AtomicU64::new(0),
+            lease_losses: AtomicU64::new(0),
+            balancer_on: AtomicBool::new(true),
+            recent: RwLock::default(),
+        }
+    }
+
+    fn now_us(&self) -> u64 {
+        self.started.elapsed().as_micros() as u64
+    }
+
+    /// True while the lease is held by this server's clock: only then may
+    /// it acknowledge a write or answer a read.
+    pub fn lease_held(&self) -> bool {
+        self.now_us() < self.lease_until_us.load(Ordering::Acquire)
+    }
+
+    /// The lease is held until `until` (a renewal).
+    pub fn set_lease_until(&self, until: Instant) {
+        let us = until
+            .checked_duration_since(self.started)
+            .map_or(0, |d| d.as_micros() as u64);
+        self.lease_until_us.store(us, Ordering::Release);
+        self.lease_renewed_us
+            .store(self.now_us(), Ordering::Relaxed);
+    }
+
+    /// The lease is gone.
+    pub fn clear_lease(&self) {
+        self.lease_until_us.store(0, Ordering::Release);
+    }
+
+    /// Seconds since the last renewal (None: never held).
+    pub fn lease_age_s(&self) -> Option<f64> {
+        let r = self.lease_renewed_us.load(Ordering::Relaxed);
+        (r > 0).then(|| (self.now_us().saturating_sub(r)) as f64 / 1e6)
+    }
+
+    /// True if this server is master now.
+    pub fn is_master(&self) -> bool {
+        self.is_master.load(Ordering::Acquire)
+    }
+
+    /// Sets whether this server is master.
+    pub fn set_master(&self, on: bool) {
+        self.is_master.store(on, Ordering::Release);
+    }
+
+    /// A copy of the directory.
+    pub fn directory(&self) -> Directory {
+        self.directory
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The owner of `region` as last seen.
+    pub fn owner(&self, region: &str) -> Option<Owner> {
+        self.directory
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .owners
+            .get(region)
+            .cloned()
+    }
+
+    /// The master's address, if known.
+    pub fn master_addr(&self) -> Option<String> {
+        self.directory
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .master
+            .as_ref()
+            .map(|(_, a)| a.clone())
+    }
+
+    /// Replaces the directory (every round).
+    pub fn set_directory(&self, d: Directory) {
+        *self.directory.write().unwrap_or_else(|e| e.into_inner()) = d;
+    }
+
+    /// Notes a region opened after its owner died.
+    pub fn record_failover(&self, region: &str, replayed_runs: usize, open_ms: u64) {
+        self.failovers.fetch_add(1, Ordering::Relaxed);
+        self.failover_ms.fetch_add(open_ms, Ordering::Relaxed);
+        let mut recent = self.recent.write().unwrap_or_else(|e| e.into_inner());
+        if recent.len() >= 20 {
+            recent.remove(0);
+        }
+        recent.push(Failover {
+            region: region.to_owned(),
+            replayed_runs,
+            open_ms,
+            at_s: self.started.elapsed().as_secs(),
+        });
+    }
+
+    /// The last failovers here, oldest first.
+    pub fn recent_failovers(&self) -> Vec<Failover> {
+        self.recent
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
