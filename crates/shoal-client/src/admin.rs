@@ -2,7 +2,8 @@
 //! retried like any idempotent call; calls that change a table's state are
 //! retried only when the request surely was not applied (see `retry`).
 
-use crate::retry::{Idempotence, retrying};
+use crate::retry::Idempotence;
+use crate::route::at_master;
 use crate::{Client, ClientError};
 use shoal_proto::v1 as pb;
 
@@ -16,9 +17,8 @@ pub struct Admin {
 macro_rules! call {
     ($self:ident, $kind:ident, $method:ident, $req:expr) => {{
         let req = $req;
-        let admin = $self.client.admin.clone();
-        retrying(&$self.client.options, Idempotence::$kind, || {
-            let (mut admin, req) = (admin.clone(), req.clone());
+        at_master(&$self.client, Idempotence::$kind, |conn| {
+            let (mut admin, req) = (conn.admin, req.clone());
             async move { admin.$method(req).await }
         })
         .await
@@ -33,6 +33,22 @@ fn table(name: &str) -> pb::TableRequest {
 }
 
 impl Admin {
+    /// Cluster mode: moves region `region` to server `server` (empty: the
+    /// master picks one); returns what happened.
+    pub async fn move_region(&self, region: &str, server: &str) -> Result<String, ClientError> {
+        let req = pb::MoveRequest {
+            region: region.to_string(),
+            server: server.to_string(),
+        };
+        Ok(call!(self, NotIdempotent, r#move, req)?.message)
+    }
+
+    /// Cluster mode: turns the balancer on or off; returns its former state.
+    pub async fn balance_switch(&self, on: bool) -> Result<bool, ClientError> {
+        let req = pb::BalanceSwitchRequest { on };
+        Ok(call!(self, Idempotent, balance_switch, req)?.previous)
+    }
+
     /// Creates a table with `families` (unset settings take their defaults),
     /// pre-split at `split_keys`.
     pub async fn create_table(

@@ -254,7 +254,7 @@ pub(crate) async fn multi_mutate(
 
 /// The same failure for another row of a failed batch (a connection error
 /// is not `Clone`; it becomes UNAVAILABLE with its message).
-fn duplicate(e: &ClientError) -> ClientError {
+pub(crate) fn duplicate(e: &ClientError) -> ClientError {
     match e {
         ClientError::Status { code, message } => ClientError::Status {
             code: *code,

@@ -12,6 +12,7 @@ mod builders;
 mod combine;
 mod error;
 mod retry;
+mod route;
 mod scanner;
 mod table;
 
@@ -30,7 +31,7 @@ pub use table::{Table, counter_value};
 use shoal_proto::v1::admin_client::AdminClient;
 use shoal_proto::v1::data_client::DataClient;
 use std::time::Duration;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 
 /// How a client connects and retries.
 #[derive(Debug, Clone)]
@@ -71,15 +72,13 @@ impl Default for ClientOptions {
     }
 }
 
-/// A connection to one Shoal server. Cheap to clone; clones share the
-/// connection.
+/// A connection to a Shoal server or cluster. Cheap to clone; clones share
+/// the connections. In a cluster each call goes to the server serving its
+/// row (see the `route` module).
 #[derive(Debug, Clone)]
 pub struct Client {
-    pub(crate) data: DataClient<Channel>,
-    pub(crate) admin: AdminClient<Channel>,
+    pub(crate) router: std::sync::Arc<route::Router>,
     pub(crate) options: ClientOptions,
-    /// Shares write RPCs among concurrent mutations (`None`: combining off).
-    pub(crate) combiner: Option<combine::Combiner>,
 }
 
 /// Largest message the client sends or accepts.
@@ -105,8 +104,9 @@ impl Client {
                 "no server address in {addr:?}"
             )));
         };
+        let seeds: Vec<String> = addrs.iter().map(|a| a.to_string()).collect();
         for a in first {
-            match Client::connect_one(a, options.clone()).await {
+            match Client::connect_one(a, options.clone(), &seeds).await {
                 Ok(c) => return Ok(c),
                 Err(e @ ClientError::InvalidArgument(_)) => return Err(e),
                 Err(e) => {
@@ -114,7 +114,7 @@ impl Client {
                 }
             }
         }
-        Client::connect_one(last, options)
+        Client::connect_one(last, options, &seeds)
             .await
             .map_err(|e| match e {
                 ClientError::Connect { source, .. } if !first.is_empty() => ClientError::Connect {
@@ -125,8 +125,26 @@ impl Client {
             })
     }
 
-    /// Connects to one address.
-    async fn connect_one(addr: &str, options: ClientOptions) -> Result<Client, ClientError> {
+    /// Connects to one address; the others in `seeds` are asked for region
+    /// maps if it goes away.
+    async fn connect_one(
+        addr: &str,
+        options: ClientOptions,
+        seeds: &[String],
+    ) -> Result<Client, ClientError> {
+        let conn = Client::connect_conn(addr, &route::single_attempt(&options)).await?;
+        Ok(Client {
+            router: std::sync::Arc::new(route::Router::new(seeds.to_vec(), conn, &options)),
+            options,
+        })
+    }
+
+    /// One server's connection, with its write combiner (making single
+    /// attempts: the router retries).
+    pub(crate) async fn connect_conn(
+        addr: &str,
+        options: &ClientOptions,
+    ) -> Result<route::Conn, ClientError> {
         let url = if addr.contains("://") {
             addr.to_string()
         } else {
@@ -153,13 +171,13 @@ impl Client {
         let combiner = options
             .combine_writes
             .then(|| combine::Combiner::start(data.clone(), options.clone()));
-        Ok(Client {
+        Ok(route::Conn {
+            addr: addr.to_string(),
             data,
             combiner,
             admin: AdminClient::new(channel)
                 .max_decoding_message_size(MAX_MESSAGE)
                 .max_encoding_message_size(MAX_MESSAGE),
-            options,
         })
     }
 

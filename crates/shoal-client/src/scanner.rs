@@ -9,7 +9,7 @@
 //! row may have been cut mid-way, so the scan reopens *at* that row instead
 //! and drops as many of its chunks as were already returned.
 
-use crate::retry::{Backoff, Idempotence, should_retry};
+use crate::retry::{Backoff, Idempotence};
 use crate::{Client, ClientError};
 use shoal_proto::v1 as pb;
 use std::collections::VecDeque;
@@ -122,7 +122,8 @@ impl Scanner {
                 // An unfinished row was not returned: the resumed scan reads
                 // it again whole.
                 self.joining = None;
-                if !should_retry(&status, Idempotence::Idempotent) {
+                self.client.router.note_failure(&self.req.table, &status);
+                if !crate::route::retryable(&status, Idempotence::Idempotent) {
                     self.done = true;
                     return Err(status.into());
                 }
@@ -151,7 +152,21 @@ impl Scanner {
                     self.done = true;
                     return Ok(());
                 };
-                let mut data = self.client.data.clone();
+                // The server of the scan's first row (the row below the
+                // stop row for a reverse scan); it answers "not serving" at
+                // the end of what it holds, and the scan goes on elsewhere.
+                let conn = if req.reverse {
+                    self.client
+                        .router
+                        .conn_for(&req.table, &req.stop_row, true)
+                        .await
+                } else {
+                    self.client
+                        .router
+                        .conn_for(&req.table, &req.start_row, false)
+                        .await
+                };
+                let mut data = conn.data;
                 let stream = data.scan(req).await?.into_inner();
                 self.skip = skip;
                 self.stream.insert(stream)

@@ -2,7 +2,8 @@
 //! check-and-mutate, and scans.
 
 use crate::builders::{Get, RowMutation, Scan};
-use crate::retry::{Idempotence, retrying};
+use crate::retry::Idempotence;
+use crate::route::routed;
 use crate::scanner::Scanner;
 use crate::{Client, ClientError};
 use shoal_proto::v1 as pb;
@@ -14,13 +15,12 @@ pub struct Table {
     pub(crate) name: String,
 }
 
-/// Runs one unary Data call with retries.
+/// Runs one unary Data call for `$row` at its server, with retries.
 macro_rules! data_call {
-    ($self:ident, $kind:expr, $method:ident, $req:expr) => {{
+    ($self:ident, $kind:expr, $method:ident, $row:expr, $req:expr) => {{
         let req = $req;
-        let data = $self.client.data.clone();
-        retrying(&$self.client.options, $kind, || {
-            let (mut data, req) = (data.clone(), req.clone());
+        routed(&$self.client, &$self.name, $row, $kind, |conn| {
+            let (mut data, req) = (conn.data, req.clone());
             async move { data.$method(req).await }
         })
         .await
@@ -49,7 +49,7 @@ impl Table {
             table: self.name.clone(),
             get: Some(get.spec.clone()),
         };
-        match data_call!(self, Idempotence::Idempotent, get, req) {
+        match data_call!(self, Idempotence::Idempotent, get, &get.spec.row, req) {
             Ok(resp) => Ok(resp.row.unwrap_or_default()),
             Err(e) if is_row_too_large(&e) => self.get_by_scan(get.spec).await,
             Err(e) => Err(e),
@@ -93,12 +93,8 @@ impl Table {
     /// Reads several rows at once; one `Row` per `Get`, in order.
     pub async fn get_many(&self, gets: Vec<Get>) -> Result<Vec<pb::Row>, ClientError> {
         let n = gets.len();
-        let req = pb::MultiGetRequest {
-            table: self.name.clone(),
-            gets: gets.iter().map(|g| g.spec.clone()).collect(),
-        };
-        let rows = match data_call!(self, Idempotence::Idempotent, multi_get, req) {
-            Ok(resp) => resp.rows,
+        let rows = match self.multi_get_routed(&gets).await {
+            Ok(rows) => rows,
             // Together too large for one response: one get each (a get of a
             // row too large on its own goes through a scan).
             Err(e) if is_row_too_large(&e) => {
@@ -119,19 +115,94 @@ impl Table {
         Ok(rows)
     }
 
+    /// MultiGets of `gets`, one per server holding some of their rows; rows
+    /// answered "not serving" are sent again once the map is fresh.
+    async fn multi_get_routed(&self, gets: &[Get]) -> Result<Vec<pb::Row>, ClientError> {
+        let mut rows: Vec<Option<pb::Row>> = vec![None; gets.len()];
+        let mut backoff = crate::retry::Backoff::new(&self.client.options);
+        loop {
+            let pending: Vec<usize> = (0..gets.len()).filter(|&i| rows[i].is_none()).collect();
+            if pending.is_empty() {
+                return Ok(rows.into_iter().map(Option::unwrap_or_default).collect());
+            }
+            let mut groups: Vec<(crate::route::Conn, Vec<usize>)> = Vec::new();
+            for i in pending {
+                let conn = self
+                    .client
+                    .router
+                    .conn_for(&self.name, &gets[i].spec.row, false)
+                    .await;
+                match groups.iter_mut().find(|(c, _)| c.addr == conn.addr) {
+                    Some((_, list)) => list.push(i),
+                    None => groups.push((conn, vec![i])),
+                }
+            }
+            let calls = groups.into_iter().map(|(conn, idx)| {
+                let req = pb::MultiGetRequest {
+                    table: self.name.clone(),
+                    gets: idx.iter().map(|&i| gets[i].spec.clone()).collect(),
+                };
+                let mut data = conn.data;
+                async move { (idx, data.multi_get(req).await) }
+            });
+            let mut failure = None;
+            for (idx, result) in futures::future::join_all(calls).await {
+                match result {
+                    Ok(resp) => {
+                        let got = resp.into_inner().rows;
+                        if got.len() != idx.len() {
+                            return Err(ClientError::Protocol(format!(
+                                "{} rows for {} gets",
+                                got.len(),
+                                idx.len()
+                            )));
+                        }
+                        for (i, row) in idx.into_iter().zip(got) {
+                            rows[i] = Some(row);
+                        }
+                    }
+                    Err(status) => {
+                        self.client.router.note_failure(&self.name, &status);
+                        if !crate::route::retryable(&status, Idempotence::Idempotent) {
+                            return Err(status.into());
+                        }
+                        failure = Some(status);
+                    }
+                }
+            }
+            if let Some(status) = failure {
+                match backoff.next_delay() {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => return Err(status.into()),
+                }
+            }
+        }
+    }
+
     /// Applies one row mutation atomically. With write combining on (the
     /// default), concurrent calls on one client may share an RPC; each row
     /// is still applied atomically on its own and answered on its own.
     pub async fn mutate(&self, mutation: RowMutation) -> Result<(), ClientError> {
-        if let Some(combiner) = &self.client.combiner {
-            return combiner.mutate(&self.name, mutation.m).await;
-        }
-        let req = pb::MutateRequest {
-            table: self.name.clone(),
-            mutation: Some(mutation.m),
-        };
-        data_call!(self, Idempotence::Idempotent, mutate, req)?;
-        Ok(())
+        let row = mutation.m.row.clone();
+        let m = mutation.m;
+        routed(&self.client, &self.name, &row, Idempotence::Idempotent, |conn| {
+            let (m, table) = (m.clone(), self.name.clone());
+            async move {
+                match &conn.combiner {
+                    Some(combiner) => combiner.mutate(&table, m).await.map_err(to_status),
+                    None => {
+                        let mut data = conn.data;
+                        data.mutate(pb::MutateRequest {
+                            table,
+                            mutation: Some(m),
+                        })
+                        .await
+                        .map(|_| ())
+                    }
+                }
+            }
+        })
+        .await
     }
 
     /// Puts one value at the server's current time.
@@ -180,15 +251,62 @@ impl Table {
         &self,
         mutations: Vec<RowMutation>,
     ) -> Result<Vec<Result<(), ClientError>>, ClientError> {
-        let all = mutations.into_iter().map(|m| m.m).collect();
-        crate::combine::multi_mutate(
-            &self.client.data,
-            &self.client.options,
-            &self.name,
-            all,
-            None,
-        )
-        .await
+        let all: Vec<pb::RowMutation> = mutations.into_iter().map(|m| m.m).collect();
+        let mut results: Vec<Option<Result<(), ClientError>>> =
+            std::iter::repeat_with(|| None).take(all.len()).collect();
+        let mut backoff = crate::retry::Backoff::new(&self.client.options);
+        let attempt = self.client.router.attempt_options.clone();
+        loop {
+            let pending: Vec<usize> = (0..all.len()).filter(|&i| results[i].is_none()).collect();
+            if pending.is_empty() {
+                break;
+            }
+            let mut groups: Vec<(crate::route::Conn, Vec<usize>)> = Vec::new();
+            for i in pending {
+                let conn = self
+                    .client
+                    .router
+                    .conn_for(&self.name, &all[i].row, false)
+                    .await;
+                match groups.iter_mut().find(|(c, _)| c.addr == conn.addr) {
+                    Some((_, list)) => list.push(i),
+                    None => groups.push((conn, vec![i])),
+                }
+            }
+            let calls = groups.into_iter().map(|(conn, idx)| {
+                let batch: Vec<pb::RowMutation> = idx.iter().map(|&i| all[i].clone()).collect();
+                let (attempt, table) = (&attempt, &self.name);
+                async move {
+                    let r =
+                        crate::combine::multi_mutate(&conn.data, attempt, table, batch, None).await;
+                    (idx, r)
+                }
+            });
+            let delay = backoff.next_delay();
+            let mut again = false;
+            for (idx, r) in futures::future::join_all(calls).await {
+                let answers: Vec<Result<(), ClientError>> = match r {
+                    Ok(a) => a,
+                    Err(e) => idx.iter().map(|_| Err(crate::combine::duplicate(&e))).collect(),
+                };
+                for (i, a) in idx.into_iter().zip(answers) {
+                    match a {
+                        Err(e) if delay.is_some() && retryable_error(&e) => {
+                            self.client.router.note_failure(&self.name, &to_status(e));
+                            again = true;
+                        }
+                        other => results[i] = Some(other),
+                    }
+                }
+            }
+            if again && let Some(d) = delay {
+                tokio::time::sleep(d).await;
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(ClientError::Protocol("no result".into()))))
+            .collect())
     }
 
     /// Adds `amount` to each `(family, qualifier, amount)` counter of `row`
@@ -215,7 +333,7 @@ impl Table {
                 })
                 .collect(),
         };
-        let cells = data_call!(self, Idempotence::NotIdempotent, increment, req)?
+        let cells = data_call!(self, Idempotence::NotIdempotent, increment, row.as_ref(), req)?
             .row
             .unwrap_or_default()
             .cells;
@@ -263,7 +381,7 @@ impl Table {
                 })
                 .collect(),
         };
-        let resp = data_call!(self, Idempotence::NotIdempotent, append, req)?;
+        let resp = data_call!(self, Idempotence::NotIdempotent, append, row.as_ref(), req)?;
         Ok(resp
             .row
             .unwrap_or_default()
@@ -293,7 +411,8 @@ impl Table {
             value: value.as_ref().to_vec(),
             mutation: Some(mutation.m),
         };
-        let resp = data_call!(self, Idempotence::NotIdempotent, check_and_mutate, req)?;
+        let row = req.row.clone();
+        let resp = data_call!(self, Idempotence::NotIdempotent, check_and_mutate, &row, req)?;
         Ok(resp.processed)
     }
 
@@ -349,5 +468,28 @@ mod tests {
         assert_eq!(counter_value(&7i64.to_be_bytes()), Some(7));
         assert_eq!(counter_value(&(-2i64).to_be_bytes()), Some(-2));
         assert_eq!(counter_value(b"abc"), None);
+    }
+}
+
+/// A client error as the status the router decides on.
+pub(crate) fn to_status(e: ClientError) -> tonic::Status {
+    match e {
+        ClientError::Status { code, message } => tonic::Status::new(code, message),
+        ClientError::Connect { addr, .. } => {
+            tonic::Status::unavailable(format!("cannot connect to {addr}"))
+        }
+        other => tonic::Status::internal(other.to_string()),
+    }
+}
+
+/// True if a per-row failure is worth sending again (possibly elsewhere).
+fn retryable_error(e: &ClientError) -> bool {
+    match e {
+        ClientError::Status { code, message } => crate::route::retryable(
+            &tonic::Status::new(*code, message.clone()),
+            Idempotence::Idempotent,
+        ),
+        ClientError::Connect { .. } => true,
+        _ => false,
     }
 }

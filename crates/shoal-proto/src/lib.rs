@@ -31,3 +31,13 @@ pub const NOT_MASTER_HEADER: &str = "shoal-not-master";
 
 /// Response metadata key with the master's gRPC address, when known.
 pub const MASTER_HEADER: &str = "shoal-master";
+
+/// Text in the message of a not-serving answer (per-row statuses of a
+/// MultiMutate carry no metadata, so the client also recognizes the text).
+pub const NOT_SERVING_TEXT: &str = "is not served here";
+
+/// Text in the message of a server that lost its cluster lease.
+pub const LEASE_LOST_TEXT: &str = "lost its cluster lease";
+
+/// Text in the message of a server that is not the master.
+pub const NOT_MASTER_TEXT: &str = "is not the cluster's master";

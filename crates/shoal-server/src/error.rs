@@ -93,9 +93,9 @@ impl ServiceError {
             }
             ServiceError::InvalidArgument(_) => Code::InvalidArgument,
             ServiceError::Unavailable(_) => Code::Unavailable,
-            ServiceError::NotServing { .. }
-            | ServiceError::NotMaster(_)
-            | ServiceError::LeaseLost(_) => Code::Unavailable,
+            ServiceError::NotServing { .. } | ServiceError::NotMaster(_) => Code::Unavailable,
+            // May have been applied: only calls safe to repeat are retried.
+            ServiceError::LeaseLost(_) => Code::Aborted,
             ServiceError::Overloaded(_) => Code::ResourceExhausted,
             ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
             ServiceError::Catalog(_) => Code::Internal,

@@ -38,6 +38,35 @@ pub struct StatusView {
     pub splits: u64,
     /// Memstore limits, backpressure, flushes and in-memory compaction.
     pub write: WritePathView,
+    /// Cluster mode: the cluster as this server sees it.
+    pub cluster: Option<ClusterView>,
+}
+
+/// The cluster as one server sees it (its last round).
+#[derive(Debug, Clone, Default)]
+pub struct ClusterView {
+    /// This server's name.
+    pub name: String,
+    /// True if this server is master.
+    pub is_master: bool,
+    /// The master's name and address.
+    pub master: Option<(String, String)>,
+    /// Live servers with their region counts.
+    pub servers: Vec<crate::cluster::ServerView>,
+    /// True while this server holds its lease.
+    pub lease_held: bool,
+    /// Seconds since the lease was last renewed.
+    pub lease_age_s: Option<f64>,
+    /// Regions opened here after their owner died, and the ms they took.
+    pub failovers: (u64, u64),
+    /// Regions closed here for a move or drain, and the ms they took.
+    pub moves_out: (u64, u64),
+    /// Times this server lost its lease.
+    pub lease_losses: u64,
+    /// The balancer's switch (as the master last read it).
+    pub balancer_on: bool,
+    /// The last failovers here.
+    pub recent: Vec<crate::cluster::Failover>,
 }
 
 /// The write path: memstore limits, backpressure, flushes and in-memory

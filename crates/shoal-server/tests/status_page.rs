@@ -171,6 +171,7 @@ fn view(step: u64) -> StatusView {
         flushes: 17,
         compactions: 4,
         splits: 2,
+        cluster: None,
         write: shoal_server::status::WritePathView::default(),
     }
 }

@@ -125,6 +125,7 @@ pub async fn join(
         .await
         .map_err(|e| cluster_err(format!("joining the cluster at {}: {e}", section.etcd.join(","))))?;
     let state = Arc::new(ClusterState::new(name));
+    let _ = state.etcd.set((etcd.clone(), section.prefix.clone()));
     watch_lease(&membership, &state);
     Ok(JoinedCluster {
         etcd,

@@ -81,6 +81,8 @@ pub struct ClusterState {
     /// The balancer's switch as last read (master only).
     pub balancer_on: AtomicBool,
     recent: RwLock<Vec<Failover>>,
+    /// etcd and the cluster's key prefix (for moves and the balancer).
+    pub(crate) etcd: std::sync::OnceLock<(shoal_cluster::Etcd, String)>,
 }
 
 impl ClusterState {
@@ -100,6 +102,7 @@ impl ClusterState {
             lease_losses: AtomicU64::new(0),
             balancer_on: AtomicBool::new(true),
             recent: RwLock::default(),
+            etcd: std::sync::OnceLock::new(),
         }
     }
 

@@ -211,6 +211,28 @@ impl pb::admin_server::Admin for AdminService {
         .await
     }
 
+    async fn r#move(
+        &self,
+        req: Request<pb::MoveRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async { Ok(message(self.host.move_region(&r.region, &r.server).await?)) })
+            .await
+    }
+
+    async fn balance_switch(
+        &self,
+        req: Request<pb::BalanceSwitchRequest>,
+    ) -> Result<Response<pb::BalanceSwitchResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            Ok(pb::BalanceSwitchResponse {
+                previous: self.host.balance_switch(r.on).await?,
+            })
+        })
+        .await
+    }
+
     async fn flush(
         &self,
         req: Request<pb::TableRequest>,
@@ -279,6 +301,14 @@ impl pb::admin_server::Admin for AdminService {
                 l2_bytes,
                 requests: s.requests.total_requests(),
                 object_store_gets: gets,
+                cluster_name: s.cluster.as_ref().map(|c| c.name.clone()).unwrap_or_default(),
+                master: s
+                    .cluster
+                    .as_ref()
+                    .and_then(|c| c.master.as_ref().map(|m| m.0.clone()))
+                    .unwrap_or_default(),
+                balancer_on: s.cluster.as_ref().is_some_and(|c| c.balancer_on),
+                servers: self.host.cluster_servers(),
             })
         })
         .await

@@ -86,6 +86,116 @@ impl Host {
         false
     }
 
+    /// Cluster mode: moves `region` to server `to` (empty: the least loaded
+    /// other server) and waits (bounded) until it serves there.
+    pub async fn move_region(&self, region: &str, to: &str) -> Result<String, ServiceError> {
+        let Some(state) = &self.inner.cluster else {
+            return Err(ServiceError::FailedPrecondition(
+                "moving a region needs cluster mode: a single server serves every region".into(),
+            ));
+        };
+        self.require_master()?;
+        let Some((etcd, prefix)) = state.etcd.get() else {
+            return Err(ServiceError::Unavailable("not connected to etcd yet".into()));
+        };
+        let d = state.directory();
+        let Some(owner) = d.owners.get(region) else {
+            return Err(ServiceError::InvalidArgument(format!(
+                "no region {region:?} is assigned (see status 'detailed')"
+            )));
+        };
+        let target = if to.is_empty() {
+            d.servers
+                .iter()
+                .filter(|s| s.name != owner.name)
+                .min_by_key(|s| (s.regions, s.name.clone()))
+                .map(|s| s.name.clone())
+                .ok_or_else(|| {
+                    ServiceError::FailedPrecondition("no other server to move it to".into())
+                })?
+        } else {
+            d.servers
+                .iter()
+                .find(|s| s.name == to || s.addr == to)
+                .map(|s| s.name.clone())
+                .ok_or_else(|| {
+                    ServiceError::InvalidArgument(format!("no live server named {to:?}"))
+                })?
+        };
+        let unavailable = |e: shoal_cluster::EtcdError| ServiceError::Unavailable(e.to_string());
+        shoal_cluster::assignment::request_move(etcd, prefix, region, &target)
+            .await
+            .map_err(unavailable)?
+            .map_err(ServiceError::FailedPrecondition)?;
+        let start = Instant::now();
+        while start.elapsed() < SETTLE_DEADLINE {
+            if state
+                .owner(region)
+                .is_some_and(|o| o.name == target && o.open)
+            {
+                return Ok(format!("region {region} moved to {target}"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(format!(
+            "region {region} is moving to {target} (not serving there yet)"
+        ))
+    }
+
+    /// Cluster mode: turns the balancer on or off; returns the former state.
+    pub async fn balance_switch(&self, on: bool) -> Result<bool, ServiceError> {
+        let Some(state) = &self.inner.cluster else {
+            return Err(ServiceError::FailedPrecondition(
+                "the balancer needs cluster mode".into(),
+            ));
+        };
+        self.require_master()?;
+        let Some((etcd, prefix)) = state.etcd.get() else {
+            return Err(ServiceError::Unavailable("not connected to etcd yet".into()));
+        };
+        let key = format!("{prefix}/balancer");
+        let unavailable = |e: shoal_cluster::EtcdError| ServiceError::Unavailable(e.to_string());
+        let previous = etcd
+            .get(key.as_bytes())
+            .await
+            .map_err(unavailable)?
+            .is_none_or(|kv| kv.value != b"off");
+        etcd.put(key.as_bytes(), if on { b"on" } else { b"off" }, 0)
+            .await
+            .map_err(unavailable)?;
+        state
+            .balancer_on
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+        Ok(previous)
+    }
+
+    /// Cluster mode: every live server with the regions it serves (as the
+    /// last round saw the records); empty on a single node.
+    pub fn cluster_servers(&self) -> Vec<shoal_proto::v1::ClusterServer> {
+        let Some(state) = &self.inner.cluster else {
+            return Vec::new();
+        };
+        let d = state.directory();
+        d.servers
+            .iter()
+            .map(|s| {
+                let mut ids: Vec<String> = d
+                    .owners
+                    .iter()
+                    .filter(|(_, o)| o.open && o.name == s.name)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                ids.sort();
+                shoal_proto::v1::ClusterServer {
+                    name: s.name.clone(),
+                    addr: s.addr.clone(),
+                    regions: ids.len() as u32,
+                    region_ids: ids,
+                }
+            })
+            .collect()
+    }
+
     /// Refuses a table change cluster mode does not make yet.
     pub(crate) fn not_in_cluster_mode(&self, what: &str) -> Result<(), ServiceError> {
         if self.inner.cluster.is_some() {

@@ -587,6 +587,23 @@ impl Host {
             });
         }
         StatusView {
+            cluster: self.inner.cluster.as_ref().map(|c| {
+                use std::sync::atomic::Ordering::Relaxed;
+                let d = c.directory();
+                crate::status::ClusterView {
+                    name: c.name.clone(),
+                    is_master: c.is_master(),
+                    master: d.master,
+                    servers: d.servers,
+                    lease_held: c.lease_held(),
+                    lease_age_s: c.lease_age_s(),
+                    failovers: (c.failovers.load(Relaxed), c.failover_ms.load(Relaxed)),
+                    moves_out: (c.moves_out.load(Relaxed), c.move_ms.load(Relaxed)),
+                    lease_losses: c.lease_losses.load(Relaxed),
+                    balancer_on: c.balancer_on.load(Relaxed),
+                    recent: c.recent_failovers(),
+                }
+            }),
             version: env!("CARGO_PKG_VERSION"),
             uptime: self.inner.started.elapsed(),
             data_location: self.data_location(),

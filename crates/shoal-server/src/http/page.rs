@@ -366,6 +366,58 @@ fn wal(h: &mut String, v: &StatusView) {
     );
 }
 
+fn cluster(h: &mut String, v: &StatusView) {
+    let Some(c) = &v.cluster else {
+        return;
+    };
+    let master = c.master.as_ref().map_or_else(
+        || "none right now".to_string(),
+        |(n, a)| format!("{} ({})", esc(n), esc(a)),
+    );
+    let _ = write!(
+        h,
+        "<h2>Cluster</h2><p class=sub>This server: {}{}. Master: {}. Lease {}{}. Balancer {}. \
+         Failovers here {} ({} ms in all), regions moved away {} ({} ms), leases lost {}.</p>\
+         <table><tr><th>server</th><th>address</th><th>regions</th></tr>",
+        esc(&c.name),
+        if c.is_master { " (master)" } else { "" },
+        master,
+        if c.lease_held { "held" } else { "NOT held" },
+        c.lease_age_s
+            .map_or_else(String::new, |s| format!(", renewed {s:.1} s ago")),
+        if c.balancer_on { "on" } else { "off" },
+        c.failovers.0,
+        c.failovers.1,
+        c.moves_out.0,
+        c.moves_out.1,
+        c.lease_losses
+    );
+    for s in &c.servers {
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&s.name),
+            esc(&s.addr),
+            s.regions
+        );
+    }
+    h.push_str("</table>");
+    if !c.recent.is_empty() {
+        h.push_str("<table><tr><th>recent failover</th><th>WAL runs replayed</th><th>open ms</th><th>at (s after start)</th></tr>");
+        for f in c.recent.iter().rev() {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&f.region),
+                f.replayed_runs,
+                f.open_ms,
+                f.at_s
+            );
+        }
+        h.push_str("</table>");
+    }
+}
+
 /// The whole page for `v`, with charts of `history` (oldest first).
 pub fn render(v: &StatusView, history: &[Point]) -> String {
     let mut h = String::with_capacity(32 << 10);
@@ -381,6 +433,7 @@ pub fn render(v: &StatusView, history: &[Point]) -> String {
     requests(&mut h, v);
     object_store(&mut h, v);
     wal(&mut h, v);
+    cluster(&mut h, v);
     h.push_str("<footer>Reloads every 10 s · Prometheus: <a href=\"/metrics\">/metrics</a> · JSON: <a href=\"/api/status\">/api/status</a></footer></main></body></html>");
     h
 }

@@ -116,7 +116,65 @@ pub fn render(view: &StatusView) -> String {
     object_store(&mut o, view);
     wal(&mut o, view);
     regions(&mut o, view);
+    if let Some(c) = &view.cluster {
+        cluster(&mut o, c);
+    }
     o.0
+}
+
+fn cluster(o: &mut Out, c: &crate::status::ClusterView) {
+    for (name, kind, help, value) in [
+        (
+            "shoal_cluster_failovers_total",
+            "counter",
+            "Regions this server opened after their owner died (replaying its WAL).",
+            c.failovers.0 as f64,
+        ),
+        (
+            "shoal_cluster_failover_open_seconds_total",
+            "counter",
+            "Time those opens took.",
+            c.failovers.1 as f64 / 1e3,
+        ),
+        (
+            "shoal_cluster_moves_total",
+            "counter",
+            "Regions this server closed (flushed) for a move or a drain.",
+            c.moves_out.0 as f64,
+        ),
+        (
+            "shoal_cluster_move_close_seconds_total",
+            "counter",
+            "Time those closes took.",
+            c.moves_out.1 as f64 / 1e3,
+        ),
+        (
+            "shoal_cluster_lease_losses_total",
+            "counter",
+            "Times this server lost its lease and gave its regions up.",
+            c.lease_losses as f64,
+        ),
+        (
+            "shoal_cluster_lease_held",
+            "gauge",
+            "1 while this server holds its cluster lease.",
+            if c.lease_held { 1.0 } else { 0.0 },
+        ),
+        (
+            "shoal_cluster_is_master",
+            "gauge",
+            "1 while this server is master.",
+            if c.is_master { 1.0 } else { 0.0 },
+        ),
+        (
+            "shoal_cluster_servers",
+            "gauge",
+            "Live servers in the cluster.",
+            c.servers.len() as f64,
+        ),
+    ] {
+        o.single(name, kind, help, value);
+    }
 }
 
 /// Renders the connection figures of the listeners (kept apart from the

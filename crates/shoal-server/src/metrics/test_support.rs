@@ -77,6 +77,7 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
         flushes: 3,
         compactions: 1,
         splits: 0,
+        cluster: None,
         write: crate::status::WritePathView {
             memstore_limit: 1 << 30,
             flush_watermark: 1 << 29,

@@ -141,6 +141,71 @@ pub async fn run(client: &Client, name: &str, a: &Args<'_>, out: &mut dyn Write)
                 s.object_store_gets
             )?;
             writeln!(out, "requests served: {}", s.requests)?;
+            if !s.cluster_name.is_empty() {
+                writeln!(
+                    out,
+                    "cluster: {} live server(s), master {}, balancer {}; answered by {}",
+                    s.servers.len(),
+                    if s.master.is_empty() { "(none right now)" } else { &s.master },
+                    if s.balancer_on { "on" } else { "off" },
+                    s.cluster_name
+                )?;
+            }
+            let detailed = a
+                .get(0)
+                .and_then(|v| v.as_text())
+                .is_some_and(|t| t == "detailed");
+            if detailed {
+                if s.servers.is_empty() {
+                    writeln!(out, "single server: it serves every region")?;
+                }
+                for server in &s.servers {
+                    writeln!(
+                        out,
+                        "  {} at {}: {} region(s){}",
+                        server.name,
+                        server.addr,
+                        server.regions,
+                        if server.name == s.master { " (master)" } else { "" }
+                    )?;
+                    for id in &server.region_ids {
+                        writeln!(out, "    {id}")?;
+                    }
+                }
+            }
+        }
+        "move" => {
+            a.count(1, 2)?;
+            let to = match a.get(1) {
+                None => String::new(),
+                Some(_) => a.text(1)?,
+            };
+            writeln!(out, "{}", admin.move_region(&a.text(0)?, &to).await?)?;
+        }
+        "balancer" => {
+            a.count(0, 0)?;
+            let s = admin.status().await?;
+            if s.cluster_name.is_empty() {
+                writeln!(out, "false (a single server: nothing to balance)")?;
+            } else {
+                writeln!(out, "{}", s.balancer_on)?;
+            }
+        }
+        "balance_switch" => {
+            a.count(1, 1)?;
+            let on = match a.get(0) {
+                Some(crate::shell::value::Value::Bool(b)) => *b,
+                _ => match a.text(0)?.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    other => {
+                        return Err(CommandError::Usage(format!(
+                            "balance_switch takes true or false, not {other:?}"
+                        )));
+                    }
+                },
+            };
+            writeln!(out, "{}", admin.balance_switch(on).await?)?;
         }
         "version" => {
             a.count(0, 0)?;
