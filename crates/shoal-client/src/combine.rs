@@ -260,6 +260,10 @@ pub(crate) fn duplicate(e: &ClientError) -> ClientError {
             code: *code,
             message: message.clone(),
         },
+        ClientError::Transport { code, message } => ClientError::Transport {
+            code: *code,
+            message: message.clone(),
+        },
         ClientError::InvalidArgument(m) => ClientError::InvalidArgument(m.clone()),
         ClientError::Protocol(m) => ClientError::Protocol(m.clone()),
         ClientError::Connect { .. } => ClientError::Status {

@@ -12,6 +12,15 @@ pub enum ClientError {
         /// The server's message.
         message: String,
     },
+    /// The connection failed during the call (the server may be gone; the
+    /// call may or may not have been applied).
+    #[error("{message} ({code:?}, connection failed)")]
+    Transport {
+        /// The gRPC code the transport reported.
+        code: tonic::Code,
+        /// What failed.
+        message: String,
+    },
     /// The server could not be reached.
     #[error("cannot connect to shoal server at {addr}: {}", error_chain(source))]
     Connect {
@@ -48,7 +57,7 @@ impl ClientError {
     /// The gRPC code, if the server answered.
     pub fn code(&self) -> Option<tonic::Code> {
         match self {
-            ClientError::Status { code, .. } => Some(*code),
+            ClientError::Status { code, .. } | ClientError::Transport { code, .. } => Some(*code),
             _ => None,
         }
     }
@@ -98,7 +107,9 @@ impl ClientError {
     /// The server's message (or this error's text).
     pub fn message(&self) -> String {
         match self {
-            ClientError::Status { message, .. } => message.clone(),
+            ClientError::Status { message, .. } | ClientError::Transport { message, .. } => {
+                message.clone()
+            }
             other => other.to_string(),
         }
     }
@@ -106,6 +117,14 @@ impl ClientError {
 
 impl From<tonic::Status> for ClientError {
     fn from(s: tonic::Status) -> ClientError {
+        // A status made by the client's own transport carries the local
+        // error as its source; one the server sent does not.
+        if std::error::Error::source(&s).is_some() {
+            return ClientError::Transport {
+                code: s.code(),
+                message: s.message().to_string(),
+            };
+        }
         ClientError::Status {
             code: s.code(),
             message: s.message().to_string(),

@@ -264,7 +264,7 @@ impl Router {
     pub(crate) fn note_failure(&self, table: &str, status: &tonic::Status) {
         if is_not_serving(status) || is_lease_lost(status) {
             self.invalidate(table);
-        } else if is_transport(status) {
+        } else if is_transport(status) || status.code() == tonic::Code::Unavailable {
             let routed = self
                 .maps
                 .read()

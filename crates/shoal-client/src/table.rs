@@ -475,12 +475,30 @@ mod tests {
 pub(crate) fn to_status(e: ClientError) -> tonic::Status {
     match e {
         ClientError::Status { code, message } => tonic::Status::new(code, message),
+        ClientError::Transport { code, message } => {
+            let mut s = tonic::Status::new(code, message.clone());
+            s.set_source(std::sync::Arc::new(ConnectionFailed(message)));
+            s
+        }
         ClientError::Connect { addr, .. } => {
             tonic::Status::unavailable(format!("cannot connect to {addr}"))
         }
         other => tonic::Status::internal(other.to_string()),
     }
 }
+
+/// The local cause of a transport failure, kept across conversions so the
+/// router still sees the failure came from the connection.
+#[derive(Debug)]
+struct ConnectionFailed(String);
+
+impl std::fmt::Display for ConnectionFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConnectionFailed {}
 
 /// True if a per-row failure is worth sending again (possibly elsewhere).
 fn retryable_error(e: &ClientError) -> bool {
@@ -489,7 +507,7 @@ fn retryable_error(e: &ClientError) -> bool {
             &tonic::Status::new(*code, message.clone()),
             Idempotence::Idempotent,
         ),
-        ClientError::Connect { .. } => true,
+        ClientError::Connect { .. } | ClientError::Transport { .. } => true,
         _ => false,
     }
 }

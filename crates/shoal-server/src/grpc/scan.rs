@@ -96,6 +96,19 @@ pub(crate) fn serve(host: Host, mut stream: ScanStream, per_message: usize) -> S
                     true
                 }
                 Err(e) => {
+                    if matches!(e, crate::error::ServiceError::NotServing { .. }) {
+                        // Cluster mode: the scan reached a region served
+                        // elsewhere, at a row boundary. What it read so far
+                        // goes out first; the client goes on at the owner.
+                        ready.extend(packer.finish());
+                        for msg in ready.drain(..) {
+                            match tokio::time::timeout(lease, tx.send(Ok(msg))).await {
+                                Ok(Ok(())) => {}
+                                Ok(Err(_)) => break 'scan End::Cancelled,
+                                Err(_) => break 'scan End::LeaseExpired,
+                            }
+                        }
+                    }
                     ready.clear();
                     // Sent only if the client is still there and reading.
                     let _ = tokio::time::timeout(lease, tx.send(Err(e.to_status()))).await;

@@ -1,0 +1,540 @@
+//! Cluster mode end to end: three `shoal serve` processes over one bucket
+//! (a shared local directory), coordinated by a real etcd on loopback, used
+//! through the Rust client given all three addresses. Each test owns its
+//! etcd and servers; they run one at a time (a 2-core machine).
+//!
+//! - a pre-split table spreads over the three; a server killed with -9
+//!   during writes: its regions serve again elsewhere and every
+//!   acknowledged write reads back;
+//! - a server paused (SIGSTOP) past its lease: its regions move; resumed,
+//!   it acknowledges nothing for them, and nothing acknowledged is lost;
+//! - the master killed: another server becomes master and tables can
+//!   still be created and served;
+//! - every server restarted in turn (SIGTERM, regions handed over): no
+//!   error reaches the caller, no write is lost;
+//! - etcd paused for less than the lease: nothing moves; stopped for
+//!   longer: the servers fence themselves, and serve again when it is back;
+//! - a wrong etcd address at start: one clear error, not a hang.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+
+#[path = "../../shoal-cluster/tests/support/mod.rs"]
+mod etcd_support;
+mod support;
+
+use etcd_support::{EtcdServer, have_etcd};
+use shoal_client::{Admin, Client, ClientOptions, Get};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::ServerProcess;
+
+/// One test at a time: each starts an etcd and three servers.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const LEASE: &str = "2s";
+const SPLITS: [&str; 5] = ["b", "d", "f", "h", "j"];
+
+struct Cluster {
+    etcd: EtcdServer,
+    root: tempfile::TempDir,
+    servers: Vec<Option<ServerProcess>>,
+}
+
+fn config(root: &Path, etcd: &str, name: &str) -> PathBuf {
+    let dir = root.join(format!("{name}-config"));
+    std::fs::create_dir_all(&dir).unwrap();
+    support::write_config(
+        &dir,
+        &format!(
+            "[object_store]\nurl = \"file://{}\"\n[wal]\nbackend = \"object\"\n\
+             [cluster]\netcd = [\"{etcd}\"]\nname = \"{name}\"\nlease_ttl = \"{LEASE}\"\n",
+            root.join("bucket").display()
+        ),
+    )
+}
+
+impl Cluster {
+    fn start(n: usize) -> Cluster {
+        let etcd = EtcdServer::start();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("bucket")).unwrap();
+        let mut c = Cluster {
+            etcd,
+            root,
+            servers: Vec::new(),
+        };
+        for i in 0..n {
+            let s = c.spawn(i);
+            c.servers.push(Some(s));
+        }
+        c
+    }
+
+    fn name(i: usize) -> String {
+        format!("s{}", i + 1)
+    }
+
+    fn spawn(&self, i: usize) -> ServerProcess {
+        let name = Cluster::name(i);
+        let cfg = config(self.root.path(), &self.etcd.endpoint(), &name);
+        let data = self.root.path().join(format!("{name}-data"));
+        ServerProcess::start(&data, Some(&cfg))
+    }
+
+    fn server(&self, i: usize) -> &ServerProcess {
+        self.servers[i].as_ref().expect("running")
+    }
+
+    fn addrs(&self) -> String {
+        self.servers
+            .iter()
+            .flatten()
+            .map(|s| s.grpc.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn stderr(&self) -> String {
+        self.servers
+            .iter()
+            .flatten()
+            .map(|s| s.stderr())
+            .collect::<Vec<_>>()
+            .join("\n----\n")
+    }
+
+    fn signal(&self, i: usize, sig: &str) {
+        let pid = self.server(i).pid().unwrap();
+        let ok = std::process::Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill {sig}");
+    }
+}
+
+async fn client(addrs: &str) -> Client {
+    Client::connect_with(
+        addrs,
+        ClientOptions {
+            retry_deadline: Duration::from_secs(40),
+            ..ClientOptions::default()
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Regions per server name as the answering server sees the cluster, and
+/// the master's name.
+async fn layout(admin: &Admin) -> Option<(BTreeMap<String, Vec<String>>, String)> {
+    let s = admin.status().await.ok()?;
+    Some((
+        s.servers
+            .into_iter()
+            .map(|x| (x.name, x.region_ids))
+            .collect(),
+        s.master,
+    ))
+}
+
+/// Waits until `regions` regions are served by exactly `servers` servers
+/// (each region once); returns the layout and the master.
+async fn settled(
+    admin: &Admin,
+    regions: usize,
+    servers: usize,
+    limit: Duration,
+) -> (BTreeMap<String, Vec<String>>, String) {
+    let start = Instant::now();
+    loop {
+        if let Some((l, master)) = layout(admin).await {
+            let total: usize = l.values().map(Vec::len).sum();
+            let busy = l.values().filter(|r| !r.is_empty()).count();
+            if total == regions && busy == servers && l.len() == servers && !master.is_empty() {
+                return (l, master);
+            }
+        }
+        assert!(
+            start.elapsed() < limit,
+            "not settled in {limit:?}: {:?}",
+            layout(admin).await
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn create_table(c: &Client) {
+    c.admin()
+        .create_table(
+            "t",
+            vec![Admin::family("cf")],
+            SPLITS.iter().map(|k| k.as_bytes().to_vec()).collect(),
+        )
+        .await
+        .unwrap();
+}
+
+/// Writers on every region until `stop`; returns the acknowledged rows and
+/// the number of errors that reached the caller.
+struct Writers {
+    acked: Arc<Mutex<Vec<(String, String)>>>,
+    errors: Arc<AtomicU64>,
+    first_error: Arc<Mutex<Option<String>>>,
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+fn start_writers(c: &Client, n: usize) -> Writers {
+    let w = Writers {
+        acked: Arc::default(),
+        errors: Arc::default(),
+        first_error: Arc::default(),
+        stop: Arc::default(),
+        tasks: Vec::new(),
+    };
+    let mut tasks = Vec::new();
+    for t in 0..n {
+        let table = c.table("t");
+        let (acked, errors, first, stop) = (
+            w.acked.clone(),
+            w.errors.clone(),
+            w.first_error.clone(),
+            w.stop.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let letter = (b'a' + (i % 11) as u8) as char;
+                let row = format!("{letter}-{t}-{i:07}");
+                let value = format!("v{i}");
+                match table.put(&row, "cf", "q", &value).await {
+                    Ok(()) => acked.lock().unwrap().push((row, value)),
+                    Err(e) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                        first.lock().unwrap().get_or_insert(e.to_string());
+                    }
+                }
+                i += 1;
+            }
+        }));
+    }
+    Writers { tasks, ..w }
+}
+
+impl Writers {
+    async fn finish(self) -> (Vec<(String, String)>, u64, Option<String>) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.tasks {
+            t.await.unwrap();
+        }
+        let acked = std::mem::take(&mut *self.acked.lock().unwrap());
+        let first = self.first_error.lock().unwrap().clone();
+        (acked, self.errors.load(Ordering::Relaxed), first)
+    }
+}
+
+/// Every acknowledged row reads back with its value.
+async fn check_acked(c: &Client, acked: &[(String, String)]) {
+    let table = c.table("t");
+    for chunk in acked.chunks(200) {
+        let rows = table
+            .get_many(chunk.iter().map(|(r, _)| Get::new(r)).collect())
+            .await
+            .unwrap();
+        for ((row, value), got) in chunk.iter().zip(rows) {
+            let v = got.cells.first().map(|c| c.value.clone());
+            assert_eq!(
+                v.as_deref(),
+                Some(value.as_bytes()),
+                "acknowledged write of {row} lost or wrong"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_s_regions_serve_again_and_no_acknowledged_write_is_lost() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cluster = Cluster::start(3);
+    let c = client(&cluster.addrs()).await;
+    create_table(&c).await;
+    let admin = c.admin();
+    let (layout0, master) = settled(&admin, 6, 3, Duration::from_secs(30)).await;
+    assert!(
+        layout0.values().all(|r| r.len() == 2),
+        "a pre-split table spreads evenly: {layout0:?}"
+    );
+    // The client works through any address.
+    for s in cluster.servers.iter().flatten() {
+        let one = client(&s.grpc.to_string()).await;
+        one.table("t").put("a-any", "cf", "q", "x").await.unwrap();
+        assert_eq!(
+            one.table("t")
+                .get_value("a-any", "cf", "q")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some(&b"x"[..])
+        );
+    }
+    let writers = start_writers(&c, 4);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Kill a server that is not the master.
+    let victim = (0..3).find(|&i| Cluster::name(i) != master).unwrap();
+    let killed_at = Instant::now();
+    cluster.servers[victim].take().unwrap().kill9();
+    let survivor = client(&cluster.addrs()).await;
+    settled(&survivor.admin(), 6, 2, Duration::from_secs(30)).await;
+    let recovery = killed_at.elapsed();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (acked, errors, first) = writers.finish().await;
+    eprintln!(
+        "{} acknowledged writes, {errors} errors, every region serving again {recovery:?} after kill -9",
+        acked.len()
+    );
+    assert_eq!(errors, 0, "first error: {first:?}\n{}", cluster.stderr());
+    assert!(acked.len() > 100, "writes went on: {}", acked.len());
+    check_acked(&survivor, &acked).await;
+    // A scan over the whole table crosses both servers.
+    let n = survivor
+        .table("t")
+        .count(shoal_client::Scan::new())
+        .await
+        .unwrap();
+    assert_eq!(n, acked.len() as u64 + 1, "every row once (plus a-any)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_server_acknowledges_nothing_for_regions_it_lost() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cluster = Cluster::start(3);
+    let c = client(&cluster.addrs()).await;
+    create_table(&c).await;
+    let admin = c.admin();
+    let (layout0, master) = settled(&admin, 6, 3, Duration::from_secs(30)).await;
+    // Nothing comes back to the paused server by balancing: its former
+    // regions must stay elsewhere for the check below.
+    admin.balance_switch(false).await.unwrap();
+    let victim = (0..3).find(|&i| Cluster::name(i) != master).unwrap();
+    let lost = layout0[&Cluster::name(victim)].clone();
+    let writers = start_writers(&c, 4);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    cluster.signal(victim, "-STOP");
+    // Its lease lapses and its regions move.
+    let others: Vec<String> = (0..3)
+        .filter(|&i| i != victim)
+        .map(|i| cluster.server(i).grpc.to_string())
+        .collect();
+    let survivor = client(&others.join(",")).await;
+    settled(&survivor.admin(), 6, 2, Duration::from_secs(30)).await;
+    cluster.signal(victim, "-CONT");
+    // Straight to the resumed server, no routing: rows of every region it
+    // lost. Not one write may be acknowledged.
+    let url = cluster.server(victim).url();
+    let mut raw = shoal_client::proto::data_client::DataClient::connect(url)
+        .await
+        .unwrap();
+    let mut refused = 0;
+    let until = Instant::now() + Duration::from_secs(4);
+    let mut i = 0;
+    while Instant::now() < until {
+        for key in ["a", "b", "d", "f", "h", "j"] {
+            i += 1;
+            let row = format!("{key}-fenced-{i}");
+            let req = shoal_client::proto::MutateRequest {
+                table: "t".into(),
+                mutation: Some(shoal_client::RowMutation::new(&row).put("cf", "q", "x").into_proto()),
+            };
+            match raw.mutate(req).await {
+                Ok(_) => {
+                    // Only a region it serves again may take it: none here,
+                    // the balancer is off.
+                    panic!("the resumed server acknowledged {row} (lost regions {lost:?})");
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(refused > 0);
+    let (acked, errors, first) = writers.finish().await;
+    assert_eq!(errors, 0, "first error: {first:?}\n{}", cluster.stderr());
+    check_acked(&survivor, &acked).await;
+    let (_, _, stderr) = (0, 0, cluster.server(victim).stderr());
+    assert!(
+        stderr.contains("lost the cluster lease"),
+        "the paused server says it lost its lease:\n{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_master_killed_another_takes_over() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cluster = Cluster::start(3);
+    let c = client(&cluster.addrs()).await;
+    create_table(&c).await;
+    let (_, master) = settled(&c.admin(), 6, 3, Duration::from_secs(30)).await;
+    let m = (0..3).find(|&i| Cluster::name(i) == master).unwrap();
+    cluster.servers[m].take().unwrap().kill9();
+    let survivor = client(&cluster.addrs()).await;
+    let (_, new_master) = settled(&survivor.admin(), 6, 2, Duration::from_secs(30)).await;
+    assert_ne!(new_master, master);
+    // Assignment goes on: a new table is created and served.
+    survivor
+        .admin()
+        .create_table("t2", vec![Admin::family("cf")], vec![b"m".to_vec()])
+        .await
+        .unwrap();
+    settled(&survivor.admin(), 8, 2, Duration::from_secs(30)).await;
+    survivor.table("t2").put("z", "cf", "q", "1").await.unwrap();
+    assert!(
+        survivor
+            .table("t2")
+            .get_value("z", "cf", "q")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_restart_under_load_loses_nothing_and_shows_no_error() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cluster = Cluster::start(3);
+    let c = client(&cluster.addrs()).await;
+    create_table(&c).await;
+    settled(&c.admin(), 6, 3, Duration::from_secs(30)).await;
+    let writers = start_writers(&c, 4);
+    for i in 0..3 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let status = cluster.servers[i].take().unwrap().terminate();
+        assert!(status.success(), "server {i} stopped cleanly");
+        let stderr_before = cluster.stderr();
+        let s = cluster.spawn(i);
+        cluster.servers[i] = Some(s);
+        // The restarted server's address is new: give the client all.
+        let fresh = client(&cluster.addrs()).await;
+        settled(&fresh.admin(), 6, 3, Duration::from_secs(40)).await;
+        drop(stderr_before);
+    }
+    let (acked, errors, first) = writers.finish().await;
+    assert_eq!(errors, 0, "first error: {first:?}\n{}", cluster.stderr());
+    let fresh = client(&cluster.addrs()).await;
+    check_acked(&fresh, &acked).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcd_outages_shorter_than_the_lease_move_nothing_longer_ones_fence_then_recover() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cluster = Cluster::start(3);
+    let c = client(&cluster.addrs()).await;
+    create_table(&c).await;
+    let (before, _) = settled(&c.admin(), 6, 3, Duration::from_secs(30)).await;
+    c.table("t").put("a1", "cf", "q", "before").await.unwrap();
+    // Shorter than the 2 s lease.
+    cluster.etcd.pause(true);
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    cluster.etcd.pause(false);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (after, _) = settled(&c.admin(), 6, 3, Duration::from_secs(10)).await;
+    assert_eq!(before, after, "no region moved");
+    for s in cluster.servers.iter().flatten() {
+        assert!(
+            !s.stderr().contains("lost the cluster lease"),
+            "{}",
+            s.stderr()
+        );
+    }
+    // Longer than the lease: every server fences itself.
+    cluster.etcd.stop();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    for s in cluster.servers.iter().flatten() {
+        assert!(
+            s.stderr().contains("lost the cluster lease"),
+            "{}",
+            s.stderr()
+        );
+    }
+    cluster.etcd.restart();
+    settled(&c.admin(), 6, 3, Duration::from_secs(40)).await;
+    assert_eq!(
+        c.table("t")
+            .get_value("a1", "cf", "q")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(&b"before"[..])
+    );
+    c.table("t").put("a2", "cf", "q", "after").await.unwrap();
+}
+
+#[test]
+fn an_unreachable_etcd_is_a_clear_error_at_start() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let root = tempfile::tempdir().unwrap();
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cfg = config(root.path(), &format!("http://127.0.0.1:{port}"), "s1");
+    let started = Instant::now();
+    let out = std::process::Command::new(support::shoal_bin())
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(root.path().join("data"))
+        .args(["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot reach etcd") && stderr.contains(&port.to_string()),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30), "no hang");
+    // A local WAL in cluster mode is refused with the reason.
+    let bad = root.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        format!("[cluster]\netcd = [\"http://127.0.0.1:{port}\"]\n"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(support::shoal_bin())
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(root.path().join("data2"))
+        .arg("--config")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("wal.backend") && stderr.contains("cluster mode"),
+        "{stderr}"
+    );
+}
