@@ -354,7 +354,11 @@ async fn a_paused_server_acknowledges_nothing_for_regions_it_lost() {
             let row = format!("{key}-fenced-{i}");
             let req = shoal_client::proto::MutateRequest {
                 table: "t".into(),
-                mutation: Some(shoal_client::RowMutation::new(&row).put("cf", "q", "x").into_proto()),
+                mutation: Some(
+                    shoal_client::RowMutation::new(&row)
+                        .put("cf", "q", "x")
+                        .into_proto(),
+                ),
             };
             match raw.mutate(req).await {
                 Ok(_) => {

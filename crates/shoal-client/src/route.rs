@@ -75,8 +75,7 @@ pub(crate) fn is_not_serving(status: &tonic::Status) -> bool {
 }
 
 fn is_lease_lost(status: &tonic::Status) -> bool {
-    status.code() == tonic::Code::Aborted
-        && status.message().contains(shoal_proto::LEASE_LOST_TEXT)
+    status.code() == tonic::Code::Aborted && status.message().contains(shoal_proto::LEASE_LOST_TEXT)
 }
 
 fn is_not_master(status: &tonic::Status) -> bool {
@@ -148,12 +147,7 @@ impl Router {
                 out.push(a.clone());
             }
         }
-        for a in self
-            .conns
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-        {
+        for a in self.conns.lock().unwrap_or_else(|e| e.into_inner()).keys() {
             if !out.contains(a) {
                 out.push(a.clone());
             }

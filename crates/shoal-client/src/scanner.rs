@@ -26,6 +26,9 @@ pub struct Scanner {
     progress: Progress,
     /// Chunks of the last row still to drop after a reopen.
     skip: usize,
+    /// Cluster mode: where the server said the scan goes on (the next
+    /// region is served elsewhere).
+    resume_at: Option<Vec<u8>>,
     done: bool,
 }
 
@@ -101,6 +104,7 @@ impl Scanner {
             joining: None,
             progress: Progress::default(),
             skip: 0,
+            resume_at: None,
             done: false,
         }
     }
@@ -123,6 +127,14 @@ impl Scanner {
                 // it again whole.
                 self.joining = None;
                 self.client.router.note_failure(&self.req.table, &status);
+                if let Some(at) = status
+                    .metadata()
+                    .get(shoal_proto::SCAN_RESUME_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(unhex)
+                {
+                    self.resume_at = Some(at);
+                }
                 if !crate::route::retryable(&status, Idempotence::Idempotent) {
                     self.done = true;
                     return Err(status.into());
@@ -148,10 +160,26 @@ impl Scanner {
         let stream = match &mut self.stream {
             Some(s) => s,
             None => {
-                let Some((req, skip)) = resume(&self.req, &self.progress) else {
+                let Some((mut req, mut skip)) = resume(&self.req, &self.progress) else {
                     self.done = true;
                     return Ok(());
                 };
+                if let Some(at) = self.resume_at.take() {
+                    // Everything on the near side of `at` was sent.
+                    if req.reverse {
+                        if req.stop_row.is_empty() || at < req.stop_row {
+                            req.stop_row = at;
+                            skip = 0;
+                        }
+                    } else if at > req.start_row {
+                        if !req.stop_row.is_empty() && at >= req.stop_row {
+                            self.done = true;
+                            return Ok(());
+                        }
+                        req.start_row = at;
+                        skip = 0;
+                    }
+                }
                 // The server of the scan's first row (the row below the
                 // stop row for a reverse scan); it answers "not serving" at
                 // the end of what it holds, and the scan goes on elsewhere.
@@ -316,4 +344,15 @@ mod tests {
         }
         assert_eq!(p, progress("c", 3, 3));
     }
+}
+
+/// Bytes from lowercase hex; `None` if malformed.
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
 }

@@ -185,23 +185,29 @@ impl Table {
     pub async fn mutate(&self, mutation: RowMutation) -> Result<(), ClientError> {
         let row = mutation.m.row.clone();
         let m = mutation.m;
-        routed(&self.client, &self.name, &row, Idempotence::Idempotent, |conn| {
-            let (m, table) = (m.clone(), self.name.clone());
-            async move {
-                match &conn.combiner {
-                    Some(combiner) => combiner.mutate(&table, m).await.map_err(to_status),
-                    None => {
-                        let mut data = conn.data;
-                        data.mutate(pb::MutateRequest {
-                            table,
-                            mutation: Some(m),
-                        })
-                        .await
-                        .map(|_| ())
+        routed(
+            &self.client,
+            &self.name,
+            &row,
+            Idempotence::Idempotent,
+            |conn| {
+                let (m, table) = (m.clone(), self.name.clone());
+                async move {
+                    match &conn.combiner {
+                        Some(combiner) => combiner.mutate(&table, m).await.map_err(to_status),
+                        None => {
+                            let mut data = conn.data;
+                            data.mutate(pb::MutateRequest {
+                                table,
+                                mutation: Some(m),
+                            })
+                            .await
+                            .map(|_| ())
+                        }
                     }
                 }
-            }
-        })
+            },
+        )
         .await
     }
 
@@ -287,7 +293,10 @@ impl Table {
             for (idx, r) in futures::future::join_all(calls).await {
                 let answers: Vec<Result<(), ClientError>> = match r {
                     Ok(a) => a,
-                    Err(e) => idx.iter().map(|_| Err(crate::combine::duplicate(&e))).collect(),
+                    Err(e) => idx
+                        .iter()
+                        .map(|_| Err(crate::combine::duplicate(&e)))
+                        .collect(),
                 };
                 for (i, a) in idx.into_iter().zip(answers) {
                     match a {
@@ -333,10 +342,16 @@ impl Table {
                 })
                 .collect(),
         };
-        let cells = data_call!(self, Idempotence::NotIdempotent, increment, row.as_ref(), req)?
-            .row
-            .unwrap_or_default()
-            .cells;
+        let cells = data_call!(
+            self,
+            Idempotence::NotIdempotent,
+            increment,
+            row.as_ref(),
+            req
+        )?
+        .row
+        .unwrap_or_default()
+        .cells;
         if cells.len() != columns.len() {
             return Err(ClientError::Protocol(format!(
                 "{} counters for {} columns",
@@ -412,7 +427,13 @@ impl Table {
             mutation: Some(mutation.m),
         };
         let row = req.row.clone();
-        let resp = data_call!(self, Idempotence::NotIdempotent, check_and_mutate, &row, req)?;
+        let resp = data_call!(
+            self,
+            Idempotence::NotIdempotent,
+            check_and_mutate,
+            &row,
+            req
+        )?;
         Ok(resp.processed)
     }
 

@@ -21,6 +21,11 @@ pub const ROW_TOO_LARGE: &str = "row too large for one response";
 /// map and sends the call to the owner.
 pub const NOT_SERVING_HEADER: &str = "shoal-not-serving";
 
+/// Response metadata key on a scan's not-serving answer: the row (hex) the
+/// scan goes on from at the next region's server — forward scans start
+/// there, reverse scans stop there (exclusive).
+pub const SCAN_RESUME_HEADER: &str = "shoal-scan-resume";
+
 /// Response metadata key with the owner's gRPC address, when the server
 /// that is not serving a region knows who does.
 pub const OWNER_HEADER: &str = "shoal-owner";

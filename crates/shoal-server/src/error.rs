@@ -50,6 +50,9 @@ pub enum ServiceError {
         region: String,
         /// The owner's gRPC address, if known.
         owner: Option<String>,
+        /// For a scan: the row it goes on from (every row before it, or
+        /// after it for a reverse scan, was sent).
+        resume_at: Option<bytes::Bytes>,
     },
     /// Cluster mode: table changes are made by the master.
     #[error("this server is not the cluster's master{}; table changes go to the master", .0.as_ref().map(|m| format!(" (the master is {m})")).unwrap_or_default())]
@@ -120,10 +123,19 @@ impl ServiceError {
             }
         };
         match self {
-            ServiceError::NotServing { region, owner, .. } => {
+            ServiceError::NotServing {
+                region,
+                owner,
+                resume_at,
+                ..
+            } => {
                 hint(&mut status, shoal_proto::NOT_SERVING_HEADER, region);
                 if let Some(o) = owner {
                     hint(&mut status, shoal_proto::OWNER_HEADER, o);
+                }
+                if let Some(row) = resume_at {
+                    let hex: String = row.iter().map(|b| format!("{b:02x}")).collect();
+                    hint(&mut status, shoal_proto::SCAN_RESUME_HEADER, &hex);
                 }
             }
             ServiceError::NotMaster(master) => {

@@ -121,9 +121,12 @@ pub async fn join(
                 section.etcd.join(",")
             ))
         })?;
-    let (membership, wal_run) = join_as(&etcd, section, &name, &addr)
-        .await
-        .map_err(|e| cluster_err(format!("joining the cluster at {}: {e}", section.etcd.join(","))))?;
+    let (membership, wal_run) = join_as(&etcd, section, &name, &addr).await.map_err(|e| {
+        cluster_err(format!(
+            "joining the cluster at {}: {e}",
+            section.etcd.join(",")
+        ))
+    })?;
     let state = Arc::new(ClusterState::new(name));
     let _ = state.etcd.set((etcd.clone(), section.prefix.clone()));
     watch_lease(&membership, &state);
@@ -451,8 +454,12 @@ impl Loop {
                 continue;
             }
             match ForeignWal::delete(bucket, &run).await {
-                Ok(n) => tracing::info!(run = %run, objects = n, "WAL run no longer needed; deleted"),
-                Err(e) => tracing::warn!(run = %run, error = %e, "deleting a WAL run failed; retried later"),
+                Ok(n) => {
+                    tracing::info!(run = %run, objects = n, "WAL run no longer needed; deleted")
+                }
+                Err(e) => {
+                    tracing::warn!(run = %run, error = %e, "deleting a WAL run failed; retried later")
+                }
             }
         }
         Ok(())

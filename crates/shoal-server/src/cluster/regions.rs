@@ -179,7 +179,11 @@ impl Host {
                     c.move_ms
                         .fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);
                 }
-                tracing::info!(region = id, close_ms = started.elapsed().as_millis() as u64, "region closed for a move");
+                tracing::info!(
+                    region = id,
+                    close_ms = started.elapsed().as_millis() as u64,
+                    "region closed for a move"
+                );
                 Ok(())
             }
             Err(e) => {
@@ -229,10 +233,7 @@ impl Host {
 
     /// The region map's entries in cluster mode: every region of the table
     /// with its owner as the last round saw it (absent while unassigned).
-    pub(crate) fn cluster_locations(
-        &self,
-        table: &LiveTable,
-    ) -> Vec<crate::host::RegionLocation> {
+    pub(crate) fn cluster_locations(&self, table: &LiveTable) -> Vec<crate::host::RegionLocation> {
         let Some(state) = &self.inner.cluster else {
             return Vec::new();
         };
@@ -274,4 +275,3 @@ impl RegionHost for Regions<'_> {
         self.0.open_region_ids()
     }
 }
-

@@ -301,7 +301,11 @@ impl pb::admin_server::Admin for AdminService {
                 l2_bytes,
                 requests: s.requests.total_requests(),
                 object_store_gets: gets,
-                cluster_name: s.cluster.as_ref().map(|c| c.name.clone()).unwrap_or_default(),
+                cluster_name: s
+                    .cluster
+                    .as_ref()
+                    .map(|c| c.name.clone())
+                    .unwrap_or_default(),
                 master: s
                     .cluster
                     .as_ref()

@@ -96,7 +96,9 @@ impl Host {
         };
         self.require_master()?;
         let Some((etcd, prefix)) = state.etcd.get() else {
-            return Err(ServiceError::Unavailable("not connected to etcd yet".into()));
+            return Err(ServiceError::Unavailable(
+                "not connected to etcd yet".into(),
+            ));
         };
         let d = state.directory();
         let Some(owner) = d.owners.get(region) else {
@@ -151,7 +153,9 @@ impl Host {
         };
         self.require_master()?;
         let Some((etcd, prefix)) = state.etcd.get() else {
-            return Err(ServiceError::Unavailable("not connected to etcd yet".into()));
+            return Err(ServiceError::Unavailable(
+                "not connected to etcd yet".into(),
+            ));
         };
         let key = format!("{prefix}/balancer");
         let unavailable = |e: shoal_cluster::EtcdError| ServiceError::Unavailable(e.to_string());

@@ -106,6 +106,7 @@ impl Host {
             table: table.to_string(),
             region: region.to_string(),
             owner,
+            resume_at: None,
         }
     }
 
@@ -481,8 +482,16 @@ impl ScanStream {
             return Ok(());
         };
         if matches!(slot, Slot::Elsewhere) {
-            // Cluster mode: the client goes on at the owner.
-            return Err(self.host.not_serving(&self.table, &record.id));
+            // Cluster mode: the client goes on at the owner, from here.
+            let mut e = self.host.not_serving(&self.table, &record.id);
+            if let ServiceError::NotServing { resume_at, .. } = &mut e {
+                *resume_at = Some(if scan.reverse {
+                    scan.stop_row.clone()
+                } else {
+                    scan.start_row.clone()
+                });
+            }
+            return Err(e);
         }
         let Slot::Open(region) = slot else {
             return Err(ServiceError::Unavailable(format!(

@@ -10,8 +10,8 @@
 
 mod admin;
 mod background;
-mod data;
 mod cluster_admin;
+mod data;
 mod locate;
 mod split;
 

@@ -146,7 +146,11 @@ pub async fn run(client: &Client, name: &str, a: &Args<'_>, out: &mut dyn Write)
                     out,
                     "cluster: {} live server(s), master {}, balancer {}; answered by {}",
                     s.servers.len(),
-                    if s.master.is_empty() { "(none right now)" } else { &s.master },
+                    if s.master.is_empty() {
+                        "(none right now)"
+                    } else {
+                        &s.master
+                    },
                     if s.balancer_on { "on" } else { "off" },
                     s.cluster_name
                 )?;
@@ -166,7 +170,11 @@ pub async fn run(client: &Client, name: &str, a: &Args<'_>, out: &mut dyn Write)
                         server.name,
                         server.addr,
                         server.regions,
-                        if server.name == s.master { " (master)" } else { "" }
+                        if server.name == s.master {
+                            " (master)"
+                        } else {
+                            ""
+                        }
                     )?;
                     for id in &server.region_ids {
                         writeln!(out, "    {id}")?;

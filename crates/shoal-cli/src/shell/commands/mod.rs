@@ -78,13 +78,22 @@ pub const USAGE: &[(&str, &str)] = &[
     ("compact", "compact 't1'"),
     ("major_compact", "major_compact 't1'"),
     ("split", "split 't1' [, 'row']"),
-    ("status", "status [ 'detailed' ]   (detailed: the cluster's servers and their regions)"),
+    (
+        "status",
+        "status [ 'detailed' ]   (detailed: the cluster's servers and their regions)",
+    ),
     (
         "move",
         "move 'region_id' [, 'server']   (cluster: the master picks a server if none is given)",
     ),
-    ("balancer", "balancer   (cluster: says whether the balancer runs)"),
-    ("balance_switch", "balance_switch true|false   (cluster: turns the balancer on or off; prints the former state)"),
+    (
+        "balancer",
+        "balancer   (cluster: says whether the balancer runs)",
+    ),
+    (
+        "balance_switch",
+        "balance_switch true|false   (cluster: turns the balancer on or off; prints the former state)",
+    ),
     ("version", "version"),
     ("help", "help [ 'command' ]"),
     ("exit", "exit   (alias: quit)"),
