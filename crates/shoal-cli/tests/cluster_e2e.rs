@@ -17,6 +17,9 @@
 //! - a wrong etcd address at start: one clear error, not a hang.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+// The serializing lock is held for a whole test on purpose; each test has
+// its own runtime, so no other task waits on it.
+#![allow(clippy::await_holding_lock)]
 
 #[path = "../../shoal-cluster/tests/support/mod.rs"]
 mod etcd_support;

@@ -263,6 +263,17 @@ impl Scanner {
     }
 }
 
+/// Bytes from lowercase hex; `None` if malformed.
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,15 +355,4 @@ mod tests {
         }
         assert_eq!(p, progress("c", 3, 3));
     }
-}
-
-/// Bytes from lowercase hex; `None` if malformed.
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
 }

@@ -200,9 +200,7 @@ impl Host {
             }
         }
         // Acknowledged only while the lease is held (cluster mode).
-        if let Err(e) = self.check_lease() {
-            return Err(e);
-        }
+        self.check_lease()?;
         // Rows not routed yet, or whose region moved: one by one, with retries.
         let retries = results.iter().enumerate().filter_map(|(i, r)| match r {
             None => Some(i),
