@@ -31,6 +31,8 @@ enum ScenarioName {
     Warmup,
     /// Workload C on an emulated S3 with L2 off, on, and across restarts.
     Bucketcache,
+    /// Three servers and etcd as child processes; kill -9 one under YCSB A.
+    Failover,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -202,6 +204,37 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 r.recovery_s_wiped_l2,
                 r.recovery_s_kill9_persistent_l2,
                 r.recovery_s_kill9_wiped_l2,
+                a.out.display()
+            );
+        }
+        ScenarioName::Failover => {
+            let run = a
+                .duration
+                .unwrap_or(Duration::from_secs(if a.quick { 12 } else { 60 }));
+            let opts = shoal_bench::scenario::failover::FailoverOptions {
+                records: if a.quick { 5_000 } else { 100_000 },
+                regions: if a.quick { 6 } else { 12 },
+                rate: a.rate.unwrap_or(if a.quick { 300.0 } else { 1_000.0 }),
+                threads: 16,
+                before: run / 3,
+                after: run - run / 3,
+                lease_ttl: Duration::from_secs(3),
+                latency: Duration::from_millis(20),
+                // The servers run this very binary as `shoal serve`.
+                shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
+            };
+            let r = shoal_bench::scenario::failover::run(&opts, &a.out).await?;
+            let s = |v: Option<f64>| v.map_or_else(|| "never".to_string(), |s| format!("{s:.2} s"));
+            println!(
+                "failover: every region serving again {} after kill -9 (client's view), {} (master's view); HBase's default detection alone: {:.0} s; {} ops, {} failed, {} slower than 100 ms; acknowledged updates lost: {} of {}; reports in {}",
+                s(r.recovery_client_s),
+                s(r.recovery_master_s),
+                r.hbase_default_detection_s,
+                r.ops,
+                r.ops_failed,
+                r.ops_slower_than_100ms,
+                r.acked_updates_lost,
+                r.acked_updates,
                 a.out.display()
             );
         }

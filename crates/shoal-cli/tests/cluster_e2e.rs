@@ -16,7 +16,8 @@
 //!   longer: the servers fence themselves, and serve again when it is back;
 //! - a wrong etcd address at start: one clear error, not a hang.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test code
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// test code
 // The serializing lock is held for a whole test on purpose; each test has
 // its own runtime, so no other task waits on it.
 #![allow(clippy::await_holding_lock)]

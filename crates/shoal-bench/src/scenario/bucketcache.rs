@@ -8,13 +8,11 @@
 //! in-process server; the kill -9 phases run `shoal serve` as a child
 //! process (module `child`), since only a process can be killed.
 
-mod child;
-
+use super::child::{self, ChildError, ChildServer, Counters};
 use super::{Embedded, ScenarioError, write_report};
 use crate::runner::{self, RunOptions};
 use crate::scenario::svg::{Line, chart};
 use crate::workload::{CoreWorkload, Properties};
-use child::{ChildError, ChildServer, Counters};
 use serde::Serialize;
 use shoal_client::{Admin, Client};
 use std::net::SocketAddr;

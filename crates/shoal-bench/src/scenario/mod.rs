@@ -3,6 +3,8 @@
 //! scenario module owns one experiment; `svg` draws the charts.
 
 pub mod bucketcache;
+pub mod child;
+pub mod failover;
 pub mod figures;
 pub mod svg;
 pub mod warmup;
