@@ -366,3 +366,58 @@ fn the_bucketcache_scenario_quick_run_reports_every_phase() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+#[test]
+fn the_failover_scenario_quick_run_reports_recovery_and_no_lost_write() {
+    let found = std::process::Command::new("sh")
+        .args(["-c", "command -v etcd"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "etcd is not installed; scripts/test installs Debian's etcd-server"
+        );
+        eprintln!("skipped: etcd is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let out = std::process::Command::new(support::shoal_bin())
+        .env("TMPDIR", &tmp)
+        .args(["bench", "scenario", "failover", "--quick", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("failover.json")).unwrap())
+            .unwrap();
+    // Every region served again (the goal of ≤ 5 s is a benchmark figure,
+    // not asserted here; the report must have it).
+    assert!(v["recovery_client_s"].as_f64().is_some(), "{v}");
+    assert!(v["recovery_master_s"].as_f64().is_some(), "{v}");
+    assert!(v["acked_updates"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["acked_updates_lost"].as_u64(), Some(0), "{v}");
+    assert_eq!(v["hbase_default_detection_s"].as_f64(), Some(90.0));
+    assert!(!v["windows"].as_array().unwrap().is_empty());
+    let md = std::fs::read_to_string(dir.path().join("failover.md")).unwrap();
+    assert!(md.contains("every region serving again"), "{md}");
+    assert!(dir.path().join("failover.svg").exists());
+    // No child (server or etcd) outlives the scenario.
+    let left = std::process::Command::new("pgrep")
+        .arg("-af")
+        .arg(tmp.to_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
+        "processes left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
