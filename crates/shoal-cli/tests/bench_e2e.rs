@@ -396,8 +396,7 @@ fn the_failover_scenario_quick_run_reports_recovery_and_no_lost_write() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("failover.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(dir.path().join("failover.json")).unwrap()).unwrap();
     // Every region served again (the goal of ≤ 5 s is a benchmark figure,
     // not asserted here; the report must have it).
     assert!(v["recovery_client_s"].as_f64().is_some(), "{v}");

@@ -395,7 +395,37 @@ async fn the_master_killed_another_takes_over() {
     let mut cluster = Cluster::start(3);
     let c = client(&cluster.addrs()).await;
     create_table(&c).await;
-    let (_, master) = settled(&c.admin(), 6, 3, Duration::from_secs(30)).await;
+    let (layout0, master) = settled(&c.admin(), 6, 3, Duration::from_secs(30)).await;
+    // The shell's cluster commands, through a server that is not master.
+    let other = (0..3).find(|&i| Cluster::name(i) != master).unwrap();
+    let addr = cluster.server(other).grpc;
+    let (code, out, err) = support::shell(addr, &["-e", "status 'detailed'"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("3 live server(s)"), "{out}");
+    assert!(out.contains(&format!("{master} at")), "{out}");
+    for ids in layout0.values() {
+        for id in ids {
+            assert!(out.contains(id.as_str()), "{id} in {out}");
+        }
+    }
+    let first = |out: &str| out.lines().next().unwrap_or_default().trim().to_string();
+    let (code, out, err) = support::shell(addr, &["-e", "balance_switch false"], "");
+    assert_eq!((code, first(&out)), (0, "true".into()), "{err}");
+    // Every server sees the switch within a round.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (code, out, err) = support::shell(addr, &["-e", "balancer"], "");
+    assert_eq!((code, first(&out)), (0, "false".into()), "{err}");
+    // Move one region of `other` to the master, by name.
+    let region = layout0[&Cluster::name(other)][0].clone();
+    let (code, out, err) =
+        support::shell(addr, &["-e", &format!("move '{region}', '{master}'")], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("moved to {master}")), "{out}");
+    let (l, _) = layout(&c.admin()).await.unwrap();
+    assert!(l[&master].contains(&region), "{l:?}");
+    let (code, _, err) = support::shell(addr, &["-e", "move 'no-such-region'"], "");
+    assert_ne!(code, 0);
+    assert!(err.contains("no region"), "{err}");
     let m = (0..3).find(|&i| Cluster::name(i) == master).unwrap();
     cluster.servers[m].take().unwrap().kill9();
     let survivor = client(&cluster.addrs()).await;

@@ -303,6 +303,25 @@ pub async fn server_round<H: RegionHost>(
             }
         }
     }
+    // Regions to open this round: opened concurrently (a dead server's
+    // regions come back together, not one after another).
+    let to_open: Vec<(&String, &Assignment)> = records
+        .iter()
+        .filter(|(region, (a, _))| {
+            a.owner.as_deref() == Some(me)
+                && (a.state == RegionState::Opening
+                    || (a.state == RegionState::Open && !open_here.contains(*region)))
+        })
+        .map(|(region, (a, _))| (region, a))
+        .collect();
+    let opened: std::collections::HashMap<String, Result<(), String>> =
+        futures::future::join_all(to_open.iter().map(|(region, a)| async move {
+            let replay = replay_for(a, my_wal);
+            ((*region).clone(), host.open(region, a.epoch, &replay).await)
+        }))
+        .await
+        .into_iter()
+        .collect();
     for (region, (a, revision)) in records.clone() {
         if a.owner.as_deref() != Some(me) {
             continue;
@@ -313,7 +332,11 @@ pub async fn server_round<H: RegionHost>(
                 if !is_open || a.state == RegionState::Opening =>
             {
                 let replay = replay_for(&a, my_wal);
-                match host.open(&region, a.epoch, &replay).await {
+                let result = opened
+                    .get(&region)
+                    .cloned()
+                    .unwrap_or_else(|| Err("not opened this round".into()));
+                match result {
                     Ok(()) => {
                         round.opened += 1;
                         Assignment {

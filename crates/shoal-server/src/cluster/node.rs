@@ -466,8 +466,15 @@ impl Loop {
     }
 
     /// Not master: read the catalog again when the master published a newer
-    /// version.
+    /// version, and the balancer's switch.
     async fn follow_catalog(&mut self, prefix: &str) -> Result<(), shoal_cluster::EtcdError> {
+        // The balancer's switch, for this server's status answers.
+        let balancer_on = self
+            .etcd
+            .get(balancer_key(prefix).as_bytes())
+            .await?
+            .is_none_or(|kv| kv.value != b"off");
+        self.state.balancer_on.store(balancer_on, Ordering::Relaxed);
         let Some(kv) = self.etcd.get(catalog_key(prefix).as_bytes()).await? else {
             return Ok(());
         };

@@ -139,9 +139,7 @@ impl Host {
         };
         let mut foreign = Vec::new();
         for run in replay {
-            let wal = ForeignWal::read(&self.inner.env.bucket, run)
-                .await
-                .map_err(|e| format!("reading WAL run {run}: {e}"))?;
+            let wal = self.foreign_wal(run).await?;
             foreign.extend(wal.entries(id, 0));
         }
         let replayed = foreign.len();
@@ -161,6 +159,29 @@ impl Host {
         }
         tracing::info!(region = id, table = %table.name, replay_runs = replay.len(), replayed, open_ms, "region opened as its owner");
         Ok(())
+    }
+
+    /// WAL run `run` of a dead former owner, read once for all the regions
+    /// that replay it (kept 30 s: the run is final once its owner's lease
+    /// lapsed — anything appended later was never acknowledged).
+    async fn foreign_wal(&self, run: &str) -> Result<Arc<ForeignWal>, String> {
+        let read = || async {
+            ForeignWal::read(&self.inner.env.bucket, run)
+                .await
+                .map(Arc::new)
+                .map_err(|e| format!("reading WAL run {run}: {e}"))
+        };
+        let Some(state) = &self.inner.cluster else {
+            return read().await;
+        };
+        let mut cache = state.foreign_wals.lock().await;
+        cache.retain(|_, (at, _)| at.elapsed() < std::time::Duration::from_secs(30));
+        if let Some((_, wal)) = cache.get(run) {
+            return Ok(wal.clone());
+        }
+        let wal = read().await?;
+        cache.insert(run.to_owned(), (Instant::now(), wal.clone()));
+        Ok(wal)
     }
 
     /// Flushes and closes region `id` (it moves to another server).

@@ -83,6 +83,11 @@ pub struct ClusterState {
     recent: RwLock<Vec<Failover>>,
     /// etcd and the cluster's key prefix (for moves and the balancer).
     pub(crate) etcd: std::sync::OnceLock<(shoal_cluster::Etcd, String)>,
+    /// Dead servers' WAL runs read recently: the regions of one dead server
+    /// open together and each needs the same run (read once, kept a while).
+    pub(crate) foreign_wals: tokio::sync::Mutex<
+        HashMap<String, (Instant, std::sync::Arc<shoal_storage::wal::ForeignWal>)>,
+    >,
 }
 
 impl ClusterState {
@@ -103,6 +108,7 @@ impl ClusterState {
             balancer_on: AtomicBool::new(true),
             recent: RwLock::default(),
             etcd: std::sync::OnceLock::new(),
+            foreign_wals: tokio::sync::Mutex::default(),
         }
     }
 
