@@ -11,7 +11,7 @@
 //! of reads of one row per region, started after the kill, all answered)
 //! and as the master sees it (every region open on the two survivors, from
 //! the Status call), operations that failed at the caller, operations
-//! slower than 100 ms (they waited for a retry), p99 per 1 s window, and
+//! finished over 100 ms after their scheduled start, p99 per 1 s window, and
 //! acknowledged updates lost (each update writes its task's column with a
 //! growing number; every column must read back at least its last
 //! acknowledged number).
@@ -100,7 +100,8 @@ pub struct FailoverReport {
     pub ops: u64,
     /// Operations that failed at the caller (after the client's retries).
     pub ops_failed: u64,
-    /// Operations slower than 100 ms (most waited for a retry).
+    /// Operations finished more than 100 ms after their scheduled start
+    /// (during the stall, and the backlog behind it at a fixed rate).
     pub ops_slower_than_100ms: u64,
     /// Updates acknowledged.
     pub acked_updates: u64,
@@ -365,7 +366,18 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
         .iter()
         .filter_map(|(_, s)| s.as_ref().map(|s| s.grpc.to_string()))
         .collect();
-    let watcher = Client::connect(&survivors.join(",")).await?;
+    // The watcher retries every 100 ms at most: it measures when regions
+    // answer again, not the workload client's backoff policy.
+    let watcher = Client::connect_with(
+        &survivors.join(","),
+        ClientOptions {
+            initial_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_millis(100),
+            retry_deadline: Duration::from_secs(60),
+            ..ClientOptions::default()
+        },
+    )
+    .await?;
     // The client's view: rounds of one read per region.
     let probe_rows: Vec<String> = std::iter::once(key(0))
         .chain(
@@ -511,7 +523,7 @@ fn markdown(o: &FailoverOptions, r: &FailoverReport) -> String {
          | every region serving again, client's view | {} |\n\
          | every region serving again, master's view | {} |\n\
          | HBase: default time to *notice* a dead RegionServer | {:.0} s (then WAL split and replay) |\n\
-         | operations | {} |\n| failed at the caller | {} |\n| slower than 100 ms (waited for a retry) | {} |\n\
+         | operations | {} |\n| failed at the caller | {} |\n| slower than 100 ms from their scheduled start (the stall and the backlog behind it) | {} |\n\
          | acknowledged updates | {} |\n| acknowledged updates lost | {} |\n\n\
          | second | ops | errors | p99 ms | max ms |\n|---|---|---|---|---|\n",
         o.latency.as_millis(),
