@@ -45,15 +45,17 @@ struct Cluster {
     etcd: EtcdServer,
     root: tempfile::TempDir,
     servers: Vec<Option<ServerProcess>>,
+    regions: String,
 }
 
-fn config(root: &Path, etcd: &str, name: &str) -> PathBuf {
+/// `regions`: extra keys for write_config's `[regions]` table.
+fn config(root: &Path, etcd: &str, name: &str, regions: &str) -> PathBuf {
     let dir = root.join(format!("{name}-config"));
     std::fs::create_dir_all(&dir).unwrap();
     support::write_config(
         &dir,
         &format!(
-            "[object_store]\nurl = \"file://{}\"\n[wal]\nbackend = \"object\"\n\
+            "{regions}[object_store]\nurl = \"file://{}\"\n[wal]\nbackend = \"object\"\n\
              [cluster]\netcd = [\"{etcd}\"]\nname = \"{name}\"\nlease_ttl = \"{LEASE}\"\n",
             root.join("bucket").display()
         ),
@@ -62,6 +64,10 @@ fn config(root: &Path, etcd: &str, name: &str) -> PathBuf {
 
 impl Cluster {
     fn start(n: usize) -> Cluster {
+        Cluster::start_with(n, "")
+    }
+
+    fn start_with(n: usize, regions: &str) -> Cluster {
         let etcd = EtcdServer::start();
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("bucket")).unwrap();
@@ -69,6 +75,7 @@ impl Cluster {
             etcd,
             root,
             servers: Vec::new(),
+            regions: regions.to_owned(),
         };
         for i in 0..n {
             let s = c.spawn(i);
@@ -83,7 +90,12 @@ impl Cluster {
 
     fn spawn(&self, i: usize) -> ServerProcess {
         let name = Cluster::name(i);
-        let cfg = config(self.root.path(), &self.etcd.endpoint(), &name);
+        let cfg = config(
+            self.root.path(),
+            &self.etcd.endpoint(),
+            &name,
+            &self.regions,
+        );
         let data = self.root.path().join(format!("{name}-data"));
         ServerProcess::start(&data, Some(&cfg))
     }
@@ -526,6 +538,89 @@ async fn etcd_outages_shorter_than_the_lease_move_nothing_longer_ones_fence_then
     c.table("t").put("a2", "cf", "q", "after").await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_region_that_grows_splits_on_its_owner_and_the_master_registers_the_children() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cluster = Cluster::start_with(3, "split_size = \"2MiB\"\n");
+    let c = client(&cluster.addrs()).await;
+    c.admin()
+        .create_table("t", vec![Admin::family("cf")], vec![])
+        .await
+        .unwrap();
+    // create_table returns once its region serves.
+    // About 6 MiB into the single region: flushes, then a split (or two).
+    let table = c.table("t");
+    // Values that do not compress (an LCG's bytes).
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rows = Vec::new();
+    for i in 0..600 {
+        let value: Vec<u8> = (0..10_000)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                (x >> 56) as u8
+            })
+            .collect();
+        let row = format!("r{:05}", (i * 7919) % 100_000);
+        table.put(&row, "cf", "q", &value).await.unwrap();
+        rows.push(row);
+    }
+    let start = Instant::now();
+    let layout_after = loop {
+        let (l, _) = layout(&c.admin()).await.unwrap();
+        let total: usize = l.values().map(Vec::len).sum();
+        if total >= 2 {
+            break l;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no split: {l:?}
+{}",
+            cluster.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        cluster.stderr().contains("split registered"),
+        "{}",
+        cluster.stderr()
+    );
+    // Every row reads back, through the children.
+    let check = |c: Client, rows: Vec<String>| async move {
+        let got = c
+            .table("t")
+            .get_many(rows.iter().map(Get::new).collect())
+            .await
+            .unwrap();
+        for (row, r) in rows.iter().zip(got) {
+            assert_eq!(r.cells.len(), 1, "{row} lost");
+        }
+    };
+    check(c.clone(), rows.clone()).await;
+    // A child's owner dies: the child is reopened elsewhere, rows intact.
+    let owner = layout_after
+        .iter()
+        .find(|(_, r)| !r.is_empty())
+        .map(|(n, _)| n.clone())
+        .unwrap();
+    let i = (0..3).find(|&i| Cluster::name(i) == owner).unwrap();
+    cluster.servers[i].take().unwrap().kill9();
+    let survivor = client(&cluster.addrs()).await;
+    let start = Instant::now();
+    loop {
+        let (l, _) = layout(&survivor.admin()).await.unwrap_or_default();
+        let total: usize = l.values().map(Vec::len).sum();
+        if l.len() == 2 && total >= layout_after.values().map(Vec::len).sum::<usize>() {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{l:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    check(survivor, rows).await;
+}
+
 #[test]
 fn an_unreachable_etcd_is_a_clear_error_at_start() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -536,7 +631,7 @@ fn an_unreachable_etcd_is_a_clear_error_at_start() {
         .local_addr()
         .unwrap()
         .port();
-    let cfg = config(root.path(), &format!("http://127.0.0.1:{port}"), "s1");
+    let cfg = config(root.path(), &format!("http://127.0.0.1:{port}"), "s1", "");
     let started = Instant::now();
     let out = std::process::Command::new(support::shoal_bin())
         .arg("serve")

@@ -79,6 +79,20 @@ fn assign_prefix(prefix: &str) -> String {
     format!("{prefix}/assign/")
 }
 
+/// The record of `region` with its modification revision, if any.
+pub async fn read(
+    etcd: &Etcd,
+    prefix: &str,
+    region: &str,
+) -> Result<Option<(Assignment, i64)>, EtcdError> {
+    let key = format!("{}{region}", assign_prefix(prefix));
+    Ok(etcd.get(key.as_bytes()).await?.and_then(|kv| {
+        serde_json::from_slice::<Assignment>(&kv.value)
+            .ok()
+            .map(|a| (a, kv.mod_revision))
+    }))
+}
+
 /// Every assignment record with its modification revision, by region.
 pub async fn read_all(
     etcd: &Etcd,

@@ -371,6 +371,8 @@ impl Loop {
     /// Master: publish the catalog version, run the master's round, and
     /// now and then delete WAL runs nobody needs.
     async fn master_work(&mut self, prefix: &str) -> Result<(), shoal_cluster::EtcdError> {
+        let state = self.state.clone();
+        let _exclusive = state.master_work.lock().await;
         let (version, catalog) = {
             let c = self.host.inner.catalog.lock().await;
             (c.version(), c.current().clone())

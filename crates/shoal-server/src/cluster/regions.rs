@@ -118,7 +118,7 @@ impl Host {
     /// Opens region `id` as its owner, replaying `replay` (WAL runs of
     /// former owners) first.
     pub(crate) async fn open_assigned(&self, id: &str, replay: &[String]) -> Result<(), String> {
-        if self.open_region_here(id).is_some() {
+        if self.open_region_here(id).is_some() || self.installing(id) {
             return Ok(());
         }
         let started = Instant::now();
@@ -238,9 +238,11 @@ impl Host {
         given_up.len()
     }
 
-    /// Ids of the regions open here.
+    /// Ids of the regions open here (a split's children being installed
+    /// included).
     pub(crate) fn open_region_ids(&self) -> Vec<String> {
-        self.tables()
+        let mut ids: Vec<String> = self
+            .tables()
             .iter()
             .flat_map(|t| {
                 t.regions
@@ -249,7 +251,99 @@ impl Host {
                     .map(|(r, _)| r.id.clone())
                     .collect::<Vec<_>>()
             })
-            .collect()
+            .collect();
+        if let Some(c) = &self.inner.cluster {
+            ids.extend(
+                c.installing
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .cloned(),
+            );
+        }
+        ids
+    }
+
+    /// True while a split here installs region `id`.
+    fn installing(&self, id: &str) -> bool {
+        self.inner.cluster.as_ref().is_some_and(|c| {
+            c.installing
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(id)
+        })
+    }
+
+    /// Marks (or unmarks) a split's children as being installed here.
+    pub(crate) fn set_installing(&self, ids: &[String], on: bool) {
+        if let Some(c) = &self.inner.cluster {
+            let mut set = c.installing.lock().unwrap_or_else(|e| e.into_inner());
+            for id in ids {
+                if on {
+                    set.insert(id.clone());
+                } else {
+                    set.remove(id);
+                }
+            }
+        }
+    }
+
+    /// Cluster mode, on the owner of a region that split: has the master
+    /// register the children (this server when it is master, else over
+    /// gRPC), then reads the catalog that lists them.
+    pub(crate) async fn register_split_with_master(
+        &self,
+        table: &str,
+        parent: &str,
+        children: &[RegionRecord],
+    ) -> Result<Catalog, crate::error::ServiceError> {
+        use crate::error::ServiceError;
+        let Some(state) = &self.inner.cluster else {
+            return Err(ServiceError::FailedPrecondition(
+                "not in cluster mode".into(),
+            ));
+        };
+        if state.is_master() {
+            self.register_split(&state.name, table, parent, children.to_vec())
+                .await?;
+        } else {
+            let master = state.master_addr().ok_or_else(|| {
+                ServiceError::Unavailable("no master to register a split with".into())
+            })?;
+            let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{master}"))
+                .map_err(|e| ServiceError::Unavailable(format!("master address {master}: {e}")))?
+                .connect_timeout(std::time::Duration::from_secs(5))
+                .timeout(std::time::Duration::from_secs(30));
+            let channel = endpoint.connect().await.map_err(|e| {
+                ServiceError::Unavailable(format!("connecting to the master at {master}: {e}"))
+            })?;
+            let mut admin = shoal_proto::v1::admin_client::AdminClient::new(channel);
+            admin
+                .register_split(shoal_proto::v1::RegisterSplitRequest {
+                    server: state.name.clone(),
+                    table: table.to_owned(),
+                    parent: parent.to_owned(),
+                    children: children
+                        .iter()
+                        .map(|c| shoal_proto::v1::SplitChildSpec {
+                            id: c.id.clone(),
+                            dir: c.dir.clone(),
+                            start_row: c.start_row.to_vec(),
+                            end_row: c.end_row.to_vec(),
+                        })
+                        .collect(),
+                })
+                .await
+                .map_err(|s| {
+                    ServiceError::Unavailable(format!(
+                        "the master refused or lost the split: {}",
+                        s.message()
+                    ))
+                })?;
+        }
+        let mut catalog = self.inner.catalog.lock().await;
+        self.reload_catalog(&mut catalog).await?;
+        Ok(catalog.current().clone())
     }
 
     /// The region map's entries in cluster mode: every region of the table

@@ -88,6 +88,12 @@ pub struct ClusterState {
     pub(crate) foreign_wals: tokio::sync::Mutex<
         HashMap<String, (Instant, std::sync::Arc<shoal_storage::wal::ForeignWal>)>,
     >,
+    /// Children of a split this server is installing: counted as open here
+    /// so its round neither reopens nor closes them meanwhile.
+    pub(crate) installing: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Held by the master's round and by a split's registration, so the
+    /// round never sees a split half registered.
+    pub(crate) master_work: tokio::sync::Mutex<()>,
 }
 
 impl ClusterState {
@@ -109,6 +115,8 @@ impl ClusterState {
             recent: RwLock::default(),
             etcd: std::sync::OnceLock::new(),
             foreign_wals: tokio::sync::Mutex::default(),
+            installing: std::sync::Mutex::default(),
+            master_work: tokio::sync::Mutex::new(()),
         }
     }
 

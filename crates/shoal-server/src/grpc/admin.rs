@@ -220,6 +220,30 @@ impl pb::admin_server::Admin for AdminService {
             .await
     }
 
+    async fn register_split(
+        &self,
+        req: Request<pb::RegisterSplitRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let r = req.into_inner();
+        self.timed(async {
+            let children = r
+                .children
+                .into_iter()
+                .map(|c| crate::catalog::RegionRecord {
+                    id: c.id,
+                    dir: c.dir,
+                    start_row: c.start_row.into(),
+                    end_row: c.end_row.into(),
+                })
+                .collect();
+            self.host
+                .register_split(&r.server, &r.table, &r.parent, children)
+                .await?;
+            Ok(message(format!("split of {} registered", r.parent)))
+        })
+        .await
+    }
+
     async fn balance_switch(
         &self,
         req: Request<pb::BalanceSwitchRequest>,

@@ -36,9 +36,7 @@ impl Host {
                     region.compact_references_in_background();
                     continue;
                 }
-                // Cluster mode: splits are not made yet (the children would
-                // need registering with the master); see docs/cluster.md.
-                if region.size_bytes() >= split_size && self.inner.cluster.is_none() {
+                if region.size_bytes() >= split_size {
                     match self
                         .split_region(&table.record.name, &record.id, None)
                         .await
@@ -51,6 +49,8 @@ impl Host {
                 }
             }
         }
+        // Cluster mode: split parents' files stay (the catalog's janitor
+        // entries are the master's to change; not built yet).
         if self.inner.cluster.is_some() {
             return;
         }

@@ -200,6 +200,106 @@ impl Host {
             .collect()
     }
 
+    /// Cluster mode, on the master: registers the split of `parent` (served
+    /// by `server`) into `children`. The children's records (open on the
+    /// same server, logging to the same WAL run) are written first, then
+    /// the catalog, then the parent's record goes: a master that dies
+    /// midway leaves either the parent served (children records of regions
+    /// the catalog does not have are retired) or both children.
+    pub async fn register_split(
+        &self,
+        server: &str,
+        table: &str,
+        parent: &str,
+        children: Vec<crate::catalog::RegionRecord>,
+    ) -> Result<(), ServiceError> {
+        let Some(state) = &self.inner.cluster else {
+            return Err(ServiceError::FailedPrecondition(
+                "registering a split needs cluster mode".into(),
+            ));
+        };
+        self.require_master()?;
+        let Some((etcd, prefix)) = state.etcd.get() else {
+            return Err(ServiceError::Unavailable(
+                "not connected to etcd yet".into(),
+            ));
+        };
+        let unavailable = |e: shoal_cluster::EtcdError| ServiceError::Unavailable(e.to_string());
+        use shoal_cluster::assignment::{self, Assignment, RegionState};
+        let Some((record, revision)) = assignment::read(etcd, prefix, parent)
+            .await
+            .map_err(unavailable)?
+        else {
+            return Err(ServiceError::FailedPrecondition(format!(
+                "region {parent} has no assignment"
+            )));
+        };
+        if record.owner.as_deref() != Some(server) || record.state != RegionState::Open {
+            return Err(ServiceError::FailedPrecondition(format!(
+                "region {parent} is not served by {server} ({:?} by {:?})",
+                record.state, record.owner
+            )));
+        }
+        if children.len() != 2 {
+            return Err(ServiceError::InvalidArgument(
+                "a split has two children".into(),
+            ));
+        }
+        let _exclusive = state.master_work.lock().await;
+        for c in &children {
+            let child = Assignment {
+                v: 1,
+                region: c.id.clone(),
+                owner: Some(server.to_owned()),
+                epoch: record.epoch + 1,
+                state: RegionState::Open,
+                replay: Vec::new(),
+                owner_wal: record.owner_wal.clone(),
+                to: None,
+            };
+            if !assignment::write(etcd, prefix, &child, 0)
+                .await
+                .map_err(unavailable)?
+            {
+                return Err(ServiceError::FailedPrecondition(format!(
+                    "region {} already has an assignment",
+                    c.id
+                )));
+            }
+        }
+        let parent_id = parent.to_owned();
+        self.commit_as_master(|next| {
+            let t = next
+                .table_mut(table)
+                .ok_or_else(|| ServiceError::NoSuchTable(table.to_string()))?;
+            let at = t
+                .regions
+                .iter()
+                .position(|r| r.id == parent_id)
+                .ok_or_else(|| {
+                    ServiceError::FailedPrecondition(format!(
+                        "region {parent_id} is not in the catalog"
+                    ))
+                })?;
+            let parent_record = t.regions[at].clone();
+            t.regions.splice(at..=at, children.iter().cloned());
+            t.split_parents.push(crate::catalog::SplitParentRecord {
+                region: parent_record,
+                children_dirs: children.iter().map(|c| c.dir.clone()).collect(),
+            });
+            Ok(())
+        })
+        .await?;
+        // The catalog lists the children: the split happened. A failure
+        // from here on leaves the parent's record, which the master retires
+        // (its region is no longer in the catalog).
+        if let Err(e) = assignment::delete(etcd, prefix, parent, revision).await {
+            tracing::warn!(region = parent, error = %e, "deleting a split parent's record failed; the master retires it");
+        }
+        tracing::info!(table, parent, server, "split registered");
+        Ok(())
+    }
+
     /// Refuses a table change cluster mode does not make yet.
     pub(crate) fn not_in_cluster_mode(&self, what: &str) -> Result<(), ServiceError> {
         if self.inner.cluster.is_some() {

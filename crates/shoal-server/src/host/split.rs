@@ -27,7 +27,9 @@ impl Host {
         table: &str,
         row: Option<Bytes>,
     ) -> Result<Vec<RegionRecord>, ServiceError> {
-        self.not_in_cluster_mode("splitting a region")?;
+        self.not_in_cluster_mode(
+            "splitting by hand (regions split by themselves past regions.split_size)",
+        )?;
         let live = self.table(table)?;
         if !live.record.enabled {
             return Err(ServiceError::TableDisabled(table.to_string()));
@@ -82,7 +84,12 @@ impl Host {
         region_id: &str,
         row: Option<Bytes>,
     ) -> Result<Vec<RegionRecord>, ServiceError> {
-        let mut catalog = self.inner.catalog.lock().await;
+        // Cluster mode: the master commits the catalog (possibly this very
+        // server, which then takes the lock itself).
+        let mut catalog_guard = match self.inner.cluster {
+            None => Some(self.inner.catalog.lock().await),
+            Some(_) => None,
+        };
         let live = self.table(table)?;
         let Some((key, (record, slot))) = live
             .regions
@@ -158,6 +165,21 @@ impl Host {
                         source,
                     })
                 })?;
+            let Some(catalog) = catalog_guard.as_mut() else {
+                // Cluster mode: the master registers the children.
+                let ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
+                self.set_installing(&ids, true);
+                return match self
+                    .register_split_with_master(table, region_id, &children)
+                    .await
+                {
+                    Ok(next) => Ok(next),
+                    Err(e) => {
+                        self.set_installing(&ids, false);
+                        Err(e)
+                    }
+                };
+            };
             let mut next = catalog.current().clone();
             let Some(t) = next.table_mut(table) else {
                 return Err(ServiceError::NoSuchTable(table.to_string()));
@@ -178,6 +200,16 @@ impl Host {
         .await;
         let next = match committed {
             Ok(next) => next,
+            Err(e) if self.inner.cluster.is_some() => {
+                // The master may or may not have registered the children:
+                // whichever its records say is opened by this server's
+                // next round (the parent is flushed; so are the children's
+                // files). Nothing is deleted here.
+                tracing::warn!(table, region = region_id, error = %e, "split not confirmed by the master; the next round opens the parent or the children, whichever is registered");
+                self.replace_slot(&live, &key, (record.clone(), Slot::Elsewhere));
+                self.retire(&region);
+                return Err(e);
+            }
             Err(e) => {
                 tracing::warn!(table, region = region_id, error = %e, "split failed before its commit; reopening the parent");
                 for c in &children {
@@ -198,11 +230,16 @@ impl Host {
             .cloned()
             .ok_or_else(|| ServiceError::NoSuchTable(table.to_string()))?;
         let mut opened: Vec<(RegionRecord, Region)> = Vec::new();
+        let child_ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
         for c in &children {
-            let r = self
-                .open_region(&table_record, c)
-                .await
-                .map_err(ServiceError::Region)?;
+            let r = match self.open_region(&table_record, c).await {
+                Ok(r) => r,
+                Err(e) => {
+                    // Cluster mode: the round opens it from its record.
+                    self.set_installing(&child_ids, false);
+                    return Err(ServiceError::Region(e));
+                }
+            };
             opened.push((c.clone(), r));
         }
         {
@@ -217,6 +254,7 @@ impl Host {
                 regions,
             });
         }
+        self.set_installing(&child_ids, false);
         self.retire(&region);
         self.inner.splits.fetch_add(1, Ordering::Relaxed);
         self.release_wal(region_id).await;
