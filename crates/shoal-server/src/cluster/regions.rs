@@ -84,7 +84,7 @@ impl Host {
 
     /// Puts `slot` in place of region `id`'s slot; false if the region is
     /// not in a served table.
-    fn set_slot(&self, id: &str, slot: Slot) -> bool {
+    pub(crate) fn set_slot(&self, id: &str, slot: Slot) -> bool {
         let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
         let Some((name, key)) = tables.iter().find_map(|(name, t)| {
             t.regions
@@ -120,6 +120,9 @@ impl Host {
     pub(crate) async fn open_assigned(&self, id: &str, replay: &[String]) -> Result<(), String> {
         if self.open_region_here(id).is_some() || self.installing(id) {
             return Ok(());
+        }
+        if self.moving_here(id) {
+            return Err(format!("region {id} is being split or closed here"));
         }
         let started = Instant::now();
         let found = match self.find_region(id) {
@@ -238,8 +241,18 @@ impl Host {
         given_up.len()
     }
 
-    /// Ids of the regions open here (a split's children being installed
-    /// included).
+    /// True while region `id` is being split or closed here.
+    fn moving_here(&self, id: &str) -> bool {
+        self.tables().iter().any(|t| {
+            t.regions
+                .values()
+                .any(|(r, s)| r.id == id && matches!(s, Slot::Moving))
+        })
+    }
+
+    /// Ids of the regions open here, those being split or closed here, and
+    /// a split's children being installed: the round must neither reopen
+    /// nor hand them out meanwhile.
     pub(crate) fn open_region_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self
             .tables()
@@ -247,7 +260,7 @@ impl Host {
             .flat_map(|t| {
                 t.regions
                     .values()
-                    .filter(|(_, s)| matches!(s, Slot::Open(_)))
+                    .filter(|(_, s)| matches!(s, Slot::Open(_) | Slot::Moving))
                     .map(|(r, _)| r.id.clone())
                     .collect::<Vec<_>>()
             })

@@ -65,9 +65,20 @@ impl Host {
         let mut wait = Duration::from_millis(2);
         loop {
             let result = match self.route(table, row) {
-                Ok(region) => call(region)
+                Ok(region) => call(region.clone())
                     .await
-                    .map_err(|e| self.region_error(table, e))
+                    .map_err(|e| {
+                        // Cluster mode: another server fenced the region's
+                        // manifest, so it owns it now; stop serving it here.
+                        if self.inner.cluster.is_some() && matches!(e, RegionError::Fenced { .. }) {
+                            tracing::warn!(
+                                region = region.id(),
+                                "region fenced by a newer owner; no longer served here"
+                            );
+                            self.set_slot(region.id(), Slot::Elsewhere);
+                        }
+                        self.region_error(table, e)
+                    })
                     // Answered only while the lease is held: a server cut off
                     // from etcd may have lost the region to another.
                     .and_then(|v| self.check_lease().map(|()| v)),
