@@ -326,6 +326,28 @@ async fn a_killed_server_s_regions_serve_again_and_no_acknowledged_write_is_lost
         .await
         .unwrap();
     assert_eq!(n, acked.len() as u64 + 1, "every row once (plus a-any)");
+    // Every documented cluster metric is exported; the survivors opened the
+    // dead server's regions as failovers.
+    let doc = include_str!("../../../docs/metrics.md");
+    let mut failovers = 0.0;
+    for s in cluster.servers.iter().flatten() {
+        let (code, body) = s.http_get("/metrics");
+        assert_eq!(code, 200);
+        for n in doc
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .filter(|n| n.starts_with("shoal_cluster_"))
+        {
+            assert!(body.contains(&format!("# TYPE {n} ")), "{n} not exported");
+        }
+        failovers += body
+            .lines()
+            .find_map(|l| l.strip_prefix("shoal_cluster_failovers_total "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+    }
+    assert_eq!(failovers, 2.0, "the dead server's two regions failed over");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
