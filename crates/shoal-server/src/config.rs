@@ -628,6 +628,30 @@ mod tests {
         }
     }
 
+    /// The documented cluster example (the second TOML block) is valid,
+    /// gives the cluster section's defaults, and each of its keys is in the
+    /// key table; without the object WAL it is refused naming the key.
+    #[test]
+    fn docs_cluster_example_matches_the_code() {
+        let doc = include_str!("../../../docs/config.md");
+        let first = doc.find("```toml").unwrap() + "```toml".len();
+        let start = first + doc[first..].find("```toml").unwrap() + "```toml".len();
+        let end = start + doc[start..].find("```").unwrap();
+        let example = &doc[start..end];
+        let parsed = ServerConfig::from_toml(example).unwrap();
+        let cluster = parsed.cluster.expect("a [cluster] table");
+        let defaults = crate::cluster_config::ClusterSection::default();
+        assert_eq!(cluster.etcd, vec!["http://127.0.0.1:2379".to_string()]);
+        assert_eq!(cluster.lease_ttl, defaults.lease_ttl);
+        assert_eq!(cluster.prefix, defaults.prefix);
+        for key in ["etcd", "name", "advertise_addr", "lease_ttl", "prefix"] {
+            assert!(doc.contains(&format!("| `cluster.{key}` |")), "{key}");
+        }
+        let local = example.replace("backend = \"object\"", "backend = \"local\"");
+        let e = ServerConfig::from_toml(&local).unwrap_err();
+        assert!(e.to_string().contains("wal.backend"), "{e}");
+    }
+
     #[test]
     fn empty_file_gives_defaults() {
         let c = ServerConfig::from_toml("").unwrap();

@@ -77,7 +77,13 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
         flushes: 3,
         compactions: 1,
         splits: 0,
-        cluster: None,
+        cluster: Some(crate::status::ClusterView {
+            name: "s1".into(),
+            is_master: true,
+            lease_held: true,
+            failovers: (2, 150),
+            ..Default::default()
+        }),
         write: crate::status::WritePathView {
             memstore_limit: 1 << 30,
             flush_watermark: 1 << 29,
