@@ -254,6 +254,20 @@ impl Writers {
     }
 }
 
+/// Files under `dir`, recursively (0 if it is gone).
+fn files_under(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() { files_under(&p) } else { 1 }
+        })
+        .sum()
+}
+
 /// Every acknowledged row reads back with its value.
 async fn check_acked(c: &Client, acked: &[(String, String)]) {
     let table = c.table("t");
@@ -348,6 +362,37 @@ async fn a_killed_server_s_regions_serve_again_and_no_acknowledged_write_is_lost
             .unwrap_or(0.0);
     }
     assert_eq!(failovers, 2.0, "the dead server's two regions failed over");
+    // The dead server's WAL run is deleted once every region logged there
+    // was replayed and logged again (the master sweeps every 30 s)...
+    let dead = cluster
+        .root
+        .path()
+        .join("bucket/wal")
+        .join(Cluster::name(victim));
+    let start = Instant::now();
+    while files_under(&dead) > 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the dead server's WAL run is still there\n{}",
+            cluster.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(
+        cluster
+            .stderr()
+            .contains("WAL run no longer needed; deleted")
+    );
+    // ...and the live servers' runs were left alone: writes go on, and
+    // everything acknowledged still reads back.
+    let after = survivor.table("t");
+    for i in 0..50 {
+        after
+            .put(format!("z-after-{i}"), "cf", "q", "x")
+            .await
+            .unwrap();
+    }
+    check_acked(&survivor, &acked).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
