@@ -706,6 +706,56 @@ async fn a_region_that_grows_splits_on_its_owner_and_the_master_registers_the_ch
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_is_altered_across_the_cluster() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cluster = Cluster::start(3);
+    let c = client(&cluster.addrs()).await;
+    create_table(&c).await;
+    settled(&c.admin(), 6, 3, Duration::from_secs(30)).await;
+    let t = c.table("t");
+    for k in ["a1", "c1", "e1", "g1", "i1", "k1"] {
+        t.put(k, "cf", "q", "before").await.unwrap();
+    }
+    // A family added: every region, wherever it is, takes writes to it.
+    let mut cf2 = Admin::family("cf2");
+    cf2.max_versions = Some(3);
+    c.admin().alter("t", vec![cf2], vec![]).await.unwrap();
+    for k in ["a1", "c1", "e1", "g1", "i1", "k1"] {
+        t.put(k, "cf2", "q", "new").await.unwrap();
+        assert_eq!(
+            t.get_value(k, "cf", "q").await.unwrap().as_deref(),
+            Some(&b"before"[..]),
+            "{k} kept its data through the reopen"
+        );
+        assert_eq!(
+            t.get_value(k, "cf2", "q").await.unwrap().as_deref(),
+            Some(&b"new"[..])
+        );
+    }
+    let d = c.admin().describe("t").await.unwrap();
+    assert!(
+        d.families
+            .iter()
+            .any(|f| f.name == "cf2" && f.max_versions == Some(3))
+    );
+    // Each region was flushed, closed and opened again where it was.
+    let logs = cluster.stderr();
+    assert_eq!(
+        logs.matches("region closed for a move").count(),
+        6,
+        "{logs}"
+    );
+    settled(&c.admin(), 6, 3, Duration::from_secs(30)).await;
+    // Truncate is not there yet in cluster mode: it says so.
+    c.admin().disable("t").await.unwrap();
+    let e = c.admin().truncate("t").await.unwrap_err();
+    assert!(e.to_string().contains("cluster mode"), "{e}");
+}
+
 #[test]
 fn an_unreachable_etcd_is_a_clear_error_at_start() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

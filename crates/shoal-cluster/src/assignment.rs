@@ -176,6 +176,42 @@ pub async fn request_move(
     }
 }
 
+/// Asks for `region` (served by `owner`) to be reopened where it is: its
+/// owner flushes and closes it, then the master gives it back to the same
+/// server, which opens it with the catalog as it is then (a schema change).
+/// Err with the reason if it is not serving by `owner` now.
+pub async fn request_reopen(
+    etcd: &Etcd,
+    prefix: &str,
+    region: &str,
+    owner: &str,
+) -> Result<Result<(), String>, EtcdError> {
+    let key = format!("{}{region}", assign_prefix(prefix));
+    let Some(kv) = etcd.get(key.as_bytes()).await? else {
+        return Ok(Err(format!("region {region} has no assignment")));
+    };
+    let a: Assignment = match serde_json::from_slice(&kv.value) {
+        Ok(a) => a,
+        Err(e) => return Ok(Err(format!("region {region}: unreadable record: {e}"))),
+    };
+    if a.state != RegionState::Open || a.owner.as_deref() != Some(owner) {
+        return Ok(Err(format!(
+            "region {region} is {:?} by {:?}, not serving by {owner}",
+            a.state, a.owner
+        )));
+    }
+    let next = Assignment {
+        state: RegionState::Closing,
+        to: Some(owner.to_owned()),
+        ..a
+    };
+    if write(etcd, prefix, &next, kv.mod_revision).await? {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(format!("region {region} changed meanwhile")))
+    }
+}
+
 /// One step the master takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {

@@ -181,24 +181,40 @@ impl Host {
         delete: Vec<String>,
     ) -> Result<TableRecord, ServiceError> {
         self.config().limits.check_families(upsert.len())?;
-        self.not_in_cluster_mode("altering a table")?;
+        if self.inner.cluster.is_some() {
+            return self.alter_table_in_cluster(name, upsert, delete).await;
+        }
         let mut catalog = self.inner.catalog.lock().await;
-        let mut record = catalog
+        let record = catalog
             .current()
             .table(name)
             .cloned()
             .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))?;
-        for family in &delete {
+        let record = self.altered(record, &upsert, &delete)?;
+        self.replace_record(&mut catalog, name, &record).await?;
+        tracing::info!(table = name, "table altered");
+        Ok(record)
+    }
+
+    /// `record` with `upsert` and `delete` applied, checked.
+    fn altered(
+        &self,
+        mut record: TableRecord,
+        upsert: &[FamilyPatch],
+        delete: &[String],
+    ) -> Result<TableRecord, ServiceError> {
+        let name = record.name.clone();
+        for family in delete {
             let before = record.families.len();
             record.families.retain(|f| &f.name != family);
             if record.families.len() == before {
                 return Err(ServiceError::NoSuchFamily {
-                    table: name.to_string(),
+                    table: name,
                     family: family.clone(),
                 });
             }
         }
-        for patch in &upsert {
+        for patch in upsert {
             let base = record
                 .families
                 .iter()
@@ -217,7 +233,33 @@ impl Host {
             )));
         }
         record.families.sort_by(|a, b| a.name.cmp(&b.name));
-        self.replace_record(&mut catalog, name, &record).await?;
+        Ok(record)
+    }
+
+    /// Cluster mode: the master commits the new schema, then every region
+    /// of the table is reopened where it is (flushed, closed, opened again
+    /// with the new families); waits (bounded) for them.
+    async fn alter_table_in_cluster(
+        &self,
+        name: &str,
+        upsert: Vec<FamilyPatch>,
+        delete: Vec<String>,
+    ) -> Result<TableRecord, ServiceError> {
+        let mut altered = None;
+        self.commit_as_master(|next| {
+            let t = next
+                .table_mut(name)
+                .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))?;
+            let record = self.altered(t.clone(), &upsert, &delete)?;
+            *t = record.clone();
+            altered = Some(record);
+            Ok(())
+        })
+        .await?;
+        let record = altered.ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))?;
+        if record.enabled {
+            self.reopen_in_cluster(&record).await?;
+        }
         tracing::info!(table = name, "table altered");
         Ok(record)
     }

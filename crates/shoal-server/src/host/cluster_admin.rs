@@ -61,6 +61,72 @@ impl Host {
             return Err(e.into());
         }
         self.install_tables(catalog.current());
+        let version = catalog.version();
+        drop(catalog);
+        // Published at once (not at the next round), so a server told to
+        // reopen a region afterwards reads this catalog first.
+        if let Some(state) = &self.inner.cluster
+            && let Some((etcd, prefix)) = state.etcd.get()
+        {
+            let key = format!("{prefix}/catalog");
+            if let Err(e) = etcd
+                .put(key.as_bytes(), version.to_string().as_bytes(), 0)
+                .await
+            {
+                tracing::warn!(error = %e, "publishing the catalog version failed; the next round does");
+            }
+        }
+        Ok(())
+    }
+
+    /// Cluster mode: every serving region of `record` is reopened where it
+    /// is (its owner flushes and closes it, the master gives it back, it
+    /// opens with the catalog as it is now); waits (bounded) for all.
+    pub(crate) async fn reopen_in_cluster(&self, record: &TableRecord) -> Result<(), ServiceError> {
+        let Some(state) = &self.inner.cluster else {
+            return Ok(());
+        };
+        let Some((etcd, prefix)) = state.etcd.get() else {
+            return Err(ServiceError::Unavailable(
+                "not connected to etcd yet".into(),
+            ));
+        };
+        let unavailable = |e: shoal_cluster::EtcdError| ServiceError::Unavailable(e.to_string());
+        let mut before = std::collections::HashMap::new();
+        for r in &record.regions {
+            let Some((a, _)) = shoal_cluster::assignment::read(etcd, prefix, &r.id)
+                .await
+                .map_err(unavailable)?
+            else {
+                continue;
+            };
+            let Some(owner) = a.owner.clone() else {
+                continue;
+            };
+            match shoal_cluster::assignment::request_reopen(etcd, prefix, &r.id, &owner)
+                .await
+                .map_err(unavailable)?
+            {
+                Ok(()) => {
+                    before.insert(r.id.clone(), a.epoch);
+                }
+                Err(reason) => {
+                    tracing::warn!(region = %r.id, %reason, "region not reopened; it opens with the new schema when it next moves")
+                }
+            }
+        }
+        let start = Instant::now();
+        while start.elapsed() < SETTLE_DEADLINE {
+            let d = state.directory();
+            if before
+                .iter()
+                .all(|(id, epoch)| d.owners.get(id).is_some_and(|o| o.open && o.epoch > *epoch))
+            {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        tracing::warn!(table = %record.name, "regions did not all reopen in time; they go on reopening");
         Ok(())
     }
 
