@@ -254,7 +254,9 @@ impl Writers {
     }
 }
 
-/// Files under `dir`, recursively (0 if it is gone).
+/// Objects under `dir` of a local bucket, recursively (0 if it is gone).
+/// A PUT cut by kill -9 leaves its staging file (`name#n`), which is not
+/// an object: not counted.
 fn files_under(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
@@ -263,7 +265,11 @@ fn files_under(dir: &Path) -> usize {
         .flatten()
         .map(|e| {
             let p = e.path();
-            if p.is_dir() { files_under(&p) } else { 1 }
+            if p.is_dir() {
+                files_under(&p)
+            } else {
+                usize::from(!e.file_name().to_string_lossy().contains('#'))
+            }
         })
         .sum()
 }
