@@ -385,7 +385,9 @@ impl Host {
     /// same boundaries and comes back enabled, as HBase's does; the old data
     /// is deleted afterwards.
     pub async fn truncate_table(&self, name: &str) -> Result<(), ServiceError> {
-        self.not_in_cluster_mode("truncating a table")?;
+        if self.inner.cluster.is_some() {
+            return self.truncate_table_in_cluster(name).await;
+        }
         let mut catalog = self.inner.catalog.lock().await;
         let live = self.table(name)?;
         if live.record.enabled {
@@ -402,6 +404,42 @@ impl Host {
         record.split_parents.clear();
         self.replace_record(&mut catalog, name, &record).await?;
         self.delete_region_data(&old_record).await;
+        tracing::info!(table = name, "table truncated");
+        Ok(())
+    }
+
+    /// Cluster mode: the master gives the disabled table new, empty
+    /// regions with the same boundaries and enables it, waits (bounded) for
+    /// them to serve, then deletes the old regions' data.
+    async fn truncate_table_in_cluster(&self, name: &str) -> Result<(), ServiceError> {
+        let mut old = None;
+        let mut new = None;
+        self.commit_as_master(|next| {
+            let t = next
+                .table_mut(name)
+                .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))?;
+            if t.enabled {
+                return Err(ServiceError::TableEnabled(name.to_string()));
+            }
+            old = Some(t.clone());
+            let regions = t
+                .regions
+                .iter()
+                .map(|r| new_region_record(&t.id, r.start_row.clone(), r.end_row.clone()))
+                .collect();
+            t.regions = regions;
+            t.split_parents.clear();
+            t.enabled = true;
+            new = Some(t.clone());
+            Ok(())
+        })
+        .await?;
+        if let Some(record) = &new {
+            self.settle(record, true).await;
+        }
+        if let Some(record) = &old {
+            self.delete_region_data(record).await;
+        }
         tracing::info!(table = name, "table truncated");
         Ok(())
     }
