@@ -322,26 +322,17 @@ where
     Fut: std::future::Future<Output = Result<T, tonic::Status>>,
 {
     let router = &client.router;
-    let mut backoff = Backoff::new(&client.options);
-    loop {
-        let conn = router.conn_for(table, row, false).await;
-        match call(conn).await {
-            Ok(v) => return Ok(v),
-            Err(status) => {
-                router.note_failure(table, &status);
-                if !retryable(&status, kind) {
-                    return Err(status.into());
-                }
-                match backoff.next_delay() {
-                    Some(d) => {
-                        tracing::debug!(code = ?status.code(), message = status.message(), delay = ?d, "retrying");
-                        tokio::time::sleep(d).await;
-                    }
-                    None => return Err(status.into()),
-                }
-            }
-        }
-    }
+    retry_with(
+        client,
+        kind,
+        || router.conn_for(table, row, false),
+        call,
+        |status| {
+            router.note_failure(table, &status);
+            std::future::ready(())
+        },
+    )
+    .await
 }
 
 /// Runs an admin `call` at the master (or any server when there is no
@@ -356,18 +347,47 @@ where
     Fut: std::future::Future<Output = Result<T, tonic::Status>>,
 {
     let router = &client.router;
+    retry_with(
+        client,
+        kind,
+        || router.admin_conn(),
+        call,
+        |status| async move { router.note_admin_failure(&status).await },
+    )
+    .await
+}
+
+/// The one retry loop: picks a connection with `pick`, runs `call`, lets
+/// `learn` see each failure, retries what is retryable with backoff.
+async fn retry_with<T, P, PF, F, Fut, L, LF>(
+    client: &crate::Client,
+    kind: Idempotence,
+    pick: P,
+    call: F,
+    learn: L,
+) -> Result<T, ClientError>
+where
+    P: Fn() -> PF,
+    PF: std::future::Future<Output = Conn>,
+    F: Fn(Conn) -> Fut,
+    Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+    L: Fn(tonic::Status) -> LF,
+    LF: std::future::Future<Output = ()>,
+{
     let mut backoff = Backoff::new(&client.options);
     loop {
-        let conn = router.admin_conn().await;
-        match call(conn).await {
+        match call(pick().await).await {
             Ok(v) => return Ok(v),
             Err(status) => {
-                router.note_admin_failure(&status).await;
+                learn(status.clone()).await;
                 if !retryable(&status, kind) {
                     return Err(status.into());
                 }
                 match backoff.next_delay() {
-                    Some(d) => tokio::time::sleep(d).await,
+                    Some(d) => {
+                        tracing::debug!(code = ?status.code(), message = status.message(), delay = ?d, "retrying");
+                        tokio::time::sleep(d).await;
+                    }
                     None => return Err(status.into()),
                 }
             }

@@ -147,33 +147,7 @@ pub async fn request_move(
     region: &str,
     to: &str,
 ) -> Result<Result<(), String>, EtcdError> {
-    let key = format!("{}{region}", assign_prefix(prefix));
-    let Some(kv) = etcd.get(key.as_bytes()).await? else {
-        return Ok(Err(format!("region {region} has no assignment")));
-    };
-    let a: Assignment = match serde_json::from_slice(&kv.value) {
-        Ok(a) => a,
-        Err(e) => return Ok(Err(format!("region {region}: unreadable record: {e}"))),
-    };
-    if a.state != RegionState::Open {
-        return Ok(Err(format!(
-            "region {region} is {:?}, not serving: try again when it is open",
-            a.state
-        )));
-    }
-    if a.owner.as_deref() == Some(to) {
-        return Ok(Ok(()));
-    }
-    let next = Assignment {
-        state: RegionState::Closing,
-        to: Some(to.to_owned()),
-        ..a
-    };
-    if write(etcd, prefix, &next, kv.mod_revision).await? {
-        Ok(Ok(()))
-    } else {
-        Ok(Err(format!("region {region} changed meanwhile; try again")))
-    }
+    request_close(etcd, prefix, region, to, None).await
 }
 
 /// Asks for `region` (served by `owner`) to be reopened where it is: its
@@ -186,29 +160,42 @@ pub async fn request_reopen(
     region: &str,
     owner: &str,
 ) -> Result<Result<(), String>, EtcdError> {
-    let key = format!("{}{region}", assign_prefix(prefix));
-    let Some(kv) = etcd.get(key.as_bytes()).await? else {
+    request_close(etcd, prefix, region, owner, Some(owner)).await
+}
+
+/// Marks a serving `region` closing, to be given to `to` once closed
+/// (`owner`: only if that server serves it). Already at `to` and no owner
+/// required: nothing to do.
+async fn request_close(
+    etcd: &Etcd,
+    prefix: &str,
+    region: &str,
+    to: &str,
+    owner: Option<&str>,
+) -> Result<Result<(), String>, EtcdError> {
+    let Some((a, revision)) = read(etcd, prefix, region).await? else {
         return Ok(Err(format!("region {region} has no assignment")));
     };
-    let a: Assignment = match serde_json::from_slice(&kv.value) {
-        Ok(a) => a,
-        Err(e) => return Ok(Err(format!("region {region}: unreadable record: {e}"))),
-    };
-    if a.state != RegionState::Open || a.owner.as_deref() != Some(owner) {
+    if a.state != RegionState::Open || owner.is_some_and(|o| a.owner.as_deref() != Some(o)) {
         return Ok(Err(format!(
-            "region {region} is {:?} by {:?}, not serving by {owner}",
-            a.state, a.owner
+            "region {region} is {:?} by {:?}, not serving{}: try again when it is open",
+            a.state,
+            a.owner,
+            owner.map(|o| format!(" by {o}")).unwrap_or_default()
         )));
+    }
+    if owner.is_none() && a.owner.as_deref() == Some(to) {
+        return Ok(Ok(()));
     }
     let next = Assignment {
         state: RegionState::Closing,
-        to: Some(owner.to_owned()),
+        to: Some(to.to_owned()),
         ..a
     };
-    if write(etcd, prefix, &next, kv.mod_revision).await? {
+    if write(etcd, prefix, &next, revision).await? {
         Ok(Ok(()))
     } else {
-        Ok(Err(format!("region {region} changed meanwhile")))
+        Ok(Err(format!("region {region} changed meanwhile; try again")))
     }
 }
 

@@ -219,31 +219,13 @@ impl Etcd {
         value: &[u8],
         lease: i64,
     ) -> Result<bool, EtcdError> {
-        let mut kv = self.kv.clone();
-        let r = self
-            .bounded(
-                "txn",
-                kv.txn(proto::TxnRequest {
-                    compare: vec![proto::Compare {
-                        result: proto::compare::CompareResult::Equal as i32,
-                        target: proto::compare::CompareTarget::Mod as i32,
-                        key: key.to_vec(),
-                        target_union: Some(proto::compare::TargetUnion::ModRevision(mod_revision)),
-                        range_end: Vec::new(),
-                    }],
-                    success: vec![proto::RequestOp {
-                        request: Some(proto::request_op::Request::RequestPut(proto::PutRequest {
-                            key: key.to_vec(),
-                            value: value.to_vec(),
-                            lease,
-                            prev_kv: false,
-                        })),
-                    }],
-                    failure: Vec::new(),
-                }),
-            )
-            .await?;
-        Ok(r.succeeded)
+        let put = proto::request_op::Request::RequestPut(proto::PutRequest {
+            key: key.to_vec(),
+            value: value.to_vec(),
+            lease,
+            prev_kv: false,
+        });
+        self.if_mod_revision(key, mod_revision, put).await
     }
 
     /// Deletes `key` only if its modification revision is `mod_revision`.
@@ -252,6 +234,21 @@ impl Etcd {
         &self,
         key: &[u8],
         mod_revision: i64,
+    ) -> Result<bool, EtcdError> {
+        let delete = proto::request_op::Request::RequestDeleteRange(proto::DeleteRangeRequest {
+            key: key.to_vec(),
+            ..Default::default()
+        });
+        self.if_mod_revision(key, mod_revision, delete).await
+    }
+
+    /// Runs `op` in a transaction only if `key`'s modification revision is
+    /// `mod_revision`; true if it ran.
+    async fn if_mod_revision(
+        &self,
+        key: &[u8],
+        mod_revision: i64,
+        op: proto::request_op::Request,
     ) -> Result<bool, EtcdError> {
         let mut kv = self.kv.clone();
         let r = self
@@ -265,14 +262,7 @@ impl Etcd {
                         target_union: Some(proto::compare::TargetUnion::ModRevision(mod_revision)),
                         range_end: Vec::new(),
                     }],
-                    success: vec![proto::RequestOp {
-                        request: Some(proto::request_op::Request::RequestDeleteRange(
-                            proto::DeleteRangeRequest {
-                                key: key.to_vec(),
-                                ..Default::default()
-                            },
-                        )),
-                    }],
+                    success: vec![proto::RequestOp { request: Some(op) }],
                     failure: Vec::new(),
                 }),
             )
