@@ -226,7 +226,7 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
             let r = shoal_bench::scenario::failover::run(&opts, &a.out).await?;
             let s = |v: Option<f64>| v.map_or_else(|| "never".to_string(), |s| format!("{s:.2} s"));
             println!(
-                "failover: every region serving again {} after kill -9 (client's view), {} (master's view); HBase's default detection alone: {:.0} s; {} ops, {} failed, {} over 100 ms late; acknowledged updates lost: {} of {}; reports in {}",
+                "failover: every region serving again {} after kill -9 (client's view), {} (master's view); HBase's default detection alone: {:.0} s; {} ops, {} failed, {} over 100 ms late; acknowledged updates lost: {} of {}; server CPU per op {}; reports in {}",
                 s(r.recovery_client_s),
                 s(r.recovery_master_s),
                 r.hbase_default_detection_s,
@@ -235,6 +235,8 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 r.ops_slower_than_100ms,
                 r.acked_updates_lost,
                 r.acked_updates,
+                r.server_cpu_us_per_op
+                    .map_or_else(|| "not measured".into(), |us| format!("{us:.0} µs")),
                 a.out.display()
             );
         }

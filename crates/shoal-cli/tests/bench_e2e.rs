@@ -404,6 +404,7 @@ fn the_failover_scenario_quick_run_reports_recovery_and_no_lost_write() {
     assert!(v["acked_updates"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(v["acked_updates_lost"].as_u64(), Some(0), "{v}");
     assert_eq!(v["hbase_default_detection_s"].as_f64(), Some(90.0));
+    assert!(v["server_cpu_us_per_op"].as_f64().unwrap() > 0.0, "{v}");
     assert!(!v["windows"].as_array().unwrap().is_empty());
     let md = std::fs::read_to_string(dir.path().join("failover.md")).unwrap();
     assert!(md.contains("every region serving again"), "{md}");

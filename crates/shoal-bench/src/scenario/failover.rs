@@ -107,6 +107,10 @@ pub struct FailoverReport {
     pub acked_updates: u64,
     /// Acknowledged updates not found afterwards.
     pub acked_updates_lost: u64,
+    /// CPU the three servers used during the run (user + system, from
+    /// /proc; the killed one up to its kill), per operation, µs. The load
+    /// generator runs in this process, not counted.
+    pub server_cpu_us_per_op: Option<f64>,
     /// Per-second figures.
     pub windows: Vec<Window>,
 }
@@ -188,6 +192,17 @@ async fn shoal_cluster_probe(endpoint: &str) -> Result<(), ()> {
     } else {
         Err(())
     }
+}
+
+/// User + system CPU seconds of process `pid` so far (Linux /proc).
+fn cpu_seconds(pid: Option<u32>) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid?)).ok()?;
+    // Fields after the command name (which may hold spaces), from field 3.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let (utime, stime): (f64, f64) = (fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?);
+    // Clock ticks: 100 per second on Linux (USER_HZ).
+    Some((utime + stime) / 100.0)
 }
 
 fn child_err(e: ChildError) -> ScenarioError {
@@ -309,6 +324,10 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
     let killed = servers[victim].0.clone();
 
     // Run workload A at a fixed rate.
+    let cpu_start: Vec<Option<f64>> = servers
+        .iter()
+        .map(|(_, s)| cpu_seconds(s.as_ref().and_then(ChildServer::pid)))
+        .collect();
     let started = Instant::now();
     let record = Arc::new(Mutex::new(Record::default()));
     let acked: Arc<Mutex<HashMap<(u64, usize), u64>>> = Arc::default();
@@ -358,6 +377,7 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
 
     tokio::time::sleep_until((started + o.before).into()).await;
     let kill_at = started.elapsed().as_secs_f64();
+    let victim_cpu = cpu_seconds(servers[victim].1.as_ref().and_then(ChildServer::pid));
     let killed_at = Instant::now();
     if let Some(s) = servers[victim].1.take() {
         s.kill9().map_err(child_err)?;
@@ -422,6 +442,18 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
         t.await
             .map_err(|e| ScenarioError::Server(format!("workload task: {e}")))?;
     }
+    let mut server_cpu = Some(0.0);
+    for (i, (_, s)) in servers.iter().enumerate() {
+        let end = if i == victim {
+            victim_cpu
+        } else {
+            cpu_seconds(s.as_ref().and_then(ChildServer::pid))
+        };
+        server_cpu = match (server_cpu, end, cpu_start[i]) {
+            (Some(total), Some(e), Some(b)) => Some(total + (e - b)),
+            _ => None,
+        };
+    }
     // Every acknowledged update is there.
     let acked = std::mem::take(&mut *acked.lock().unwrap_or_else(|e| e.into_inner()));
     let mut lost = 0u64;
@@ -483,6 +515,7 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
         ops_slower_than_100ms: slow,
         acked_updates,
         acked_updates_lost: lost,
+        server_cpu_us_per_op: server_cpu.filter(|_| ops > 0).map(|c| c * 1e6 / ops as f64),
         windows,
     };
     for (_, s) in servers.iter_mut() {
@@ -524,7 +557,8 @@ fn markdown(o: &FailoverOptions, r: &FailoverReport) -> String {
          | every region serving again, master's view | {} |\n\
          | HBase: default time to *notice* a dead RegionServer | {:.0} s (then WAL split and replay) |\n\
          | operations | {} |\n| failed at the caller | {} |\n| slower than 100 ms from their scheduled start (the stall and the backlog behind it) | {} |\n\
-         | acknowledged updates | {} |\n| acknowledged updates lost | {} |\n\n\
+         | acknowledged updates | {} |\n| acknowledged updates lost | {} |\n\
+         | server CPU per operation (3 servers, user + system) | {} |\n\n\
          | second | ops | errors | p99 ms | max ms |\n|---|---|---|---|---|\n",
         o.latency.as_millis(),
         r.lease_ttl_s,
@@ -542,6 +576,8 @@ fn markdown(o: &FailoverOptions, r: &FailoverReport) -> String {
         r.ops_slower_than_100ms,
         r.acked_updates,
         r.acked_updates_lost,
+        r.server_cpu_us_per_op
+            .map_or_else(|| "not measured".into(), |us| format!("{us:.0} µs")),
     );
     for w in &r.windows {
         md.push_str(&format!(
