@@ -4,9 +4,11 @@
 //! scrambled Zipfian, latest, hotspot, uniform); `workload` reads YCSB
 //! property files into a CoreWorkload; `runner` runs the load and run
 //! phases (closed loop or paced, warm-up excluded); `measure` keeps
-//! HdrHistograms and prints YCSB's text report or JSON; `scenario` runs the
+//! HdrHistograms and prints YCSB's text report or JSON; `cpu` measures CPU
+//! per operation of the server and of this process; `scenario` runs the
 //! scripted experiments (JSON, markdown and SVG reports).
 
+pub mod cpu;
 pub mod generators;
 pub mod keys;
 pub mod measure;

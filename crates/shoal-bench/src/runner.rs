@@ -46,6 +46,9 @@ pub struct PhaseReport {
     pub measurements: Measurements,
     /// Wall time of the measured part (after the warm-up).
     pub runtime: Duration,
+    /// Operations completed, warm-up included (what CPU per operation over
+    /// the whole phase divides by).
+    pub completed: u64,
 }
 
 /// Why a phase stopped early.
@@ -207,6 +210,7 @@ async fn drive(
         measurements.merge(&r.lock().unwrap_or_else(|e| e.into_inner()));
     }
     Ok(PhaseReport {
+        completed: done.load(Ordering::Relaxed),
         measurements,
         runtime: Instant::now().saturating_duration_since(measured_from),
     })

@@ -2,6 +2,7 @@
 //! embedded one on a temp dir), with YCSB's text report and a JSON file.
 
 use anyhow::Context;
+use shoal_bench::cpu::{CpuPerOp, CpuReading};
 use shoal_bench::{CoreWorkload, Properties, RunOptions};
 use shoal_client::{Admin, Client};
 use std::path::PathBuf;
@@ -33,6 +34,8 @@ enum ScenarioName {
     Bucketcache,
     /// Three servers and etcd as child processes; kill -9 one under YCSB A.
     Failover,
+    /// Server and client CPU per cached get, put and 100-row scan (server in a child process).
+    Callcost,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -240,6 +243,34 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 a.out.display()
             );
         }
+        ScenarioName::Callcost => {
+            let opts = shoal_bench::scenario::callcost::CallcostOptions {
+                records: if a.quick { 2_000 } else { 100_000 },
+                gets: if a.quick { 2_000 } else { 200_000 },
+                puts: if a.quick { 1_000 } else { 100_000 },
+                scans: if a.quick { 100 } else { 5_000 },
+                threads: 8,
+                // The server runs this very binary as `shoal serve`.
+                shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
+            };
+            let r = shoal_bench::scenario::callcost::run(&opts, &a.out).await?;
+            for c in &r.calls {
+                println!(
+                    "callcost: {}: {:.0} calls/s, p50 {} µs, p99 {} µs; CPU per call: {}",
+                    c.call,
+                    c.calls_per_sec,
+                    c.p50_us,
+                    c.p99_us,
+                    c.cpu.describe()
+                );
+            }
+            println!(
+                "callcost: {} build; server idle CPU {:.2} ms/s; reports in {}",
+                r.build,
+                r.server_idle_cpu_ms_per_s,
+                a.out.display()
+            );
+        }
         ScenarioName::Warmup => {
             let opts = shoal_bench::scenario::warmup::WarmupOptions {
                 dataset_bytes: if a.quick { 8 << 20 } else { 512 << 20 },
@@ -318,6 +349,8 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
         status_every: Duration::from_secs(10),
     };
     let before = admin.status().await?;
+    // An embedded server shares this process: its CPU cannot be told apart.
+    let server_admin = (!a.embedded).then_some(&admin);
     let mut json = serde_json::Map::new();
     json.insert("workload".into(), serde_json::to_value(&props.0)?);
     json.insert("threads".into(), a.threads.into());
@@ -327,9 +360,12 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
             "Loading {} records into {} with {} threads",
             workload.insert_count, workload.table, a.threads
         );
+        let cpu0 = CpuReading::take(server_admin).await;
         let r = shoal_bench::runner::load(&table, &workload, &opts).await?;
+        let cpu = cpu0.per_op(&CpuReading::take(server_admin).await, r.completed);
         println!("{}", r.measurements.report_text(r.runtime));
-        json.insert("load".into(), phase_json(&r));
+        println!("[CPU], per operation, {}", cpu.describe());
+        json.insert("load".into(), phase_json(&r, &cpu));
     }
     if matches!(a.phase, Phase::Run | Phase::Both) {
         let opts = RunOptions {
@@ -346,9 +382,12 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
                 .map(|t| format!(", target {t} ops/s (latency from intended start)"))
                 .unwrap_or_default()
         );
+        let cpu0 = CpuReading::take(server_admin).await;
         let r = shoal_bench::runner::run(&table, &workload, &opts).await?;
+        let cpu = cpu0.per_op(&CpuReading::take(server_admin).await, r.completed);
         println!("{}", r.measurements.report_text(r.runtime));
-        json.insert("run".into(), phase_json(&r));
+        println!("[CPU], per operation, {}", cpu.describe());
+        json.insert("run".into(), phase_json(&r, &cpu));
     }
     let after = admin.status().await?;
     json.insert(
@@ -376,11 +415,17 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn phase_json(r: &shoal_bench::PhaseReport) -> serde_json::Value {
+fn phase_json(r: &shoal_bench::PhaseReport, cpu: &CpuPerOp) -> serde_json::Value {
     let ms = r.runtime.as_millis().max(1) as f64;
     serde_json::json!({
         "runtime_ms": ms,
         "throughput_ops_per_sec": r.measurements.total() as f64 * 1000.0 / ms,
         "operations": r.measurements.reports(),
+        // Microseconds of CPU per operation over the whole phase (warm-up
+        // included), server (null when embedded) and this client process.
+        "server_cpu_us_per_op": cpu.server_us,
+        "server_cpu_system_us_per_op": cpu.server_system_us,
+        "client_cpu_us_per_op": cpu.client_us,
+        "client_cpu_system_us_per_op": cpu.client_system_us,
     })
 }

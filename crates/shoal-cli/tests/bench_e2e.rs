@@ -58,12 +58,118 @@ fn every_standard_workload_runs_and_reports() {
             );
         }
         assert!(v["run"]["throughput_ops_per_sec"].as_f64().unwrap() > 0.0);
+        // The embedded server shares the process: only the process's CPU
+        // per operation is known.
+        assert!(v["run"]["server_cpu_us_per_op"].is_null(), "{v}");
+        assert!(
+            v["run"]["client_cpu_us_per_op"].as_f64().unwrap() > 0.0,
+            "{v}"
+        );
+        assert!(
+            stdout.contains("[CPU], per operation, server not measured"),
+            "{stdout}"
+        );
         // Writes of concurrent threads may share one call (the client's
         // write combining), but every workload's run phase does at least 300
         // reads or scans of its own.
         let requests = v["server"]["requests_during_bench"].as_u64().unwrap();
         assert!(requests >= 300, "workload {w}: {requests} requests");
     }
+}
+
+#[test]
+fn ycsb_against_a_server_in_another_process_reports_its_cpu_per_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let server = support::ServerProcess::start(&data, None);
+    let json = dir.path().join("c.json");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../workloads");
+    let out = std::process::Command::new(support::shoal_bin())
+        .args(["bench", "ycsb", "both", "-P"])
+        .arg(format!("{root}/workloadc"))
+        .args(["-p", "recordcount=300", "-p", "operationcount=600"])
+        .args([
+            "--threads",
+            "4",
+            "--addr",
+            &server.grpc.to_string(),
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("[CPU], per operation, server "), "{stdout}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for phase in ["load", "run"] {
+        for key in ["server_cpu_us_per_op", "client_cpu_us_per_op"] {
+            let us = v[phase][key].as_f64().unwrap();
+            assert!(us > 0.0 && us.is_finite(), "{phase} {key}: {v}");
+        }
+        let sys = v[phase]["server_cpu_system_us_per_op"].as_f64().unwrap();
+        assert!(sys <= v[phase]["server_cpu_us_per_op"].as_f64().unwrap());
+    }
+    // The same counter is on /metrics.
+    let (code, metrics) = server.http_get("/metrics");
+    assert_eq!(code, 200);
+    let cpu: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("process_cpu_seconds_total "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(cpu > 0.0, "{metrics}");
+    server.terminate();
+}
+
+#[test]
+fn the_callcost_scenario_quick_run_reports_cpu_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let out = std::process::Command::new(support::shoal_bin())
+        .env("TMPDIR", &tmp)
+        .args(["bench", "scenario", "callcost", "--quick", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("callcost.json")).unwrap()).unwrap();
+    let calls = v["calls"].as_array().unwrap();
+    let names: Vec<&str> = calls.iter().map(|c| c["call"].as_str().unwrap()).collect();
+    assert_eq!(names, ["get", "scan100", "put"], "{v}");
+    for c in calls {
+        assert!(c["calls"].as_u64().unwrap() > 0, "{c}");
+        assert!(c["calls_per_sec"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c["cpu"]["server_us"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c["cpu"]["client_us"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    assert!(v["server_idle_cpu_ms_per_s"].as_f64().is_some(), "{v}");
+    let md = std::fs::read_to_string(dir.path().join("callcost.md")).unwrap();
+    assert!(md.contains("| get |") && md.contains("| scan100 |"), "{md}");
+    assert!(dir.path().join("callcost.svg").exists());
+    // The server child does not outlive the scenario.
+    let left = std::process::Command::new("pgrep")
+        .arg("-af")
+        .arg(tmp.to_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
+        "processes left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
 }
 
 #[test]

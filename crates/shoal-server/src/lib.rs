@@ -20,6 +20,7 @@ pub mod listen;
 pub mod memory;
 pub mod metrics;
 pub mod object_store_config;
+pub mod process_cpu;
 pub mod request_limits;
 pub mod serve;
 pub mod status;

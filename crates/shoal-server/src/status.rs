@@ -16,6 +16,8 @@ pub struct StatusView {
     pub version: &'static str,
     /// Time since the server started.
     pub uptime: Duration,
+    /// CPU time the server process has used.
+    pub cpu: crate::process_cpu::ProcessCpu,
     /// Where the data lives (object store location).
     pub data_location: String,
     /// Tables, by name.

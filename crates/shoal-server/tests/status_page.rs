@@ -139,6 +139,7 @@ fn view(step: u64) -> StatusView {
     StatusView {
         version: "0.1.0",
         uptime: Duration::from_secs(3_700 + step * 10),
+        cpu: Default::default(),
         data_location: "s3://bucket/shoal <prod>".into(),
         tables: vec![
             TableView {

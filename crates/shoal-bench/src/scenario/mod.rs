@@ -3,6 +3,7 @@
 //! scenario module owns one experiment; `svg` draws the charts.
 
 pub mod bucketcache;
+pub mod callcost;
 pub mod child;
 pub mod failover;
 pub mod figures;

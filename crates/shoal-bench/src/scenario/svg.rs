@@ -1,5 +1,6 @@
-//! Minimal SVG line charts for scenario reports: series over time, optional
-//! vertical event markers (e.g. flushes), linear axes with round ticks.
+//! Minimal SVG charts for scenario reports: line charts (series over time,
+//! optional vertical event markers such as flushes, linear axes with round
+//! ticks) and horizontal bar charts of two stacked parts per bar.
 
 use std::fmt::Write as _;
 
@@ -130,5 +131,65 @@ pub fn chart(title: &str, x_label: &str, y_label: &str, lines: &[Line], events: 
         (t + h - b) / 2.0,
         esc(y_label)
     );
+    s
+}
+
+/// One horizontal bar: a label and two stacked parts.
+pub struct Bar {
+    /// The bar's label.
+    pub label: String,
+    /// The first part (drawn from zero).
+    pub first: f64,
+    /// The second part (drawn after the first).
+    pub second: f64,
+}
+
+/// A horizontal bar chart titled `title`; `parts` names the two stacked
+/// parts of every bar, `unit` the values' unit.
+pub fn bars(title: &str, unit: &str, parts: [&str; 2], bars: &[Bar]) -> String {
+    let (w, row) = (900.0, 34.0);
+    let (l, r, t, b) = (150.0, 90.0, 40.0, 50.0);
+    let h = t + b + row * bars.len().max(1) as f64;
+    let max = nice_max(bars.iter().map(|b| b.first + b.second).fold(0.0, f64::max));
+    let x = |v: f64| l + (w - l - r) * v / max;
+    let colors = ["#2563eb", "#f59e0b"];
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        w / 2.0,
+        esc(title)
+    );
+    for (i, bar) in bars.iter().enumerate() {
+        let y = t + row * i as f64 + 6.0;
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text><rect x="{l}" y="{y}" width="{}" height="{}" fill="{}"/><rect x="{}" y="{y}" width="{}" height="{}" fill="{}"/><text x="{}" y="{}">{:.1} {}</text>"#,
+            l - 8.0,
+            y + 15.0,
+            esc(&bar.label),
+            (x(bar.first) - l).max(0.0),
+            row - 12.0,
+            colors[0],
+            x(bar.first),
+            (x(bar.first + bar.second) - x(bar.first)).max(0.0),
+            row - 12.0,
+            colors[1],
+            x(bar.first + bar.second) + 6.0,
+            y + 15.0,
+            bar.first + bar.second,
+            esc(unit)
+        );
+    }
+    for (i, (name, color)) in parts.iter().zip(colors).enumerate() {
+        let _ = write!(
+            s,
+            r#"<rect x="{}" y="{}" width="12" height="12" fill="{color}"/><text x="{}" y="{}">{}</text>"#,
+            l + 200.0 * i as f64,
+            h - 30.0,
+            l + 16.0 + 200.0 * i as f64,
+            h - 20.0,
+            esc(name)
+        );
+    }
+    s.push_str("</svg>");
     s
 }

@@ -337,6 +337,8 @@ impl pb::admin_server::Admin for AdminService {
                     .unwrap_or_default(),
                 balancer_on: s.cluster.as_ref().is_some_and(|c| c.balancer_on),
                 servers: self.host.cluster_servers(),
+                cpu_user_seconds: s.cpu.user.as_secs_f64(),
+                cpu_system_seconds: s.cpu.system.as_secs_f64(),
             })
         })
         .await

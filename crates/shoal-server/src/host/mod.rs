@@ -606,6 +606,7 @@ impl Host {
             }),
             version: env!("CARGO_PKG_VERSION"),
             uptime: self.inner.started.elapsed(),
+            cpu: crate::process_cpu::process_cpu(),
             data_location: self.data_location(),
             tables,
             cache: self.cache().map(|c| c.metrics()),

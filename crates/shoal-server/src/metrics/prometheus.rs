@@ -726,6 +726,18 @@ fn regions(o: &mut Out, v: &StatusView) {
         "Seconds since the server started.",
         v.uptime.as_secs_f64(),
     );
+    o.single(
+        "process_cpu_seconds_total",
+        "counter",
+        "User and system CPU time the server process has used.",
+        v.cpu.total().as_secs_f64(),
+    );
+    o.single(
+        "shoal_process_cpu_system_seconds_total",
+        "counter",
+        "The part of process_cpu_seconds_total spent in the kernel (syscalls).",
+        v.cpu.system.as_secs_f64(),
+    );
 }
 
 #[cfg(test)]

@@ -52,6 +52,10 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
     StatusView {
         version: "0.1.0",
         uptime: Duration::from_secs(42),
+        cpu: crate::process_cpu::ProcessCpu {
+            user: Duration::from_millis(1500),
+            system: Duration::from_millis(250),
+        },
         data_location: "file:///tmp/x".into(),
         tables: vec![TableView {
             name: "t\"1\\\n".into(),
