@@ -5,7 +5,21 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
     let fds = protox::compile(["shoal/v1/shoal.proto"], ["proto"])?;
-    tonic_prost_build::configure()
+    let mut config = tonic_prost_build::configure();
+    for path in [
+        ".shoal.v1.Cell",
+        ".shoal.v1.Row",
+        ".shoal.v1.Put",
+        ".shoal.v1.RowMutation",
+        ".shoal.v1.GetSpec",
+    ] {
+        config = config.bytes(path);
+    }
+    config
+        // Row data as `bytes::Bytes`: a server hands cells from cached blocks
+        // and memstore entries to the encoder without copying them into
+        // fresh vectors first, and a decoder slices values out of the
+        // received buffer instead of allocating one vector per field.
         .build_client(true)
         .build_server(true)
         .compile_fds(fds)?;

@@ -248,5 +248,5 @@ async fn the_largest_accepted_rows_read_back_whole_with_default_settings() {
     assert_eq!(keys, [&b"r1"[..], b"r2", b"r3"]);
     assert_eq!(rows[0].cells[0].value.len(), 1 << 20);
     check_r2(&rows[1]);
-    assert_eq!(rows[2].cells[0].value, b"small");
+    assert_eq!(rows[2].cells[0].value, &b"small"[..]);
 }

@@ -51,7 +51,7 @@ impl Get {
     pub fn new(row: impl AsRef<[u8]>) -> Get {
         Get {
             spec: pb::GetSpec {
-                row: row.as_ref().to_vec(),
+                row: bytes::Bytes::copy_from_slice(row.as_ref()),
                 ..Default::default()
             },
         }
@@ -230,7 +230,7 @@ impl RowMutation {
     pub fn new(row: impl AsRef<[u8]>) -> RowMutation {
         RowMutation {
             m: pb::RowMutation {
-                row: row.as_ref().to_vec(),
+                row: bytes::Bytes::copy_from_slice(row.as_ref()),
                 mutations: Vec::new(),
             },
         }
@@ -249,10 +249,10 @@ impl RowMutation {
         value: impl AsRef<[u8]>,
     ) -> RowMutation {
         self.push(pb::mutation::Kind::Put(pb::Put {
-            family: family.as_ref().to_vec(),
-            qualifier: qualifier.as_ref().to_vec(),
+            family: bytes::Bytes::copy_from_slice(family.as_ref()),
+            qualifier: bytes::Bytes::copy_from_slice(qualifier.as_ref()),
             timestamp: None,
-            value: value.as_ref().to_vec(),
+            value: bytes::Bytes::copy_from_slice(value.as_ref()),
         }))
     }
 
@@ -265,10 +265,10 @@ impl RowMutation {
         value: impl AsRef<[u8]>,
     ) -> RowMutation {
         self.push(pb::mutation::Kind::Put(pb::Put {
-            family: family.as_ref().to_vec(),
-            qualifier: qualifier.as_ref().to_vec(),
+            family: bytes::Bytes::copy_from_slice(family.as_ref()),
+            qualifier: bytes::Bytes::copy_from_slice(qualifier.as_ref()),
             timestamp: Some(timestamp),
-            value: value.as_ref().to_vec(),
+            value: bytes::Bytes::copy_from_slice(value.as_ref()),
         }))
     }
 
@@ -386,7 +386,7 @@ mod tests {
             .versions(3)
             .time_range(10, 20)
             .into_proto();
-        assert_eq!(g.row, b"r");
+        assert_eq!(g.row, &b"r"[..]);
         assert_eq!(g.max_versions, 3);
         assert_eq!(g.time_range, Some(pb::TimeRange { min: 10, max: 20 }));
         assert_eq!(g.columns.len(), 2);
@@ -483,7 +483,7 @@ mod tests {
         assert_eq!(m.mutations.len(), 3);
         assert!(matches!(
             m.mutations[2].kind,
-            Some(pb::mutation::Kind::Put(ref p)) if p.timestamp == Some(5) && p.value == b"w"
+            Some(pb::mutation::Kind::Put(ref p)) if p.timestamp == Some(5) && p.value == b"w"[..]
         ));
         assert!(matches!(
             m.mutations[1].kind,

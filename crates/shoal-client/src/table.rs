@@ -44,6 +44,10 @@ impl Table {
     ///
     /// A row too large for one response message is read through a scan
     /// instead, which streams it in pieces.
+    ///
+    /// The row's bytes (`bytes::Bytes`) are slices of the received message,
+    /// not copies: keeping one cell keeps that message's buffer. Copy what
+    /// you keep for long (`Bytes::copy_from_slice`).
     pub async fn get(&self, get: Get) -> Result<pb::Row, ClientError> {
         let req = pb::GetRequest {
             table: self.name.clone(),
@@ -58,11 +62,11 @@ impl Table {
 
     /// One row read by a scan of exactly that row.
     async fn get_by_scan(&self, spec: pb::GetSpec) -> Result<pb::Row, ClientError> {
-        let mut stop = spec.row.clone();
+        let mut stop = spec.row.to_vec();
         stop.push(0);
         let req = pb::ScanRequest {
             table: self.name.clone(),
-            start_row: spec.row.clone(),
+            start_row: spec.row.to_vec(),
             stop_row: stop,
             columns: spec.columns,
             time_range: spec.time_range,
@@ -87,7 +91,7 @@ impl Table {
         qualifier: impl AsRef<[u8]>,
     ) -> Result<Option<Vec<u8>>, ClientError> {
         let r = self.get(Get::new(row).column(family, qualifier)).await?;
-        Ok(r.cells.into_iter().next().map(|c| c.value))
+        Ok(r.cells.into_iter().next().map(|c| c.value.to_vec()))
     }
 
     /// Reads several rows at once; one `Row` per `Get`, in order.
@@ -402,7 +406,7 @@ impl Table {
             .unwrap_or_default()
             .cells
             .into_iter()
-            .map(|c| c.value)
+            .map(|c| c.value.to_vec())
             .collect())
     }
 
@@ -419,7 +423,7 @@ impl Table {
     ) -> Result<bool, ClientError> {
         let req = pb::CheckAndMutateRequest {
             table: self.name.clone(),
-            row: mutation.m.row.clone(),
+            row: mutation.m.row.to_vec(),
             family: family.as_ref().to_vec(),
             qualifier: qualifier.as_ref().to_vec(),
             op: op as i32,

@@ -93,6 +93,19 @@ pub struct ServerSection {
     /// closed at once. Lowered at start to fit the open-files limit
     /// (default 10000).
     pub max_connections: usize,
+    /// Threads that serve gRPC connections, each a single-threaded runtime
+    /// a connection stays on; 0 (the default) means one per core.
+    pub serving_threads: usize,
+}
+
+impl ServerSection {
+    /// The serving threads to start: `serving_threads`, or one per core.
+    pub fn serving_thread_count(&self) -> usize {
+        match self.serving_threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
 }
 
 impl Default for ServerSection {
@@ -108,6 +121,7 @@ impl Default for ServerSection {
             keepalive_timeout: Duration::from_secs(10),
             max_streams_per_connection: 256,
             max_connections: 10_000,
+            serving_threads: 0,
         }
     }
 }
@@ -348,6 +362,12 @@ impl ServerConfig {
             return Err(invalid(
                 "server.max_streams_per_connection",
                 "must be at least 1".into(),
+            ));
+        }
+        if s.serving_threads > 1024 {
+            return Err(invalid(
+                "server.serving_threads",
+                format!("at most 1024, got {}", s.serving_threads),
             ));
         }
         if s.max_connections == 0 {

@@ -29,6 +29,9 @@ pub enum ServeError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The threads that serve gRPC connections could not start.
+    #[error("cannot start the gRPC serving threads: {0}")]
+    Threads(std::io::Error),
     /// Storage, catalog or regions failed to open.
     #[error(transparent)]
     Start(#[from] StartError),
@@ -51,6 +54,8 @@ pub struct RunningServer {
     periodic: Vec<tokio::task::JoinHandle<()>>,
     /// Cluster mode: the node (drained on stop).
     node: Option<crate::cluster::ClusterNode>,
+    /// The threads gRPC connections are served on (stopped last).
+    serving: Option<Arc<crate::listen::ServingThreads>>,
 }
 
 impl std::fmt::Debug for RunningServer {
@@ -126,11 +131,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         host.config().limits.request_bytes_in_flight.0,
         host.requests().clone(),
     );
+    let serving = Some(
+        crate::listen::ServingThreads::start(host.config().server.serving_thread_count())
+            .map_err(ServeError::Threads)?,
+    );
     servers.push(crate::listen::serve_grpc(
         grpc_listener,
         routes,
         budget,
         connections.clone(),
+        serving.clone(),
         stopped.clone(),
     ));
 
@@ -163,6 +173,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         servers,
         periodic,
         node,
+        serving,
     })
 }
 
@@ -195,5 +206,9 @@ impl RunningServer {
             );
         }
         self.host.shutdown().await;
+        // Last: work that calls spawned runs on the serving threads.
+        if let Some(serving) = self.serving {
+            serving.stop().await;
+        }
     }
 }

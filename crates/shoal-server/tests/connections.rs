@@ -52,13 +52,13 @@ async fn put(channel: &Channel, table: &str, row: &str, value: Vec<u8>) {
         .mutate(pb::MutateRequest {
             table: table.into(),
             mutation: Some(pb::RowMutation {
-                row: row.as_bytes().to_vec(),
+                row: row.as_bytes().to_vec().into(),
                 mutations: vec![pb::Mutation {
                     kind: Some(pb::mutation::Kind::Put(pb::Put {
-                        family: b"cf".to_vec(),
-                        qualifier: b"q".to_vec(),
+                        family: b"cf".to_vec().into(),
+                        qualifier: b"q".to_vec().into(),
                         timestamp: None,
-                        value,
+                        value: value.into(),
                     })),
                 }],
             }),
@@ -72,7 +72,7 @@ async fn get(channel: &Channel, table: &str, row: &str) -> Result<bool, tonic::S
         .get(pb::GetRequest {
             table: table.into(),
             get: Some(pb::GetSpec {
-                row: row.as_bytes().to_vec(),
+                row: row.as_bytes().to_vec().into(),
                 ..Default::default()
             }),
         })

@@ -25,17 +25,17 @@ use support::{Clients, clients, family};
 fn put(q: impl Into<Vec<u8>>, v: impl Into<Vec<u8>>) -> pb::Mutation {
     pb::Mutation {
         kind: Some(pb::mutation::Kind::Put(pb::Put {
-            family: b"cf".to_vec(),
-            qualifier: q.into(),
+            family: b"cf".to_vec().into(),
+            qualifier: q.into().into(),
             timestamp: None,
-            value: v.into(),
+            value: v.into().into(),
         })),
     }
 }
 
 fn row_mutation(row: &str, mutations: Vec<pb::Mutation>) -> pb::RowMutation {
     pb::RowMutation {
-        row: row.as_bytes().to_vec(),
+        row: row.as_bytes().to_vec().into(),
         mutations,
     }
 }
@@ -67,7 +67,7 @@ async fn get_cells(c: &mut Clients, row: &str) -> usize {
         .get(pb::GetRequest {
             table: "t".into(),
             get: Some(pb::GetSpec {
-                row: row.as_bytes().to_vec(),
+                row: row.as_bytes().to_vec().into(),
                 ..Default::default()
             }),
         })
@@ -188,7 +188,7 @@ async fn each_limit_accepts_a_request_at_it_and_refuses_one_past_it() {
         table: "t".into(),
         gets: (0..n)
             .map(|i| pb::GetSpec {
-                row: format!("b{i}").into_bytes(),
+                row: format!("b{i}").into_bytes().into(),
                 ..Default::default()
             })
             .collect(),
@@ -408,7 +408,7 @@ async fn rows_larger_than_a_scan_message_arrive_in_pieces_that_join_to_the_whole
                 assert_eq!(last.0, r.row);
                 last.1 += r.cells.len();
             } else {
-                joined.push((r.row.clone(), r.cells.len()));
+                joined.push((r.row.to_vec(), r.cells.len()));
             }
             open = r.partial;
         }
@@ -434,7 +434,7 @@ async fn names_in_errors_are_cut_and_truncate_needs_a_disabled_table() {
         .get(pb::GetRequest {
             table: long.clone(),
             get: Some(pb::GetSpec {
-                row: b"r".to_vec(),
+                row: b"r".to_vec().into(),
                 ..Default::default()
             }),
         })

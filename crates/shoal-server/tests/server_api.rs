@@ -23,13 +23,13 @@ use support::{Clients, clients, family};
 
 fn put(row: &str, q: &str, v: &str) -> pb::RowMutation {
     pb::RowMutation {
-        row: row.as_bytes().to_vec(),
+        row: row.as_bytes().to_vec().into(),
         mutations: vec![pb::Mutation {
             kind: Some(pb::mutation::Kind::Put(pb::Put {
-                family: b"cf".to_vec(),
-                qualifier: q.as_bytes().to_vec(),
+                family: b"cf".to_vec().into(),
+                qualifier: q.as_bytes().to_vec().into(),
                 timestamp: None,
-                value: v.as_bytes().to_vec(),
+                value: v.as_bytes().to_vec().into(),
             })),
         }],
     }
@@ -62,7 +62,7 @@ async fn read(c: &mut Clients, table: &str, row: &str) -> Option<String> {
         .get(pb::GetRequest {
             table: table.into(),
             get: Some(pb::GetSpec {
-                row: row.as_bytes().to_vec(),
+                row: row.as_bytes().to_vec().into(),
                 ..Default::default()
             }),
         })
@@ -72,7 +72,7 @@ async fn read(c: &mut Clients, table: &str, row: &str) -> Option<String> {
     r.row.and_then(|r| {
         r.cells
             .first()
-            .map(|c| String::from_utf8(c.value.clone()).unwrap())
+            .map(|c| String::from_utf8(c.value.to_vec()).unwrap())
     })
 }
 
@@ -81,7 +81,7 @@ async fn scan(c: &mut Clients, req: pb::ScanRequest) -> Vec<String> {
     let mut rows = Vec::new();
     while let Some(msg) = stream.message().await.unwrap() {
         for r in msg.rows {
-            rows.push(String::from_utf8(r.row).unwrap());
+            rows.push(String::from_utf8(r.row.to_vec()).unwrap());
         }
     }
     rows
@@ -273,7 +273,7 @@ async fn admin_errors_are_typed() {
         .get(pb::GetRequest {
             table: "missing".into(),
             get: Some(pb::GetSpec {
-                row: b"r".to_vec(),
+                row: b"r".to_vec().into(),
                 ..Default::default()
             }),
         })
@@ -307,13 +307,13 @@ async fn admin_errors_are_typed() {
         .mutate(pb::MutateRequest {
             table: "t".into(),
             mutation: Some(pb::RowMutation {
-                row: b"r".to_vec(),
+                row: b"r".to_vec().into(),
                 mutations: vec![pb::Mutation {
                     kind: Some(pb::mutation::Kind::Put(pb::Put {
-                        family: b"nope".to_vec(),
-                        qualifier: b"q".to_vec(),
+                        family: b"nope".to_vec().into(),
+                        qualifier: b"q".to_vec().into(),
                         timestamp: None,
-                        value: b"v".to_vec(),
+                        value: b"v".to_vec().into(),
                     })),
                 }],
             }),
@@ -339,7 +339,7 @@ async fn admin_errors_are_typed() {
         .get(pb::GetRequest {
             table: "t".into(),
             get: Some(pb::GetSpec {
-                row: b"r".to_vec(),
+                row: b"r".to_vec().into(),
                 ..Default::default()
             }),
         })

@@ -513,7 +513,7 @@ mod tests {
         let g = with_args("get 't', 'r'", get_from_args)
             .unwrap()
             .into_proto();
-        assert_eq!(g.row, b"r");
+        assert_eq!(g.row, &b"r"[..]);
         assert!(g.columns.is_empty());
         let g = with_args("get 't', 'r', 'cf:q'", get_from_args)
             .unwrap()

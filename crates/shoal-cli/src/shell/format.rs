@@ -90,10 +90,10 @@ mod tests {
         assert!(l.starts_with(" row1 "));
         assert_eq!(h.find("COLUMN+CELL"), l.find("column="));
         let c = shoal_client::Cell {
-            family: b"cf".to_vec(),
-            qualifier: b"q\x00".to_vec(),
+            family: b"cf".to_vec().into(),
+            qualifier: b"q\x00".to_vec().into(),
             timestamp: 1700000000000,
-            value: vec![b'v', 0],
+            value: vec![b'v', 0].into(),
         };
         assert_eq!(
             cell_line(&c),

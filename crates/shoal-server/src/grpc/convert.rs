@@ -55,11 +55,19 @@ pub fn get(spec: Option<pb::GetSpec>) -> Result<Get, ServiceError> {
         return Err(invalid("get.row: row key is empty"));
     }
     Ok(Get {
-        row: Bytes::from(spec.row),
+        row: spec.row,
         columns: columns(&spec.columns)?,
         time_range: time_range(spec.time_range.as_ref())?,
         max_versions: spec.max_versions.max(1),
     })
+}
+
+/// A copy of bytes decoded from a request. Decoded fields are slices of the
+/// request's receive buffer (8 KiB or more); a put's bytes live on in the
+/// memstore, which charges only their length, so they get their own
+/// allocation instead of pinning the whole buffer.
+fn owned(b: &Bytes) -> Bytes {
+    Bytes::copy_from_slice(b)
 }
 
 /// A row mutation.
@@ -73,7 +81,7 @@ pub fn row_mutation(m: Option<pb::RowMutation>) -> Result<RowMutation, ServiceEr
             "mutation.mutations: a mutation needs at least one change",
         ));
     }
-    let mut out = RowMutation::new(Bytes::from(m.row));
+    let mut out = RowMutation::new(owned(&m.row));
     for (i, op) in m.mutations.into_iter().enumerate() {
         let kind = op
             .kind
@@ -84,10 +92,10 @@ pub fn row_mutation(m: Option<pb::RowMutation>) -> Result<RowMutation, ServiceEr
                     return Err(invalid(format!("mutation.mutations[{i}].family is empty")));
                 }
                 RowOp::Put {
-                    family: Bytes::from(p.family),
-                    qualifier: Bytes::from(p.qualifier),
+                    family: owned(&p.family),
+                    qualifier: owned(&p.qualifier),
                     timestamp: p.timestamp,
-                    value: Bytes::from(p.value),
+                    value: owned(&p.value),
                 }
             }
             pb::mutation::Kind::Delete(d) => delete_op(i, d)?,
@@ -209,16 +217,18 @@ pub fn scan(r: &pb::ScanRequest) -> Result<Scan, ServiceError> {
 
 /// A result row.
 pub fn row(r: RowResult) -> pb::Row {
+    // No copies: the cells' bytes (slices of cached blocks or memstore
+    // entries) go to the encoder as they are.
     pb::Row {
-        row: r.row.to_vec(),
+        row: r.row,
         cells: r
             .cells
             .into_iter()
             .map(|c| pb::Cell {
-                family: c.family.to_vec(),
-                qualifier: c.qualifier.to_vec(),
+                family: c.family,
+                qualifier: c.qualifier,
                 timestamp: c.timestamp,
-                value: c.value.to_vec(),
+                value: c.value,
             })
             .collect(),
         partial: false,

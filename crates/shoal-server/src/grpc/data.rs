@@ -192,16 +192,16 @@ impl pb::data_server::Data for DataService {
                 .await?;
             Ok(pb::IncrementResponse {
                 row: Some(pb::Row {
-                    row: r.row.clone(),
+                    row: r.row.clone().into(),
                     cells: r
                         .columns
                         .into_iter()
                         .zip(values)
                         .map(|(c, v)| pb::Cell {
-                            family: c.family,
-                            qualifier: c.qualifier,
+                            family: c.family.into(),
+                            qualifier: c.qualifier.into(),
                             timestamp: 0,
-                            value: v.to_be_bytes().to_vec(),
+                            value: Bytes::copy_from_slice(&v.to_be_bytes()),
                         })
                         .collect(),
                     partial: false,
@@ -234,16 +234,16 @@ impl pb::data_server::Data for DataService {
                 .await?;
             Ok(pb::AppendResponse {
                 row: Some(pb::Row {
-                    row: r.row.clone(),
+                    row: r.row.clone().into(),
                     cells: r
                         .columns
                         .into_iter()
                         .zip(values)
                         .map(|(c, v)| pb::Cell {
-                            family: c.family,
-                            qualifier: c.qualifier,
+                            family: c.family.into(),
+                            qualifier: c.qualifier.into(),
                             timestamp: 0,
-                            value: v.to_vec(),
+                            value: v,
                         })
                         .collect(),
                     partial: false,

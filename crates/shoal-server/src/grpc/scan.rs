@@ -183,7 +183,7 @@ impl Packer {
 
     /// Adds `row`; messages that became full are appended to `out`.
     fn push(&mut self, row: RowResult, out: &mut Vec<pb::ScanResponse>) {
-        let key = row.row.to_vec();
+        let key = row.row;
         let mut piece = pb::Row {
             row: key.clone(),
             cells: Vec::new(),
@@ -211,10 +211,10 @@ impl Packer {
             }
             self.bytes += size;
             piece.cells.push(pb::Cell {
-                family: c.family.to_vec(),
-                qualifier: c.qualifier.to_vec(),
+                family: c.family,
+                qualifier: c.qualifier,
                 timestamp: c.timestamp,
-                value: c.value.to_vec(),
+                value: c.value,
             });
         }
         self.rows.push(piece);
@@ -272,7 +272,7 @@ mod tests {
                         assert_eq!(last.0, r.row, "a piece of another row");
                         last.1 += r.cells.len();
                     }
-                    _ => rows.push((r.row.clone(), r.cells.len())),
+                    _ => rows.push((r.row.to_vec(), r.cells.len())),
                 }
                 open = r.partial;
             }

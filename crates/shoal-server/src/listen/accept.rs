@@ -1,8 +1,10 @@
 //! The accept loop of one listener: admit under the connection cap, set the
-//! socket options, hand each connection to a task of its own; on stop, stop
-//! accepting (the listening socket closes) and wait for the connections.
+//! socket options, hand each connection to a task of its own (on a serving
+//! thread, when the listener has them); on stop, stop accepting (the
+//! listening socket closes) and wait for the connections.
 
 use super::connection;
+use super::serving::ServingThreads;
 use super::{ConnectionPolicy, Connections};
 use crate::metrics::Listener;
 use bytes::Bytes;
@@ -31,6 +33,7 @@ pub(super) async fn run<S, B>(
     service: S,
     builder: Arc<Builder<TokioExecutor>>,
     connections: Arc<Connections>,
+    serving: Option<Arc<ServingThreads>>,
     stop: watch::Receiver<bool>,
 ) where
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
@@ -58,14 +61,33 @@ pub(super) async fn run<S, B>(
                         continue; // dropping `tcp` closes it
                     };
                     configure(&tcp, connections.policy());
-                    tasks.spawn(connection::serve(
-                        tcp,
-                        on,
-                        service.clone(),
-                        builder.clone(),
-                        slot,
-                        stop.clone(),
-                    ));
+                    let (service, builder, stop) = (service.clone(), builder.clone(), stop.clone());
+                    let Some(serving) = &serving else {
+                        tasks.spawn(connection::serve(tcp, on, service, builder, slot, stop));
+                        continue;
+                    };
+                    // The socket moves to the serving thread's own reactor,
+                    // so its readiness wakes that thread and no other.
+                    let tcp = match tcp.into_std() {
+                        Ok(tcp) => tcp,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "handing a connection over failed");
+                            continue; // dropping the slot counts it closed
+                        }
+                    };
+                    tasks.spawn_on(
+                        async move {
+                            match TcpStream::from_std(tcp) {
+                                Ok(tcp) => {
+                                    connection::serve(tcp, on, service, builder, slot, stop).await
+                                }
+                                Err(e) => {
+                                    tracing::debug!(error = %e, "taking a connection over failed");
+                                }
+                            }
+                        },
+                        serving.pick(),
+                    );
                 }
                 Err(e) if is_about_one_connection(&e) => {}
                 Err(e) => {

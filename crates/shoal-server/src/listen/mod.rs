@@ -24,6 +24,10 @@
 //!   connections with calls in flight finish them, bounded by the caller's
 //!   `shutdown_timeout`. A listener's task ends when its last connection has.
 //!
+//! - **Serving threads.** Accepted gRPC connections are handed round-robin
+//!   to `serving_threads` single-threaded runtimes (`serving`), so a call is
+//!   read, served and answered on one thread.
+//!
 //! Kept from the servers this replaces: TCP_NODELAY on accepted sockets, the
 //! 4 MiB stream / 16 MiB connection HTTP/2 windows on the gRPC port, HTTP/2
 //! only on the gRPC port, HTTP/1 and HTTP/2 on the HTTP port.
@@ -34,6 +38,8 @@ mod connection;
 mod descriptors;
 pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
 mod preface;
+mod serving;
+pub use serving::ServingThreads;
 
 use crate::config::ServerSection;
 use crate::metrics::{CloseReason, ConnectionMetrics, Listener};
@@ -211,6 +217,7 @@ pub fn serve_grpc(
     routes: tonic::service::Routes,
     budget: Arc<crate::grpc::budget::RequestBudget>,
     connections: Arc<Connections>,
+    serving: Option<Arc<ServingThreads>>,
     stop: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
     let mut builder = Builder::new(TokioExecutor::new()).http2_only();
@@ -233,6 +240,7 @@ pub fn serve_grpc(
         service,
         Arc::new(builder),
         connections,
+        serving,
         stop,
     ))
 }
@@ -258,6 +266,7 @@ pub fn serve_http(
         service,
         Arc::new(builder),
         connections,
+        None,
         stop,
     ))
 }

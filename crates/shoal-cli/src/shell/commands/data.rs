@@ -68,7 +68,7 @@ pub async fn scan(client: &Client, a: &Args<'_>, out: &mut dyn Write) -> Result<
         for c in &row.cells {
             writeln!(out, "{}", line(&key, &cell_line(c)))?;
         }
-        last = Some(row.row);
+        last = Some(row.row.to_vec());
     }
     writeln!(out, "{count} row(s)")?;
     Ok(())
