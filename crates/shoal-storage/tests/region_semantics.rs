@@ -644,3 +644,100 @@ async fn overlapping_batches_and_single_writes_never_deadlock() {
         );
     }
 }
+
+/// A hot row: columns with thousands of versions, in files and in the
+/// memstore. A read skips each column's older versions once it has its
+/// newest ones (one seek in the memstore), and must answer exactly as if it
+/// had read them all: deletes, version counts, time ranges, column choices,
+/// the empty qualifier (whose column shares its place with the family's
+/// delete markers) and the next row are all respected.
+#[tokio::test]
+async fn hot_columns_with_thousands_of_versions_read_exactly() {
+    let fx = Fixture::new();
+    let (region, _wal) = fx.open().await;
+    let put = |q: &'static str, ts: i64| {
+        RowMutation::new(b("hot")).put_at(b("cf"), b(q), ts, b(&format!("{q}{ts}")))
+    };
+    for ts in 1..=3000i64 {
+        for q in ["a", "b", ""] {
+            region.mutate(put(q, ts)).await.expect("put");
+        }
+        if ts == 1500 {
+            // The first half goes to a file; the rest stays in the memstore.
+            region.flush().await.expect("flush");
+        }
+    }
+    region
+        .mutate(RowMutation::new(b("next")).put_at(b("cf"), b("a"), 7, b("n")))
+        .await
+        .expect("put");
+    // The newest version of `a` deleted; a family delete at 2 masks ts ≤ 2
+    // of every column (it sorts with the empty qualifier's versions).
+    region
+        .mutate(RowMutation::new(b("hot")).op(RowOp::DeleteVersion {
+            family: b("cf"),
+            qualifier: b("a"),
+            timestamp: Some(3000),
+        }))
+        .await
+        .expect("delete");
+    region
+        .mutate(RowMutation::new(b("hot")).op(RowOp::DeleteFamily {
+            family: b("cf"),
+            timestamp: Some(2),
+        }))
+        .await
+        .expect("delete");
+
+    let read = |max_versions: u32, time_range: TimeRange, columns: Columns| {
+        let region = region.clone();
+        async move {
+            let got = region
+                .get(&Get {
+                    max_versions,
+                    time_range,
+                    columns,
+                    ..Get::new(b("hot"))
+                })
+                .await
+                .expect("get");
+            got.cells
+                .iter()
+                .map(|c| String::from_utf8_lossy(&c.value).into_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let all = TimeRange::default();
+    assert_eq!(
+        read(1, all, Columns::all()).await,
+        ["3000", "a2999", "b3000"]
+    );
+    assert_eq!(
+        read(3, all, Columns::all()).await,
+        ["3000", "2999", "2998", "a2999", "a2998", "a2997", "b3000", "b2999", "b2998"]
+    );
+    assert_eq!(
+        read(2, TimeRange { min: 0, max: 1401 }, Columns::all()).await,
+        ["1400", "1399", "a1400", "a1399", "b1400", "b1399"]
+    );
+    // The oldest versions: ts 1 and 2 are masked by the family delete.
+    assert_eq!(
+        read(3, TimeRange { min: 0, max: 4 }, Columns::all()).await,
+        ["3", "a3", "b3"]
+    );
+    assert_eq!(
+        read(3, all, Columns::all().column(b("cf"), b("b"))).await,
+        ["b3000", "b2999", "b2998"]
+    );
+    // A scan moves on to the next row after the hot one.
+    let got = rows(
+        &region,
+        Scan {
+            max_versions: 1,
+            ..Scan::all()
+        },
+    )
+    .await;
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[1].0, "next");
+}

@@ -81,6 +81,20 @@ impl<'a> KeyRef<'a> {
         }
     }
 
+    /// The largest key of column (row, family, qualifier): sorts after, or
+    /// with, every version of that column (a cell can only equal it with
+    /// timestamp `i64::MIN` and sequence 0).
+    pub fn last_of_column(row: &'a [u8], family: &'a [u8], qualifier: &'a [u8]) -> KeyRef<'a> {
+        KeyRef {
+            row,
+            family,
+            qualifier,
+            timestamp: i64::MIN,
+            kind: CellType::LAST,
+            seq: 0,
+        }
+    }
+
     /// Checks component lengths against the format's limits.
     pub fn validate(&self) -> Result<(), CellError> {
         if self.row.is_empty() {

@@ -6,7 +6,7 @@
 //! (all six fields equal — the same write, as WAL replay after a flush can
 //! produce) the first source's copy is returned and the others are skipped.
 
-use crate::cell::{Cell, CellError, CellKey};
+use crate::cell::{Cell, CellError, CellKey, KeyRef};
 use crate::memstore::{MemKey, Segment};
 use crate::sst::{ScanRange, SstError, SstIter, SstReader, SstRevIter};
 use std::cmp::Ordering;
@@ -91,6 +91,23 @@ impl MemCursor {
     }
 }
 
+impl MemCursor {
+    /// Forward only: the first cell ≥ `target`, found with one lookup
+    /// instead of stepping (and decoding) through the cells before it.
+    fn seek(&mut self, target: MemKey) -> Option<Cell> {
+        if self.done {
+            return None;
+        }
+        self.from = Some((target, true));
+        self.last = None;
+        self.next()
+    }
+}
+
+/// Cells a file source steps over before a skip seeks instead: stepping
+/// through a few is cheaper than a lookup in the file's index and block.
+const STEPS_BEFORE_SEEK: usize = 16;
+
 /// One sorted input.
 pub(crate) enum Source {
     /// A memstore segment.
@@ -130,6 +147,37 @@ impl Source {
             Source::SstRev(it) => it.next().await,
         }
     }
+
+    /// Forward only: the first cell ≥ `target` after `head` (this source's
+    /// current head, which is < `target`).
+    async fn skip_to(
+        &mut self,
+        target: &KeyRef<'_>,
+        mem_target: &MemKey,
+    ) -> Result<Option<Cell>, SstError> {
+        match self {
+            Source::Mem(m) => Ok(m.seek(mem_target.clone())),
+            Source::Sst(it) => {
+                for _ in 0..STEPS_BEFORE_SEEK {
+                    match it.next().await? {
+                        Some(c) if c.key() < *target => {}
+                        other => return Ok(other),
+                    }
+                }
+                it.seek(*target).await?;
+                it.next().await
+            }
+            Source::SstRev(it) => {
+                // Reverse scans never skip (see `MergeIter::skip_to`); step.
+                loop {
+                    match it.next().await? {
+                        Some(c) if c.key() < *target => {}
+                        other => return Ok(other),
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The merged stream.
@@ -150,6 +198,42 @@ impl MergeIter {
             reverse,
             started: false,
         }
+    }
+
+    /// Forward merges only: moves every source to its first cell ≥
+    /// `target`, so `next` returns the first cell ≥ `target`. Memstore
+    /// sources get there in one lookup (a hot column's thousands of versions
+    /// cost one seek, not one step each). Only called with a `target` after
+    /// every cell already returned.
+    pub(crate) async fn skip_to(&mut self, target: &KeyRef<'_>) -> Result<(), SstError> {
+        if self.reverse {
+            return Ok(());
+        }
+        if !self.started {
+            self.started = true;
+            for i in 0..self.sources.len() {
+                self.heads[i] = self.sources[i].next().await?;
+            }
+        }
+        let mut mem_target = None;
+        for i in 0..self.sources.len() {
+            if !self.heads[i].as_ref().is_some_and(|h| h.key() < *target) {
+                continue;
+            }
+            let mem_target = match &mem_target {
+                Some(k) => k,
+                None => {
+                    let Ok(k) = MemKey::new(target) else {
+                        // An invalid target (cannot come from a real cell):
+                        // leave the sources where they are.
+                        return Ok(());
+                    };
+                    mem_target.insert(k)
+                }
+            };
+            self.heads[i] = self.sources[i].skip_to(target, mem_target).await?;
+        }
+        Ok(())
     }
 
     /// The next cell in order.

@@ -11,7 +11,7 @@ use super::config::FamilyConfig;
 use super::merge::{MergeIter, Source};
 use super::ops::Columns;
 use super::versions::{FamilyResolver, ResolveSpec};
-use crate::cell::{Cell, CellError};
+use crate::cell::{Cell, CellError, KeyRef};
 use crate::manifest::{FilePin, StoreFile};
 use crate::memstore::{Memstore, Segment};
 use crate::sst::{ScanRange, SstError, SstReader};
@@ -196,8 +196,17 @@ impl FamilyStream {
                     break;
                 }
                 let cell = self.peeked.take().expect("peeked above");
-                if self.resolver.accept(&cell) && self.columns.wants(&cell.family, &cell.qualifier)
-                {
+                let visible = self.resolver.accept(&cell)
+                    && self.columns.wants(&cell.family, &cell.qualifier);
+                // A column that gave all its versions: skip its older ones
+                // in one seek (HBase's SEEK_NEXT_COL) instead of reading
+                // each — a hot row's column can have thousands in the
+                // memstore.
+                if self.resolver.column_complete() {
+                    let past = KeyRef::last_of_column(&cell.row, &cell.family, &cell.qualifier);
+                    self.merge.skip_to(&past).await?;
+                }
+                if visible {
                     out.push(cell);
                 }
             }

@@ -173,6 +173,17 @@ impl FamilyResolver {
         self.versions = 0;
     }
 
+    /// True once nothing more of the current column can be visible: it has
+    /// given its `max_versions` puts, so every later cell of it (older
+    /// versions, and version markers that could only mask those) would be
+    /// refused. A reader may then skip the rest of the column unread. Never
+    /// true for the empty qualifier, whose column shares its place with the
+    /// family's delete markers (which mask other columns).
+    pub fn column_complete(&self) -> bool {
+        self.versions >= self.spec.versions()
+            && self.column.as_ref().is_some_and(|q| !q.is_empty())
+    }
+
     /// True if `cell` (the next in order) is visible.
     pub fn accept(&mut self, cell: &Cell) -> bool {
         let spec = &self.spec;
