@@ -714,7 +714,9 @@ async fn hot_columns_with_thousands_of_versions_read_exactly() {
     );
     assert_eq!(
         read(3, all, Columns::all()).await,
-        ["3000", "2999", "2998", "a2999", "a2998", "a2997", "b3000", "b2999", "b2998"]
+        [
+            "3000", "2999", "2998", "a2999", "a2998", "a2997", "b3000", "b2999", "b2998"
+        ]
     );
     assert_eq!(
         read(2, TimeRange { min: 0, max: 1401 }, Columns::all()).await,

@@ -180,8 +180,7 @@ impl FamilyResolver {
     /// true for the empty qualifier, whose column shares its place with the
     /// family's delete markers (which mask other columns).
     pub fn column_complete(&self) -> bool {
-        self.versions >= self.spec.versions()
-            && self.column.as_ref().is_some_and(|q| !q.is_empty())
+        self.versions >= self.spec.versions() && self.column.as_ref().is_some_and(|q| !q.is_empty())
     }
 
     /// True if `cell` (the next in order) is visible.
