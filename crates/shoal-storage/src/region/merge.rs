@@ -217,7 +217,7 @@ impl MergeIter {
         }
         let mut mem_target = None;
         for i in 0..self.sources.len() {
-            if !self.heads[i].as_ref().is_some_and(|h| h.key() < *target) {
+            if self.heads[i].as_ref().is_none_or(|h| h.key() >= *target) {
                 continue;
             }
             let mem_target = match &mem_target {
