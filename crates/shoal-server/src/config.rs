@@ -93,19 +93,10 @@ pub struct ServerSection {
     /// closed at once. Lowered at start to fit the open-files limit
     /// (default 10000).
     pub max_connections: usize,
-    /// Threads that serve gRPC connections, each a single-threaded runtime
-    /// a connection stays on; 0 (the default) means one per core.
+    /// Threads that serve gRPC connections, each a one-worker runtime a
+    /// connection stays on; 0 (the default) serves them on the shared
+    /// runtime.
     pub serving_threads: usize,
-}
-
-impl ServerSection {
-    /// The serving threads to start: `serving_threads`, or one per core.
-    pub fn serving_thread_count(&self) -> usize {
-        match self.serving_threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        }
-    }
 }
 
 impl Default for ServerSection {

@@ -131,10 +131,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         host.config().limits.request_bytes_in_flight.0,
         host.requests().clone(),
     );
-    let serving = Some(
-        crate::listen::ServingThreads::start(host.config().server.serving_thread_count())
-            .map_err(ServeError::Threads)?,
-    );
+    let serving = match host.config().server.serving_threads {
+        0 => None,
+        n => Some(crate::listen::ServingThreads::start(n).map_err(ServeError::Threads)?),
+    };
     servers.push(crate::listen::serve_grpc(
         grpc_listener,
         routes,
