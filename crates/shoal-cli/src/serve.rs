@@ -22,6 +22,9 @@ pub struct ServeArgs {
     /// HTTP listen address for /metrics and the status page (overrides `server.http_addr`).
     #[arg(long)]
     http_addr: Option<SocketAddr>,
+    /// Thrift1 gateway listen address (overrides `thrift.addr`).
+    #[arg(long)]
+    thrift_addr: Option<SocketAddr>,
     /// Log filter, e.g. `info` or `shoal_server=debug` (or env RUST_LOG).
     #[arg(long, default_value = "info")]
     log: String,
@@ -51,6 +54,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(a) = args.http_addr {
         config.server.http_addr = a;
     }
+    if let Some(a) = args.thrift_addr {
+        config.thrift.addr = a;
+    }
     config.validate()?;
     // A common default soft limit is 1,024 descriptors; the hard limit is
     // usually far higher. Take it, as servers do, before opening anything.
@@ -72,6 +78,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         "HTTP:   http://{}/ (status page), http://{}/metrics",
         server.http_addr, server.http_addr
     );
+    if let Some(a) = server.thrift_addr {
+        println!("Thrift: {a} (HBase Thrift1 gateway: happybase)");
+    }
     println!("data:   {} (objects: {data})", data_dir.display());
     println!("shell:  shoal shell --addr {}", server.grpc_addr);
     wait_for_signal().await?;

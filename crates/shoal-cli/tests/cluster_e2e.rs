@@ -788,7 +788,14 @@ fn an_unreachable_etcd_is_a_clear_error_at_start() {
         .arg("serve")
         .arg("--data-dir")
         .arg(root.path().join("data"))
-        .args(["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+        .args([
+            "--grpc-addr",
+            "127.0.0.1:0",
+            "--http-addr",
+            "127.0.0.1:0",
+            "--thrift-addr",
+            "127.0.0.1:0",
+        ])
         .arg("--config")
         .arg(&cfg)
         .output()

@@ -57,6 +57,8 @@ pub struct ServerConfig {
     pub limits: crate::request_limits::LimitsSection,
     /// Cluster mode (etcd); absent = a single node with no etcd.
     pub cluster: Option<crate::cluster_config::ClusterSection>,
+    /// HBase's Thrift1 gateway (happybase).
+    pub thrift: crate::thrift_config::ThriftSection,
 }
 
 /// `[server]`
@@ -365,6 +367,21 @@ impl ServerConfig {
             return Err(invalid(
                 "server.max_connections",
                 "must be at least 1".into(),
+            ));
+        }
+        self.thrift
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
+        if self.thrift.enabled
+            && self.thrift.addr.port() != 0
+            && [self.server.grpc_addr, self.server.http_addr].contains(&self.thrift.addr)
+        {
+            return Err(invalid(
+                "thrift.addr",
+                format!(
+                    "{} is already server.grpc_addr or server.http_addr",
+                    self.thrift.addr
+                ),
             ));
         }
         if let Some(cluster) = &self.cluster {

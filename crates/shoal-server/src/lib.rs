@@ -6,7 +6,8 @@
 //! `host` (open regions, routing, admin operations, splits), `grpc` (the
 //! `Data` and `Admin` services over `host`), `metrics` + `http` + `status`
 //! (what the server reports), `listen` (accept loops, connection timeouts
-//! and caps), `serve` (start, listen, graceful shutdown).
+//! and caps), `serve` (start, listen, graceful shutdown), `thrift` (HBase's Thrift1
+//! gateway over `host`, for happybase).
 
 pub mod catalog;
 pub mod cluster;
@@ -24,6 +25,8 @@ pub mod process_cpu;
 pub mod request_limits;
 pub mod serve;
 pub mod status;
+pub mod thrift;
+pub mod thrift_config;
 
 pub use config::ServerConfig;
 pub use error::ServiceError;

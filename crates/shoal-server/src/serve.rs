@@ -41,6 +41,8 @@ pub enum ServeError {
 pub struct RunningServer {
     /// Where gRPC listens.
     pub grpc_addr: SocketAddr,
+    /// Where the Thrift gateway listens (None: `thrift.enabled` is false).
+    pub thrift_addr: Option<SocketAddr>,
     /// Where HTTP listens.
     pub http_addr: SocketAddr,
     /// The regions and storage.
@@ -90,8 +92,24 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             what: "HTTP",
             source,
         })?;
+    let thrift_listener = if config.thrift.enabled {
+        Some(bind(config.thrift.addr, "Thrift").await?)
+    } else {
+        None
+    };
+    let thrift_addr = match &thrift_listener {
+        Some(l) => Some(l.local_addr().map_err(|source| ServeError::Bind {
+            addr: config.thrift.addr,
+            what: "Thrift",
+            source,
+        })?),
+        None => None,
+    };
     crate::listen::warn_if_exposed(grpc_addr, "gRPC");
     crate::listen::warn_if_exposed(http_addr, "HTTP");
+    if let Some(a) = thrift_addr {
+        crate::listen::warn_if_exposed(a, "Thrift");
+    }
     let (host, node) = match config.cluster.clone() {
         None => (Host::open(config).await?, None),
         Some(section) => {
@@ -157,6 +175,26 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         history,
         connections: connection_metrics.clone(),
     });
+    if let Some(listener) = thrift_listener {
+        let t = &host.config().thrift;
+        let limits = crate::thrift::wire::Limits {
+            max_message_bytes: usize::try_from(t.max_message_bytes.0).unwrap_or(usize::MAX),
+            max_depth: 64,
+        };
+        let scanners = crate::thrift::Scanners::new(
+            t.scanner_timeout,
+            t.max_scanners,
+            limits.max_message_bytes / 4,
+        );
+        let gateway = Arc::new(crate::thrift::Gateway::new(host.clone(), scanners));
+        servers.push(crate::thrift::serve_thrift(
+            listener,
+            gateway,
+            connections.clone(),
+            limits,
+            stopped.clone(),
+        ));
+    }
     servers.push(crate::listen::serve_http(
         http_listener,
         router,
@@ -167,6 +205,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     Ok(RunningServer {
         grpc_addr,
         http_addr,
+        thrift_addr,
         host,
         stop,
         connections: connection_metrics,

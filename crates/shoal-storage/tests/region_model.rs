@@ -754,7 +754,7 @@ impl Model {
                         .map_err(|_| format!("{f}:{q} holds {} bytes", c.value.len()))?;
                     (
                         i64::from_be_bytes(bytes),
-                        self.now.max(c.ts.saturating_add(1)).min(i64::MAX - 1),
+                        self.now.max(c.ts).min(i64::MAX - 1),
                     )
                 }
             };
@@ -776,10 +776,7 @@ impl Model {
         for &(f, q, suffix) in cols {
             let (mut value, ts) = match self.newest(row, f, q) {
                 None => (Vec::new(), self.now),
-                Some(c) => (
-                    c.value.to_vec(),
-                    self.now.max(c.ts.saturating_add(1)).min(i64::MAX - 1),
-                ),
+                Some(c) => (c.value.to_vec(), self.now.max(c.ts).min(i64::MAX - 1)),
             };
             value.extend_from_slice(&suffix.bytes());
             let value = Bytes::from(value);

@@ -87,7 +87,14 @@ impl ServerProcess {
         cmd.arg("serve")
             .arg("--data-dir")
             .arg(data_dir)
-            .args(["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+            .args([
+                "--grpc-addr",
+                "127.0.0.1:0",
+                "--http-addr",
+                "127.0.0.1:0",
+                "--thrift-addr",
+                "127.0.0.1:0",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);

@@ -6,6 +6,7 @@
 use super::{Host, LiveTable, Slot};
 use crate::error::ServiceError;
 use bytes::Bytes;
+use shoal_storage::region::filter::Filter;
 use shoal_storage::region::{
     CheckAndMutate, Get, Region, RegionError, RegionScanner, RowMutation, RowResult, Scan,
 };
@@ -307,6 +308,17 @@ impl Host {
 
     /// Starts a scan over `table`.
     pub fn scan(&self, table: &str, scan: Scan) -> Result<ScanStream, ServiceError> {
+        self.scan_filtered(table, scan, None)
+    }
+
+    /// Starts a scan over `table` whose rows pass `filter` (evaluated in
+    /// each region scan; a filter that ends the scan ends it everywhere).
+    pub fn scan_filtered(
+        &self,
+        table: &str,
+        scan: Scan,
+        filter: Option<Arc<Filter>>,
+    ) -> Result<ScanStream, ServiceError> {
         let t = self.enabled_table(table)?;
         if !scan.stop_row.is_empty() && scan.start_row > scan.stop_row && !scan.reverse {
             return Err(ServiceError::InvalidArgument(format!(
@@ -339,6 +351,7 @@ impl Host {
             skip: 0,
             rows: 0,
             done: false,
+            filter,
         })
     }
 }
@@ -367,6 +380,8 @@ pub struct ScanStream {
     /// Distinct rows returned.
     rows: usize,
     done: bool,
+    /// Applied in each region scan.
+    filter: Option<Arc<Filter>>,
 }
 
 impl ScanStream {
@@ -405,10 +420,15 @@ impl ScanStream {
             };
             let Some(chunk) = scanner.next().await.map_err(ServiceError::Region)? else {
                 // This region is done: go on to the next one if the scan
-                // reaches past its edge.
+                // reaches past its edge (and its filter did not end it).
                 let (start, end) = (region_start.clone(), region_end.clone());
+                let filter_stopped = scanner.filter_stopped();
                 self.current = None;
                 self.skip = 0;
+                if filter_stopped {
+                    self.done = true;
+                    return Ok(None);
+                }
                 if self.scan.reverse {
                     if start.is_empty() || start <= self.scan.start_row {
                         self.done = true;
@@ -508,7 +528,10 @@ impl ScanStream {
                 record.id, self.table
             )));
         };
-        let scanner = region.scanner(scan).map_err(ServiceError::Region)?;
+        let scanner = region
+            .scanner(scan)
+            .map_err(ServiceError::Region)?
+            .with_filter(self.filter.clone());
         self.current = Some((scanner, record.start_row.clone(), record.end_row.clone()));
         Ok(())
     }

@@ -113,7 +113,7 @@ pub(super) async fn run<S, B>(
 
 /// TCP_NODELAY (without it small responses wait for delayed ACKs, ~40 ms
 /// per call) and TCP keepalive (finds peers that vanished).
-fn configure(tcp: &TcpStream, policy: &ConnectionPolicy) {
+pub(crate) fn configure(tcp: &TcpStream, policy: &ConnectionPolicy) {
     if let Err(e) = tcp.set_nodelay(true) {
         tracing::debug!(error = %e, "TCP_NODELAY on a connection failed");
     }

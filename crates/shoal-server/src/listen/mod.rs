@@ -39,6 +39,7 @@ mod descriptors;
 pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
 mod preface;
 mod serving;
+pub(crate) use accept::configure;
 pub use serving::ServingThreads;
 
 use crate::config::ServerSection;
@@ -144,7 +145,7 @@ impl Connections {
 
     /// Takes a place under the cap for a connection just accepted on `on`,
     /// or refuses it (counted and, now and then, logged).
-    fn admit(self: &Arc<Self>, on: Listener, peer: SocketAddr) -> Option<Slot> {
+    pub(crate) fn admit(self: &Arc<Self>, on: Listener, peer: SocketAddr) -> Option<Slot> {
         self.metrics.accepted(on);
         let max = self.policy.max_connections;
         let taken = self
@@ -176,10 +177,17 @@ impl Connections {
 
 /// A connection's place under the cap; gives it back, counting the close
 /// under `reason`, when dropped.
-struct Slot {
+pub(crate) struct Slot {
     connections: Arc<Connections>,
     on: Listener,
     reason: CloseReason,
+}
+
+impl Slot {
+    /// Why the connection will be counted closed.
+    pub(crate) fn set_reason(&mut self, reason: CloseReason) {
+        self.reason = reason;
+    }
 }
 
 impl Drop for Slot {
@@ -282,7 +290,7 @@ fn http2_settings(builder: &mut Builder<TokioExecutor>, p: &ConnectionPolicy) {
 
 /// Resolves once `stop` is true (or its sender is gone: nothing can stop
 /// the server any more, so it is stopping).
-async fn stopped(stop: &mut watch::Receiver<bool>) {
+pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
     // The guard `wait_for` returns is dropped here, never held across an
     // await by the callers' `select!`s.
     let _ = stop.wait_for(|s| *s).await;

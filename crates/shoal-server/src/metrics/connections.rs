@@ -1,4 +1,4 @@
-//! Connection counters of the two listeners: accepted, open, closed by
+//! Connection counters of the listeners: accepted, open, closed by
 //! reason, and the effective connection cap. Lock-free: relaxed atomics,
 //! updated by `crate::listen` as connections come and go.
 //!
@@ -15,17 +15,20 @@ pub enum Listener {
     Grpc,
     /// The HTTP port (metrics, status page, health).
     Http,
+    /// The Thrift1 gateway's port.
+    Thrift,
 }
 
 impl Listener {
-    /// Both, in label order.
-    pub const ALL: [Listener; 2] = [Listener::Grpc, Listener::Http];
+    /// Every listener, in label order.
+    pub const ALL: [Listener; 3] = [Listener::Grpc, Listener::Http, Listener::Thrift];
 
     /// The label value.
     pub fn as_str(self) -> &'static str {
         match self {
             Listener::Grpc => "grpc",
             Listener::Http => "http",
+            Listener::Thrift => "thrift",
         }
     }
 
@@ -83,8 +86,8 @@ impl CloseReason {
 /// The live counters.
 #[derive(Debug, Default)]
 pub struct ConnectionMetrics {
-    accepted: [AtomicU64; 2],
-    closed: [[AtomicU64; 6]; 2],
+    accepted: [AtomicU64; 3],
+    closed: [[AtomicU64; 6]; 3],
     max_connections: AtomicU64,
 }
 
@@ -125,8 +128,8 @@ impl ConnectionMetrics {
 /// A copy of the counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConnectionMetricsSnapshot {
-    accepted: [u64; 2],
-    closed: [[u64; 6]; 2],
+    accepted: [u64; 3],
+    closed: [[u64; 6]; 3],
     /// The effective `server.max_connections` (0 before the listeners start).
     pub max_connections: u64,
 }

@@ -18,6 +18,7 @@ mod batch;
 mod compact;
 pub mod config;
 mod error;
+pub mod filter;
 mod flush;
 mod merge;
 pub mod mutate;

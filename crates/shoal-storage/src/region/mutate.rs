@@ -104,11 +104,14 @@ pub(super) fn latest_means_now(op: RowOp, now: i64) -> RowOp {
     }
 }
 
-/// The timestamp of an increment's or append's result: after the previous
-/// version and not before now, capped below LATEST_TIMESTAMP so the result
-/// stays readable.
+/// The timestamp of an increment's or append's result: now, or the previous
+/// version's if that is later (a client-chosen future timestamp), capped
+/// below LATEST_TIMESTAMP so the result stays readable. As HBase does: a
+/// result in the same millisecond as the previous version replaces it (the
+/// later write wins a tie), and results never run ahead of the clock, so a
+/// put right after a burst of increments is not hidden behind them.
 fn next_timestamp(now: i64, previous: i64) -> i64 {
-    now.max(previous.saturating_add(1)).min(i64::MAX - 1)
+    now.max(previous).min(i64::MAX - 1)
 }
 
 impl Region {

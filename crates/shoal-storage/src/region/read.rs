@@ -5,6 +5,7 @@
 //! sorted stream, resolves versions per (row, family), and assembles rows by
 //! taking, at each step, the smallest next row across the families.
 
+use super::filter::{Decision, Filter, FilterRun};
 use super::ops::{Columns, Get, RowResult, Scan};
 use super::store::FamilyStream;
 use super::versions::ResolveSpec;
@@ -14,6 +15,7 @@ use crate::sst::ScanRange;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::ops::Bound;
+use std::sync::Arc;
 
 /// A forward scan over a region, yielding rows (or chunks of wide rows).
 pub struct RegionScanner {
@@ -24,6 +26,8 @@ pub struct RegionScanner {
     pending: VecDeque<RowResult>,
     region: Region,
     reverse: bool,
+    /// The scan's filter, applied to each complete row.
+    filter: Option<FilterRun>,
     /// Keeps the read point registered while the scan runs.
     _guard: Option<super::mvcc::ReadGuard>,
 }
@@ -189,6 +193,7 @@ impl Region {
             pending: VecDeque::new(),
             region: self.clone(),
             reverse: scan.reverse,
+            filter: None,
             _guard: guard,
         })
     }
@@ -203,6 +208,19 @@ fn row_successor(row: &[u8]) -> Bytes {
 }
 
 impl RegionScanner {
+    /// Applies `filter` to every complete row (before a batch size cuts it
+    /// into chunks; the row limit counts rows the filter let through).
+    pub fn with_filter(mut self, filter: Option<Arc<Filter>>) -> RegionScanner {
+        self.filter = filter.map(|f| FilterRun::new(f, self.reverse));
+        self
+    }
+
+    /// True once the filter ended the scan (`PageFilter`, `WHILE`, …):
+    /// later regions have nothing to add either.
+    pub fn filter_stopped(&self) -> bool {
+        self.filter.as_ref().is_some_and(FilterRun::stopped)
+    }
+
     /// The next row (or chunk of a row, with a batch size), or `None` at the end.
     pub async fn next(&mut self) -> Result<Option<RowResult>, RegionError> {
         if let Some(chunk) = self.pending.pop_front() {
@@ -211,8 +229,27 @@ impl RegionScanner {
         if self.limit > 0 && self.rows >= self.limit {
             return Ok(None);
         }
-        let Some(cells) = self.next_full_row().await? else {
-            return Ok(None);
+        let mut skipped = 0u32;
+        let cells = loop {
+            let Some(cells) = self.next_full_row().await? else {
+                return Ok(None);
+            };
+            let Some(run) = self.filter.as_mut() else {
+                break cells;
+            };
+            let row = cells[0].row.clone();
+            match run.apply(&row, cells) {
+                Decision::Emit(cells) => break cells,
+                Decision::Skip => {
+                    // A filter that matches little reads far: let other
+                    // tasks (and a cancelled call's drop) in now and then.
+                    skipped += 1;
+                    if skipped.is_multiple_of(256) {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                Decision::Stop => return Ok(None),
+            }
         };
         self.rows += 1;
         let row = cells[0].row.clone();

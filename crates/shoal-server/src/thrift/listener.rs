@@ -1,0 +1,265 @@
+//! The Thrift port: accept under the server's connection cap, recognise
+//! each connection's protocol and transport from its first bytes, then
+//! answer its calls one after another (Thrift1 clients wait for each
+//! reply). A connection that sends nothing for `server.handshake_timeout`
+//! at first, or for `server.idle_timeout` between calls, is closed; bytes
+//! that are not Thrift, or a message over `thrift.max_message_bytes`, close
+//! it after a TApplicationException where one can still be framed. On stop,
+//! idle connections close at once and a call in progress finishes.
+
+use super::handler::{FaultKind, Gateway, result_struct};
+use super::wire::{self, AppExceptionKind, Limits, Message, MessageType, Protocol, Transport};
+use crate::listen::{Connections, Slot};
+use crate::metrics::{CloseReason, Listener};
+use bytes::{Bytes, BytesMut};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+/// Pause after an accept error that is not about one connection.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Serves the gateway on `listener` until `stop` turns true; also expires
+/// idle scanners.
+pub fn serve_thrift(
+    listener: TcpListener,
+    gateway: Arc<Gateway>,
+    connections: Arc<Connections>,
+    limits: Limits,
+    stop: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tasks = JoinSet::new();
+        let mut stopping = stop.clone();
+        let mut sweep = tokio::time::interval(Duration::from_secs(1));
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                biased;
+                _ = crate::listen::stopped(&mut stopping) => break,
+                Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                    if let Err(e) = done {
+                        tracing::error!(error = %e, "a Thrift connection task failed");
+                    }
+                }
+                _ = sweep.tick() => {
+                    gateway.scanners().sweep();
+                }
+                accepted = listener.accept() => match accepted {
+                    Ok((tcp, peer)) => {
+                        let Some(slot) = connections.admit(Listener::Thrift, peer) else {
+                            continue;
+                        };
+                        crate::listen::configure(&tcp, connections.policy());
+                        let policy = connections.policy().clone();
+                        tasks.spawn(connection(
+                            tcp,
+                            gateway.clone(),
+                            slot,
+                            limits,
+                            (policy.handshake_timeout, policy.idle_timeout),
+                            stop.clone(),
+                        ));
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "Thrift accept failed");
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    }
+                }
+            }
+        }
+        drop(listener);
+        while tasks.join_next().await.is_some() {}
+    })
+}
+
+/// How reading the next message ended.
+enum Read {
+    Message(Message),
+    Closed,
+    Idle,
+    Stopping,
+    Bad(wire::CodecError),
+}
+
+/// One connection's life.
+async fn connection(
+    mut tcp: TcpStream,
+    gateway: Arc<Gateway>,
+    mut slot: Slot,
+    limits: Limits,
+    (handshake, idle): (Duration, Duration),
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut buf = BytesMut::with_capacity(8 << 10);
+    // Its protocol and transport, from the first bytes.
+    let (proto, transport) = loop {
+        match wire::detect(&buf) {
+            Some(Ok(pt)) => break pt,
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, "not a Thrift connection; closed");
+                return;
+            }
+            None => {}
+        }
+        match fill(&mut tcp, &mut buf, handshake, &mut stop).await {
+            Fill::Data => {}
+            Fill::Closed => return,
+            Fill::Timeout => {
+                slot.set_reason(CloseReason::Handshake);
+                return;
+            }
+            Fill::Stopping => {
+                slot.set_reason(CloseReason::Shutdown);
+                return;
+            }
+        }
+    };
+    let mut out = Vec::with_capacity(8 << 10);
+    loop {
+        let msg = match next_message(
+            &mut tcp, &mut buf, proto, transport, &limits, idle, &mut stop,
+        )
+        .await
+        {
+            Read::Message(m) => m,
+            Read::Closed => return,
+            Read::Idle => {
+                slot.set_reason(CloseReason::Idle);
+                return;
+            }
+            Read::Stopping => {
+                slot.set_reason(CloseReason::Shutdown);
+                return;
+            }
+            Read::Bad(e) => {
+                tracing::debug!(error = %e, "bad Thrift input; connection closed");
+                let reply = Message {
+                    name: String::new(),
+                    kind: MessageType::Exception,
+                    seqid: 0,
+                    body: wire::application_exception(
+                        &e.to_string(),
+                        AppExceptionKind::ProtocolError,
+                    ),
+                };
+                out.clear();
+                wire::encode(&reply, proto, transport, &mut out);
+                let _ = tcp.write_all(&out).await;
+                return;
+            }
+        };
+        let reply = match msg.kind {
+            MessageType::Call | MessageType::Oneway => {
+                let outcome = gateway.call(&msg.name, &msg.body).await;
+                if msg.kind == MessageType::Oneway {
+                    continue;
+                }
+                match outcome {
+                    Err(f) if f.kind == FaultKind::UnknownMethod => Message {
+                        name: msg.name,
+                        kind: MessageType::Exception,
+                        seqid: msg.seqid,
+                        body: wire::application_exception(
+                            &f.message,
+                            AppExceptionKind::UnknownMethod,
+                        ),
+                    },
+                    outcome => {
+                        let body = result_struct(&msg.name, outcome);
+                        Message {
+                            name: msg.name,
+                            kind: MessageType::Reply,
+                            seqid: msg.seqid,
+                            body,
+                        }
+                    }
+                }
+            }
+            MessageType::Reply | MessageType::Exception => Message {
+                name: msg.name,
+                kind: MessageType::Exception,
+                seqid: msg.seqid,
+                body: wire::application_exception(
+                    "a server takes calls, not replies",
+                    AppExceptionKind::InvalidMessageType,
+                ),
+            },
+        };
+        out.clear();
+        wire::encode(&reply, proto, transport, &mut out);
+        if let Err(e) = tcp.write_all(&out).await {
+            tracing::debug!(error = %e, "writing a Thrift reply failed");
+            return;
+        }
+        // A large answer's buffer is not kept for the connection's life.
+        if out.capacity() > 1 << 20 {
+            out = Vec::with_capacity(8 << 10);
+        }
+    }
+}
+
+async fn next_message(
+    tcp: &mut TcpStream,
+    buf: &mut BytesMut,
+    proto: Protocol,
+    transport: Transport,
+    limits: &Limits,
+    idle: Duration,
+    stop: &mut watch::Receiver<bool>,
+) -> Read {
+    loop {
+        if !buf.is_empty() {
+            let view: Bytes = buf.split().freeze();
+            match wire::decode(&view, proto, transport, limits) {
+                Ok(Some((msg, used))) => {
+                    // The rest (a pipelined next call) stays for later.
+                    buf.extend_from_slice(&view[used..]);
+                    return Read::Message(msg);
+                }
+                Ok(None) => {
+                    // Unique again once `view` goes: no copy.
+                    *buf = BytesMut::from(view);
+                }
+                Err(e) => return Read::Bad(e),
+            }
+        }
+        match fill(tcp, buf, idle, stop).await {
+            Fill::Data => {}
+            Fill::Closed => return Read::Closed,
+            Fill::Timeout => return Read::Idle,
+            Fill::Stopping => return Read::Stopping,
+        }
+    }
+}
+
+enum Fill {
+    Data,
+    Closed,
+    Timeout,
+    Stopping,
+}
+
+/// Reads more bytes into `buf`, waiting at most `wait`.
+async fn fill(
+    tcp: &mut TcpStream,
+    buf: &mut BytesMut,
+    wait: Duration,
+    stop: &mut watch::Receiver<bool>,
+) -> Fill {
+    if *stop.borrow() {
+        return Fill::Stopping;
+    }
+    buf.reserve(8 << 10);
+    tokio::select! {
+        read = tokio::time::timeout(wait, tcp.read_buf(buf)) => match read {
+            Ok(Ok(0)) | Ok(Err(_)) => Fill::Closed,
+            Ok(Ok(_)) => Fill::Data,
+            Err(_) => Fill::Timeout,
+        },
+        _ = crate::listen::stopped(stop) => Fill::Stopping,
+    }
+}

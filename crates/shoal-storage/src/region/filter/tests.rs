@@ -1,0 +1,285 @@
+//! The filter language and each filter's decisions on small rows.
+
+use super::*;
+use crate::cell::Cell;
+use bytes::Bytes;
+
+fn cell(row: &str, f: &str, q: &str, ts: i64, v: &str) -> Cell {
+    Cell::put(
+        row.as_bytes().to_vec(),
+        f.as_bytes().to_vec(),
+        q.as_bytes().to_vec(),
+        ts,
+        1,
+        v.as_bytes().to_vec(),
+    )
+}
+
+fn row(key: &str) -> Vec<Cell> {
+    vec![
+        cell(key, "cf", "a", 20, "apple"),
+        cell(key, "cf", "a", 10, "old"),
+        cell(key, "cf", "b", 10, "banana"),
+        cell(key, "cg", "c", 10, "cherry"),
+    ]
+}
+
+fn run(text: &str) -> FilterRun {
+    FilterRun::new(Arc::new(parse(text).unwrap()), false)
+}
+
+fn kept(d: Decision) -> Vec<(String, i64, String)> {
+    match d {
+        Decision::Emit(cells) => cells
+            .into_iter()
+            .map(|c| {
+                (
+                    format!(
+                        "{}:{}",
+                        String::from_utf8_lossy(&c.family),
+                        String::from_utf8_lossy(&c.qualifier)
+                    ),
+                    c.timestamp,
+                    String::from_utf8_lossy(&c.value).into_owned(),
+                )
+            })
+            .collect(),
+        other => panic!("expected cells, got {other:?}"),
+    }
+}
+
+#[test]
+fn value_comparisons_read_cell_op_operand() {
+    let values = ["apple", "banana", "cherry"];
+    let cases = [
+        ("<", "banana", vec!["apple"]),
+        ("<=", "banana", vec!["apple", "banana"]),
+        ("=", "banana", vec!["banana"]),
+        ("!=", "banana", vec!["apple", "cherry"]),
+        (">=", "banana", vec!["banana", "cherry"]),
+        (">", "banana", vec!["cherry"]),
+    ];
+    for (op, operand, want) in cases {
+        let cells: Vec<Cell> = values.iter().map(|v| cell("r", "cf", v, 1, v)).collect();
+        let got = kept(run(&format!("ValueFilter({op}, 'binary:{operand}')")).apply(b"r", cells));
+        let got: Vec<String> = got.into_iter().map(|(_, _, v)| v).collect();
+        assert_eq!(got, want, "{op}");
+    }
+    let cells: Vec<Cell> = values.iter().map(|v| cell("r", "cf", v, 1, v)).collect();
+    assert_eq!(
+        run("ValueFilter(NO_OP, 'binary:x')").apply(b"r", cells),
+        Decision::Skip
+    );
+}
+
+#[test]
+fn comparators_substring_regex_prefix_null_long() {
+    let c = |s: &str| match parse(&format!("ValueFilter(=, '{s}')")).unwrap() {
+        Filter::Value(_, c) => c,
+        _ => unreachable!(),
+    };
+    assert!(c("substring:NAN").matches(CompareOp::Equal, b"banana"));
+    assert!(!c("substring:kiwi").matches(CompareOp::Equal, b"banana"));
+    assert!(c("substring:kiwi").matches(CompareOp::NotEqual, b"banana"));
+    assert!(c("regexstring:^b.n").matches(CompareOp::Equal, b"banana"));
+    assert!(!c("regexstring:^a").matches(CompareOp::Equal, b"banana"));
+    assert!(c("binaryprefix:ban").matches(CompareOp::Equal, b"banana"));
+    assert!(c("binaryprefix:bam").matches(CompareOp::Greater, b"banana"));
+    assert!(c("null:").matches(CompareOp::Equal, b""));
+    assert!(!c("null:").matches(CompareOp::Equal, b"x"));
+    assert!(c("long:5").matches(CompareOp::Greater, &7i64.to_be_bytes()));
+    assert!(c("long:5").matches(CompareOp::Less, &(-7i64).to_be_bytes()));
+    assert!(!c("long:5").matches(CompareOp::Less, b"short"));
+    // The part after the first colon is the value, colons and all.
+    assert_eq!(
+        c("binary:a:b"),
+        Comparator::Binary(Bytes::from_static(b"a:b"))
+    );
+}
+
+#[test]
+fn row_and_cell_filters() {
+    assert_eq!(
+        run("PrefixFilter('ro')").apply(b"row", row("row")),
+        Decision::Emit(row("row"))
+    );
+    assert_eq!(
+        run("PrefixFilter('x')").apply(b"row", row("row")),
+        Decision::Skip
+    );
+    // Forward, a row past the prefix ends the scan.
+    assert_eq!(
+        run("PrefixFilter('a')").apply(b"b", row("b")),
+        Decision::Stop
+    );
+    let k = kept(run("ColumnPrefixFilter('b')").apply(b"r", row("r")));
+    assert_eq!(k, vec![("cf:b".into(), 10, "banana".into())]);
+    let k = kept(run("MultipleColumnPrefixFilter('b', 'c')").apply(b"r", row("r")));
+    assert_eq!(k.len(), 2);
+    let k = kept(run("FamilyFilter(=, 'binary:cg')").apply(b"r", row("r")));
+    assert_eq!(k, vec![("cg:c".into(), 10, "cherry".into())]);
+    let k = kept(run("QualifierFilter(>=, 'binary:b')").apply(b"r", row("r")));
+    assert_eq!(k.len(), 2);
+    let k = kept(run("TimestampsFilter(20)").apply(b"r", row("r")));
+    assert_eq!(k, vec![("cf:a".into(), 20, "apple".into())]);
+    let k = kept(run("ColumnRangeFilter('a', false, 'c', true)").apply(b"r", row("r")));
+    assert_eq!(k.len(), 2);
+    let k = kept(run("FirstKeyOnlyFilter()").apply(b"r", row("r")));
+    assert_eq!(k, vec![("cf:a".into(), 20, "apple".into())]);
+    let k = kept(run("KeyOnlyFilter()").apply(b"r", row("r")));
+    assert!(k.iter().all(|(_, _, v)| v.is_empty()) && k.len() == 4);
+    let k = kept(run("KeyOnlyFilter(true)").apply(b"r", row("r")));
+    assert_eq!(k[0].2.as_bytes(), &5u32.to_be_bytes());
+    let k = kept(run("ColumnCountGetFilter(2)").apply(b"r", row("r")));
+    assert_eq!(k.len(), 3, "two columns, the first with two versions");
+    assert_eq!(
+        run("RowFilter(<, 'binary:m')").apply(b"z", row("z")),
+        Decision::Skip
+    );
+    let mut r = run("RandomRowFilter(0.0)");
+    assert_eq!(r.apply(b"r", row("r")), Decision::Skip);
+    let mut r = run("RandomRowFilter(1.0)");
+    assert!(matches!(r.apply(b"r", row("r")), Decision::Emit(_)));
+}
+
+#[test]
+fn single_column_value_filters() {
+    let f = "SingleColumnValueFilter('cf', 'a', =, 'binary:apple')";
+    assert_eq!(run(f).apply(b"r", row("r")), Decision::Emit(row("r")));
+    // Only the newest version counts by default.
+    let old = "SingleColumnValueFilter('cf', 'a', =, 'binary:old')";
+    assert_eq!(run(old).apply(b"r", row("r")), Decision::Skip);
+    let any = "SingleColumnValueFilter('cf', 'a', =, 'binary:old', false, false)";
+    assert!(matches!(run(any).apply(b"r", row("r")), Decision::Emit(_)));
+    // Missing column: passes unless filterIfMissing.
+    let missing = "SingleColumnValueFilter('cf', 'zz', =, 'binary:x')";
+    assert!(matches!(
+        run(missing).apply(b"r", row("r")),
+        Decision::Emit(_)
+    ));
+    let strict = "SingleColumnValueFilter('cf', 'zz', =, 'binary:x', true, true)";
+    assert_eq!(run(strict).apply(b"r", row("r")), Decision::Skip);
+    let ex = "SingleColumnValueExcludeFilter('cf', 'a', =, 'binary:apple')";
+    let k = kept(run(ex).apply(b"r", row("r")));
+    assert!(k.iter().all(|(c, _, _)| c != "cf:a") && k.len() == 2);
+}
+
+#[test]
+fn pages_while_skip_and_inclusive_stop_end_or_skip() {
+    let mut p = run("PageFilter(2)");
+    assert!(matches!(p.apply(b"a", row("a")), Decision::Emit(_)));
+    assert!(matches!(p.apply(b"b", row("b")), Decision::Emit(_)));
+    assert_eq!(p.apply(b"c", row("c")), Decision::Stop);
+    assert!(p.stopped());
+    let mut w = run("WHILE RowFilter(<, 'binary:c')");
+    assert!(matches!(w.apply(b"a", row("a")), Decision::Emit(_)));
+    assert_eq!(w.apply(b"c", row("c")), Decision::Stop);
+    assert_eq!(w.apply(b"a", row("a")), Decision::Stop, "stopped for good");
+    let mut s = run("SKIP ValueFilter(!=, 'binary:old')");
+    assert_eq!(s.apply(b"a", row("a")), Decision::Skip);
+    let mut s2 = run("SKIP ValueFilter(!=, 'binary:zzz')");
+    assert!(matches!(s2.apply(b"a", row("a")), Decision::Emit(_)));
+    let mut i = run("InclusiveStopFilter('b')");
+    assert!(matches!(i.apply(b"b", row("b")), Decision::Emit(_)));
+    assert_eq!(i.apply(b"c", row("c")), Decision::Stop);
+    let mut rev = FilterRun::new(Arc::new(parse("InclusiveStopFilter('b')").unwrap()), true);
+    assert!(matches!(rev.apply(b"c", row("c")), Decision::Emit(_)));
+    assert_eq!(rev.apply(b"a", row("a")), Decision::Stop);
+}
+
+#[test]
+fn and_binds_tighter_than_or() {
+    let f = parse("PrefixFilter('a') AND PrefixFilter('b') OR PrefixFilter('c')").unwrap();
+    match &f {
+        Filter::List {
+            all: false,
+            filters,
+        } => {
+            assert!(matches!(filters[0], Filter::List { all: true, .. }));
+            assert!(matches!(filters[1], Filter::Prefix(_)));
+        }
+        other => panic!("{other:?}"),
+    }
+    let g = parse("PrefixFilter('a') AND (PrefixFilter('b') OR PrefixFilter('c'))").unwrap();
+    assert!(matches!(g, Filter::List { all: true, .. }));
+    // OR: cells any member kept; AND: what every member kept.
+    let k = kept(run("ColumnPrefixFilter('a') OR ColumnPrefixFilter('c')").apply(b"r", row("r")));
+    assert_eq!(k.len(), 3);
+    let k = kept(
+        run("FamilyFilter(=, 'binary:cf') AND QualifierFilter(=, 'binary:b')")
+            .apply(b"r", row("r")),
+    );
+    assert_eq!(k, vec![("cf:b".into(), 10, "banana".into())]);
+}
+
+#[test]
+fn the_language_round_trips_through_describe() {
+    for text in [
+        "PrefixFilter('it''s')",
+        "KeyOnlyFilter()",
+        "SingleColumnValueFilter('cf1', 'qual1', =, 'binary:val1')",
+        "WHILE RowFilter(<=, 'binaryprefix:abc')",
+        "SKIP (ValueFilter(!=, 'regexstring:a.*') OR TimestampsFilter(1, 2, 3))",
+        "ColumnRangeFilter('a', true, 'z', false) AND PageFilter(10)",
+        "RowFilter(GREATER_OR_EQUAL, 'binary:x')",
+    ] {
+        let f = parse(text).unwrap();
+        assert_eq!(
+            parse(&f.describe()).unwrap(),
+            f,
+            "{text} → {}",
+            f.describe()
+        );
+    }
+}
+
+#[test]
+fn bad_strings_say_what_and_where() {
+    let e = parse("NoSuchFilter('x')").unwrap_err();
+    assert_eq!(e.to_string(), "filter NoSuchFilter is not supported");
+    let e = parse("PrefixFilter('x' 'y')").unwrap_err();
+    assert!(e.to_string().contains("at byte 17"), "{e}");
+    assert!(
+        parse("PrefixFilter('x")
+            .unwrap_err()
+            .to_string()
+            .contains("unterminated")
+    );
+    assert!(
+        parse("ValueFilter(=, 'nope:x')")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown comparator")
+    );
+    assert!(
+        parse("ValueFilter(=, 'regexstring:(')")
+            .unwrap_err()
+            .to_string()
+            .contains("regular expression")
+    );
+    assert!(
+        parse("PageFilter('x')")
+            .unwrap_err()
+            .to_string()
+            .contains("must be a number")
+    );
+    assert!(parse("PageFilter(1, 2)").is_err());
+    assert!(parse("").is_err());
+    assert!(parse("PrefixFilter('a') AND").is_err());
+    assert!(parse("PrefixFilter('a') PrefixFilter('b')").is_err());
+    // Nesting and size are bounded: an error, not a stack overflow.
+    let deep = format!(
+        "{}PrefixFilter('a'){}",
+        "(".repeat(10_000),
+        ")".repeat(10_000)
+    );
+    assert!(matches!(parse(&deep), Err(FilterError::TooLarge(_))));
+    let skips = format!("{}PrefixFilter('a')", "SKIP ".repeat(10_000));
+    assert!(matches!(parse(&skips), Err(FilterError::TooLarge(_))));
+    let many = vec!["KeyOnlyFilter()"; 1001].join(" AND ");
+    assert!(matches!(parse(&many), Err(FilterError::TooLarge(_))));
+    assert!(matches!(
+        parse(&"x".repeat(70_000)),
+        Err(FilterError::TooLarge(_))
+    ));
+}
