@@ -13,6 +13,8 @@ pub struct ServerProcess {
     child: Option<Child>,
     pub grpc: SocketAddr,
     pub http: SocketAddr,
+    /// The Thrift gateway (None when the config turned it off).
+    pub thrift: Option<SocketAddr>,
     pub data_dir: PathBuf,
     stderr_log: PathBuf,
 }
@@ -105,9 +107,10 @@ impl ServerProcess {
         let mut child = cmd.spawn().expect("spawn shoal serve");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
-        let (mut grpc, mut http) = (None, None);
+        let (mut grpc, mut http, mut thrift) = (None, None, None);
         let deadline = Instant::now() + Duration::from_secs(60);
-        while grpc.is_none() || http.is_none() {
+        // The addresses come first, then the data line.
+        loop {
             assert!(Instant::now() < deadline, "server did not start in time");
             let Some(Ok(line)) = lines.next() else {
                 let _ = child.kill();
@@ -120,6 +123,10 @@ impl ServerProcess {
                 let addr = rest.trim().trim_start_matches("http://");
                 let addr = addr.split('/').next().unwrap_or_default();
                 http = addr.parse().ok();
+            } else if let Some(rest) = line.strip_prefix("Thrift:") {
+                thrift = rest.split_whitespace().next().and_then(|a| a.parse().ok());
+            } else if line.starts_with("data:") {
+                break;
             }
         }
         // Keep draining stdout so the server never blocks on a full pipe.
@@ -128,6 +135,7 @@ impl ServerProcess {
             child: Some(child),
             grpc: grpc.expect("grpc"),
             http: http.expect("http"),
+            thrift,
             data_dir: data_dir.to_path_buf(),
             stderr_log,
         }
