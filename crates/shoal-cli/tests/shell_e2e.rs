@@ -112,6 +112,32 @@ fn scans_list_rows_in_order_and_reversed_scans_in_reverse() {
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(scanned_rows(&out), ["m", "a"], "{out}");
+    // FILTER, in HBase's filter language, across both regions.
+    let (code, out, err) = shell(
+        server.grpc,
+        &[],
+        "scan 'o', {FILTER => \"ValueFilter(>=, 'binary:2')\"}\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(scanned_rows(&out), ["m", "z"], "{out}");
+    // WHILE ends the scan at the first row it rejects, regions and all.
+    let (code, out, err) = shell(
+        server.grpc,
+        &[],
+        "scan 'o', {FILTER => \"WHILE RowFilter(<, 'binary:n')\"}\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(scanned_rows(&out), ["a", "m"], "{out}");
+    let (code, _, err) = shell(
+        server.grpc,
+        &[],
+        "scan 'o', {FILTER => \"FuzzyRowFilter('x')\"}\n",
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("filter FuzzyRowFilter is not supported"),
+        "{err}"
+    );
 }
 
 #[test]

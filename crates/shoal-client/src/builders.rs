@@ -207,6 +207,14 @@ impl Scan {
         self
     }
 
+    /// Only rows that pass `filter`, in HBase's filter language, e.g.
+    /// `"PrefixFilter('user1') AND KeyOnlyFilter()"` (docs/filters.md). The
+    /// server refuses a string it cannot parse, naming what is wrong.
+    pub fn filter(mut self, filter: impl Into<String>) -> Scan {
+        self.req.filter = filter.into();
+        self
+    }
+
     /// Rows per streamed message.
     pub fn rows_per_message(mut self, n: u32) -> Scan {
         self.req.rows_per_message = n;

@@ -335,6 +335,15 @@ pub fn scan_from_hash(h: &[(String, Value)]) -> Result<Scan> {
                 scan.time_range(a, b)
             }
             ("TIMESTAMP", Value::Int(ts)) => scan.time_range(*ts, ts.saturating_add(1)),
+            ("FILTER", v) => {
+                let text = v
+                    .as_bytes()
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .ok_or_else(|| {
+                        usage("FILTER must be a string in HBase's filter language, e.g. \"PrefixFilter('a')\"")
+                    })?;
+                scan.filter(text)
+            }
             ("COLUMNS" | "COLUMN", v) => {
                 column_specs(v)?
                     .into_iter()
@@ -345,7 +354,7 @@ pub fn scan_from_hash(h: &[(String, Value)]) -> Result<Scan> {
             }
             _ => {
                 return Err(usage(format!(
-                    "scan: unknown or malformed option {k}; known: STARTROW, STOPROW, ROWPREFIXFILTER, LIMIT, BATCH, VERSIONS, REVERSED, CACHE_BLOCKS, TIMERANGE, TIMESTAMP, COLUMNS"
+                    "scan: unknown or malformed option {k}; known: STARTROW, STOPROW, ROWPREFIXFILTER, FILTER, LIMIT, BATCH, VERSIONS, REVERSED, CACHE_BLOCKS, TIMERANGE, TIMESTAMP, COLUMNS"
                 )));
             }
         };

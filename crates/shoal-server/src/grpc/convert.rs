@@ -215,6 +215,18 @@ pub fn scan(r: &pb::ScanRequest) -> Result<Scan, ServiceError> {
     })
 }
 
+/// A scan's filter, in HBase's filter language (empty: none).
+pub fn filter(
+    text: &str,
+) -> Result<Option<std::sync::Arc<shoal_storage::region::filter::Filter>>, ServiceError> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    shoal_storage::region::filter::parse(text)
+        .map(|f| Some(std::sync::Arc::new(f)))
+        .map_err(|e| invalid(format!("filter: {e}")))
+}
+
 /// A result row.
 pub fn row(r: RowResult) -> pb::Row {
     // No copies: the cells' bytes (slices of cached blocks or memstore

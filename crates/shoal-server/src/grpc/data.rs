@@ -296,7 +296,10 @@ impl pb::data_server::Data for DataService {
     ) -> Result<Response<Self::ScanStream>, Status> {
         let start = Instant::now();
         let r = req.into_inner();
-        let opened = convert::scan(&r).and_then(|scan| self.host.scan(&r.table, scan));
+        let opened = convert::scan(&r).and_then(|scan| {
+            let filter = convert::filter(&r.filter)?;
+            self.host.scan_filtered(&r.table, scan, filter)
+        });
         let stream = match opened {
             Ok(s) => s,
             Err(e) => {

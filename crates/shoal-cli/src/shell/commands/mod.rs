@@ -40,7 +40,7 @@ pub const USAGE: &[(&str, &str)] = &[
     ),
     (
         "scan",
-        "scan 't1' [, {STARTROW => 'a', STOPROW => 'z', ROWPREFIXFILTER => 'p', LIMIT => 10, COLUMNS => ['cf', 'cf:q'], VERSIONS => 2, REVERSED => true, BATCH => n, TIMERANGE => [min, max], CACHE_BLOCKS => false}]",
+        "scan 't1' [, {STARTROW => 'a', STOPROW => 'z', ROWPREFIXFILTER => 'p', LIMIT => 10, COLUMNS => ['cf', 'cf:q'], VERSIONS => 2, REVERSED => true, FILTER => \"PrefixFilter('p') AND KeyOnlyFilter()\", BATCH => n, TIMERANGE => [min, max], CACHE_BLOCKS => false}]",
     ),
     ("delete", "delete 't1', 'row', 'cf:q' [, timestamp]"),
     (
