@@ -817,3 +817,63 @@ async fn bad_bytes_close_only_their_connection() {
     }
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_call_sent_in_pieces_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path(), Duration::from_secs(60)).await;
+    let addr = s.thrift_addr.unwrap();
+    let mut c = Client::connect(addr, Protocol::Binary, Transport::Buffered).await;
+    c.ok(
+        "createTable",
+        args().with(1, b("t")).with(2, list(vec![family("cf:", 1)])),
+    )
+    .await;
+    // A 3 MiB put in 100 KiB pieces, some right after another, some after
+    // a pause: the server waits for the whole message either way.
+    let value = "v".repeat(3 << 20);
+    let call = Message {
+        name: "mutateRow".into(),
+        kind: MessageType::Call,
+        seqid: 1,
+        body: args()
+            .with(1, b("t"))
+            .with(2, b("big"))
+            .with(3, list(vec![mutation("cf:q", Some(&value))])),
+    };
+    let mut out = Vec::new();
+    wire::encode(&call, Protocol::Binary, Transport::Buffered, &mut out);
+    let mut raw = TcpStream::connect(addr).await.unwrap();
+    for (i, piece) in out.chunks(100 << 10).enumerate() {
+        raw.write_all(piece).await.unwrap();
+        if i % 3 == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let mut reply = BytesMut::new();
+    let answer = loop {
+        let view = Bytes::copy_from_slice(&reply);
+        if let Some((m, _)) = wire::decode(
+            &view,
+            Protocol::Binary,
+            Transport::Buffered,
+            &Limits::default(),
+        )
+        .unwrap()
+        {
+            break m;
+        }
+        assert!(raw.read_buf(&mut reply).await.unwrap() > 0);
+    };
+    assert_eq!(answer.kind, MessageType::Reply);
+    assert!(answer.body.fields.is_empty(), "{:?}", answer.body);
+    let got = c
+        .ok(
+            "get",
+            args().with(1, b("t")).with(2, b("big")).with(3, b("cf:q")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(cells_of(&got)[0].0.len(), 3 << 20);
+    s.shutdown().await;
+}

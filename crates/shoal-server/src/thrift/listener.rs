@@ -19,6 +19,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+/// A pause in a large message's bytes after which it is decoded again.
+const RETRY_PAUSE: Duration = Duration::from_millis(5);
+
 /// Pause after an accept error that is not about one connection.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
@@ -211,8 +214,17 @@ async fn next_message(
     idle: Duration,
     stop: &mut watch::Receiver<bool>,
 ) -> Read {
+    // A buffered message's end is only found by decoding it from its start.
+    // Past 64 KiB, an incomplete message is decoded again only once it has
+    // grown by half, or when no byte came for a moment (then it may be
+    // whole): a client trickling a huge message cannot make the server
+    // re-read it once per packet.
+    let mut retry_at = 0usize;
+    // Length at the last decode attempt, and whether to decode now anyway.
+    let (mut decoded_len, mut force) = (0usize, false);
     loop {
-        if !buf.is_empty() {
+        if !buf.is_empty() && (buf.len() >= retry_at || force) {
+            force = false;
             let view: Bytes = buf.split().freeze();
             match wire::decode(&view, proto, transport, limits) {
                 Ok(Some((msg, used))) => {
@@ -223,13 +235,23 @@ async fn next_message(
                 Ok(None) => {
                     // Unique again once `view` goes: no copy.
                     *buf = BytesMut::from(view);
+                    decoded_len = buf.len();
+                    retry_at = if buf.len() > 64 << 10 {
+                        buf.len() + buf.len() / 2
+                    } else {
+                        0
+                    };
                 }
                 Err(e) => return Read::Bad(e),
             }
         }
-        match fill(tcp, buf, idle, stop).await {
+        // Bytes not decoded yet: decode them after a short pause in arrivals.
+        let pending = buf.len() > decoded_len;
+        let wait = if pending { RETRY_PAUSE } else { idle };
+        match fill(tcp, buf, wait, stop).await {
             Fill::Data => {}
             Fill::Closed => return Read::Closed,
+            Fill::Timeout if pending => force = true,
             Fill::Timeout => return Read::Idle,
             Fill::Stopping => return Read::Stopping,
         }
