@@ -689,6 +689,12 @@ async fn errors_are_hbases_exceptions() {
     assert_eq!(field, 1, "{msg}");
     // The connection is still good after all of that.
     c.ok("getTableNames", args()).await;
+    // Thrift calls count in the server's request metrics.
+    let m = s.host.requests().snapshot();
+    let get = m.op(shoal_server::metrics::RequestOp::Get).unwrap();
+    assert!(get.count >= 1 && get.errors >= 1, "{get:?}");
+    let admin = m.op(shoal_server::metrics::RequestOp::Admin).unwrap();
+    assert!(admin.count >= 3, "{admin:?}");
     s.shutdown().await;
 }
 

@@ -10,6 +10,7 @@ use super::scanners::Scanners;
 use super::wire::{Struct, TType, Value};
 use crate::error::ServiceError;
 use crate::host::Host;
+use crate::metrics::RequestOp;
 use bytes::Bytes;
 use shoal_storage::region::{
     CheckAndMutate, Columns, CompareOp, Get, RowMutation, RowOp, Scan, TimeRange,
@@ -180,7 +181,20 @@ impl Gateway {
     }
 
     /// Runs `method` with `args`: the answer (None for void) or the fault.
+    /// Counted in the server's request metrics under the gRPC call it
+    /// matches, so the status page and `/metrics` show Thrift traffic too.
     pub async fn call(&self, method: &str, args: &Struct) -> Result<Option<Value>, Fault> {
+        let start = std::time::Instant::now();
+        let outcome = self.dispatch(method, args).await;
+        if let Some(op) = request_op(method) {
+            self.host
+                .requests()
+                .record(op, start.elapsed(), outcome.is_ok());
+        }
+        outcome
+    }
+
+    async fn dispatch(&self, method: &str, args: &Struct) -> Result<Option<Value>, Fault> {
         let h = &self.host;
         Ok(Some(match method {
             // ---- table admin
@@ -668,6 +682,47 @@ impl Gateway {
             self.scanners.open(stream, t.bool(8).unwrap_or(false))?,
         ))
     }
+}
+
+/// The request metric a method counts under (None: unknown methods).
+fn request_op(method: &str) -> Option<RequestOp> {
+    Some(match method {
+        "get"
+        | "getVer"
+        | "getVerTs"
+        | "getRow"
+        | "getRowWithColumns"
+        | "getRowTs"
+        | "getRowWithColumnsTs"
+        | "getRowOrBefore" => RequestOp::Get,
+        "getRows" | "getRowsWithColumns" | "getRowsTs" | "getRowsWithColumnsTs" => {
+            RequestOp::MultiGet
+        }
+        "mutateRow" | "mutateRowTs" | "deleteAll" | "deleteAllTs" | "deleteAllRow"
+        | "deleteAllRowTs" => RequestOp::Mutate,
+        "mutateRows" | "mutateRowsTs" => RequestOp::MultiMutate,
+        "atomicIncrement" | "increment" | "incrementRows" => RequestOp::Increment,
+        "append" => RequestOp::Append,
+        "checkAndPut" => RequestOp::CheckAndMutate,
+        m if m.starts_with("scanner") => RequestOp::Scan,
+        "getTableNames"
+        | "getTableNamesWithIsTableEnabled"
+        | "isTableEnabled"
+        | "enableTable"
+        | "disableTable"
+        | "compact"
+        | "majorCompact"
+        | "getColumnDescriptors"
+        | "getTableRegions"
+        | "createTable"
+        | "deleteTable"
+        | "getRegionInfo"
+        | "getThriftServerType"
+        | "getClusterId"
+        | "grant"
+        | "revoke" => RequestOp::Admin,
+        _ => return None,
+    })
 }
 
 /// The first row after every row starting with `prefix` (empty: none).
