@@ -583,11 +583,23 @@ mod tests {
         assert_eq!(s.columns[0].family, b"cf");
         assert!(scan_from_hash(&hash("x {LIMIT => 0}")).is_err());
         assert!(scan_from_hash(&hash("x {STARTROW => 5}")).is_err());
+        // FILTER is a string in HBase's filter language (the server parses it).
+        let s = scan_from_hash(&hash("x {FILTER => \"PrefixFilter('a')\"}"))
+            .unwrap()
+            .into_proto();
+        assert_eq!(s.filter, "PrefixFilter('a')");
         assert!(
-            scan_from_hash(&hash("x {FILTER => 'x'}"))
+            scan_from_hash(&hash("x {FILTER => 5}"))
                 .unwrap_err()
                 .to_string()
                 .contains("FILTER")
+        );
+        assert!(
+            scan_from_hash(&hash("x {NOPE => 'x'}"))
+                .unwrap_err()
+                .to_string()
+                .contains("FILTER"),
+            "the known options are listed"
         );
     }
 
