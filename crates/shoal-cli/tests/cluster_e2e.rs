@@ -484,14 +484,25 @@ async fn the_master_killed_another_takes_over() {
     // The shell's cluster commands, through a server that is not master.
     let other = (0..3).find(|&i| Cluster::name(i) != master).unwrap();
     let addr = cluster.server(other).grpc;
-    let (code, out, err) = support::shell(addr, &["-e", "status 'detailed'"], "");
-    assert_eq!(code, 0, "{err}");
+    // A server's cluster view is as of its last round: within a few rounds
+    // it shows every region where the layout says.
+    let all_ids: Vec<&String> = layout0.values().flatten().collect();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let out = loop {
+        let (code, out, err) = support::shell(addr, &["-e", "status 'detailed'"], "");
+        assert_eq!(code, 0, "{err}");
+        let complete = out.contains("3 live server(s)")
+            && out.contains(&format!("{master} at"))
+            && all_ids.iter().all(|id| out.contains(id.as_str()));
+        if complete || Instant::now() > deadline {
+            break out;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
     assert!(out.contains("3 live server(s)"), "{out}");
     assert!(out.contains(&format!("{master} at")), "{out}");
-    for ids in layout0.values() {
-        for id in ids {
-            assert!(out.contains(id.as_str()), "{id} in {out}");
-        }
+    for id in &all_ids {
+        assert!(out.contains(id.as_str()), "{id} in {out}");
     }
     let first = |out: &str| out.lines().next().unwrap_or_default().trim().to_string();
     let (code, out, err) = support::shell(addr, &["-e", "balance_switch false"], "");
