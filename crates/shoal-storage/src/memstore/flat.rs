@@ -14,13 +14,16 @@
 //! 11 bytes, against roughly 100 for a skiplist entry.
 //!
 //! Lookups binary-search the offsets, decoding only the keys they touch.
-//! Beside each offset sits the first 8 bytes of the cell's row (zero-padded)
-//! as a big-endian number: a probe whose prefix differs from the target's is
-//! decided from that compact array alone, without touching the arena (a
-//! cache miss per probe in a large run); only equal prefixes decode the key.
-//! Two rows whose padded prefixes differ compare as their prefixes do (a row
-//! that ends inside the prefix pads with zeros, below any byte that
-//! continues a longer row, or ties with a zero byte and is decoded).
+//! Every row of a run starts with the run's common row prefix (that of its
+//! first and last rows: the run is sorted); a target outside it is before or
+//! after the whole run. Beside each offset sits the next 8 bytes of the
+//! cell's row after that common prefix (zero-padded) as a big-endian number:
+//! a probe whose number differs from the target's is decided from that
+//! compact array alone, without touching the arena (a cache miss per probe
+//! in a large run); only equal numbers decode the key. Two rows whose padded
+//! numbers differ compare as the numbers do (a row that ends inside the 8
+//! bytes pads with zeros, below any byte that continues a longer row, or ties
+//! with a zero byte and is decoded).
 //! Values are handed out as slices of the arena (no copy).
 
 use super::MemKey;
@@ -33,8 +36,11 @@ use std::cmp::Ordering;
 pub struct FlatCells {
     arena: Bytes,
     offsets: Vec<u32>,
-    /// Per cell, its row's first 8 bytes, zero-padded, big-endian.
+    /// Per cell, the 8 bytes of its row after `common`, zero-padded,
+    /// big-endian.
     prefixes: Vec<u64>,
+    /// The row prefix every cell of the run shares.
+    common: Bytes,
 }
 
 /// Builds a [`FlatCells`] from cells appended in strictly ascending key order.
@@ -42,7 +48,6 @@ pub struct FlatCells {
 pub struct FlatBuilder {
     arena: BytesMut,
     offsets: Vec<u32>,
-    prefixes: Vec<u64>,
 }
 
 /// A row's first 8 bytes, zero-padded, as a big-endian number.
@@ -53,13 +58,12 @@ fn row_prefix(row: &[u8]) -> u64 {
     u64::from_be_bytes(p)
 }
 
-/// The row prefix of an encoded key (its row follows a 2-byte length).
-fn key_prefix(key: &[u8]) -> u64 {
+/// The row of an encoded key (it follows a 2-byte length).
+fn key_row(key: &[u8]) -> &[u8] {
     let row_len = key
         .get(..2)
         .map_or(0, |l| u16::from_be_bytes([l[0], l[1]]) as usize);
-    let row = key.get(2..2 + row_len).unwrap_or_default();
-    row_prefix(row)
+    key.get(2..2 + row_len).unwrap_or_default()
 }
 
 /// Largest arena a flat run may have (offsets are 32-bit).
@@ -71,7 +75,6 @@ impl FlatBuilder {
         FlatBuilder {
             arena: BytesMut::with_capacity(bytes),
             offsets: Vec::with_capacity(cells),
-            prefixes: Vec::with_capacity(cells),
         }
     }
 
@@ -88,7 +91,6 @@ impl FlatBuilder {
             return false;
         }
         self.offsets.push(start as u32);
-        self.prefixes.push(key_prefix(key));
         self.arena
             .extend_from_slice(&(key.len() as u32).to_le_bytes());
         self.arena.extend_from_slice(key);
@@ -99,12 +101,28 @@ impl FlatBuilder {
     /// The finished run.
     pub fn finish(mut self) -> FlatCells {
         self.offsets.shrink_to_fit();
-        self.prefixes.shrink_to_fit();
-        FlatCells {
+        let mut run = FlatCells {
             arena: self.arena.freeze(),
             offsets: self.offsets,
-            prefixes: self.prefixes,
+            prefixes: Vec::new(),
+            common: Bytes::new(),
+        };
+        if !run.is_empty() {
+            let first = key_row(run.key_bytes(0));
+            let last = key_row(run.key_bytes(run.len() - 1));
+            let n = first
+                .iter()
+                .zip(last)
+                .take_while(|(a, b)| a == b)
+                .count()
+                .min(first.len());
+            run.common = Bytes::copy_from_slice(&first[..n]);
         }
+        let l = run.common.len();
+        run.prefixes = (0..run.len())
+            .map(|i| row_prefix(&key_row(run.key_bytes(i))[l..]))
+            .collect();
+        run
     }
 }
 
@@ -121,7 +139,10 @@ impl FlatCells {
 
     /// Bytes of memory the run holds (arena and index).
     pub fn memory(&self) -> usize {
-        self.arena.len() + self.offsets.capacity() * 4 + self.prefixes.capacity() * 8
+        self.arena.len()
+            + self.offsets.capacity() * 4
+            + self.prefixes.capacity() * 8
+            + self.common.len()
     }
 
     fn bounds(&self, i: usize) -> (usize, usize) {
@@ -171,7 +192,20 @@ impl FlatCells {
         let Ok(t) = target.key() else {
             return self.len();
         };
-        let target_prefix = row_prefix(t.row);
+        if self.is_empty() {
+            return 0;
+        }
+        // Outside the run's common prefix: before or after every cell.
+        let l = self.common.len();
+        let shared = t.row.len().min(l);
+        match t.row[..shared].cmp(&self.common[..shared]) {
+            Ordering::Less => return 0,
+            Ordering::Greater => return self.len(),
+            // A target row that is a proper prefix of every row sorts first.
+            Ordering::Equal if t.row.len() < l => return 0,
+            Ordering::Equal => {}
+        }
+        let target_prefix = row_prefix(&t.row[l..]);
         let mut lo = 0;
         let mut hi = self.len();
         while lo < hi {
@@ -230,7 +264,25 @@ mod tests {
     #[test]
     fn lower_bound_with_row_prefixes_matches_a_linear_search() {
         for seed in 1..20u64 {
-            let mut keys: Vec<Vec<u8>> = rows(seed)
+            check_run(seed, b"");
+            // Every row sharing a long prefix ("user0000…" keys), and
+            // targets inside and outside it.
+            check_run(seed, b"user0000");
+        }
+        let empty = FlatBuilder::default().finish();
+        let t = MemKey::from_encoded(&KeyRef::first_of_row(b"a").encode().unwrap());
+        assert_eq!(empty.lower_bound(&t, false), 0);
+    }
+
+    fn check_run(seed: u64, shared: &[u8]) {
+        {
+            let rows_of = |seed: u64| -> Vec<Vec<u8>> {
+                rows(seed)
+                    .into_iter()
+                    .map(|r| [shared, &r[..]].concat())
+                    .collect()
+            };
+            let mut keys: Vec<Vec<u8>> = rows_of(seed)
                 .iter()
                 .enumerate()
                 .map(|(i, row)| {
@@ -255,8 +307,11 @@ mod tests {
             let flat = b.finish();
             // Targets: every key, and keys that fall between them.
             let mut targets: Vec<Vec<u8>> = keys.clone();
-            for row in rows(seed + 100) {
+            for row in rows_of(seed + 100).into_iter().chain(rows(seed + 200)) {
                 targets.push(KeyRef::first_of_row(&row).encode().unwrap());
+            }
+            for row in [&b"user"[..], b"user000", b"user00009", b"zzz", b"\0"] {
+                targets.push(KeyRef::first_of_row(row).encode().unwrap());
             }
             for t in &targets {
                 let mk = MemKey::from_encoded(t);
