@@ -14,6 +14,7 @@ pub mod keys;
 pub mod measure;
 pub mod runner;
 pub mod scenario;
+pub mod server_side;
 pub mod workload;
 
 pub use measure::Measurements;

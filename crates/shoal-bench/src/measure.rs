@@ -27,6 +27,12 @@ impl OpStats {
     }
 }
 
+/// A window's histogram: 2 significant digits (1 %), a tenth of the size
+/// of the per-operation ones, as a run keeps one per window.
+fn window_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 2).unwrap_or_else(|_| unreachable_hist())
+}
+
 fn unreachable_hist() -> Histogram<u64> {
     // `Histogram::new(3)` only fails for sigfig > 5.
     Histogram::new_with_max(1 << 40, 2).unwrap_or_else(|_| std::process::abort())
@@ -36,7 +42,30 @@ fn unreachable_hist() -> Histogram<u64> {
 #[derive(Debug, Clone, Default)]
 pub struct Measurements {
     ops: BTreeMap<Op, OpStats>,
+    /// Every operation's latency by the window its (intended) start fell
+    /// in, all operations together: where in the run the tail happened.
+    windows: Vec<Option<Histogram<u64>>>,
 }
+
+/// The figures of one window of the run (all operations).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WindowReport {
+    /// Offset of the window's start from the phase's start, seconds.
+    pub start_s: f64,
+    /// Operations that started in it.
+    pub operations: u64,
+    /// Percentiles, µs.
+    pub p50_us: u64,
+    /// 99th.
+    pub p99_us: u64,
+    /// 99.9th.
+    pub p999_us: u64,
+    /// Maximum, µs.
+    pub max_us: u64,
+}
+
+/// Longest run a window series covers (windows past it are not kept).
+const MAX_WINDOWS: usize = 100_000;
 
 /// The figures of one operation.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -82,14 +111,79 @@ impl Measurements {
         }
     }
 
+    /// Records one operation's latency, also in window `window` of the
+    /// per-window series.
+    pub fn record_in_window(&mut self, op: Op, latency: Duration, ok: bool, window: usize) {
+        self.record(op, latency, ok);
+        if window >= MAX_WINDOWS {
+            return;
+        }
+        if self.windows.len() <= window {
+            self.windows.resize(window + 1, None);
+        }
+        let h = self.windows[window].get_or_insert_with(window_histogram);
+        let us = u64::try_from(latency.as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        h.saturating_record(us);
+    }
+
     /// Adds another recorder's measurements.
     pub fn merge(&mut self, other: &Measurements) {
+        self.merge_totals(other);
+        if self.windows.len() < other.windows.len() {
+            self.windows.resize(other.windows.len(), None);
+        }
+        for (mine, theirs) in self.windows.iter_mut().zip(&other.windows) {
+            if let Some(t) = theirs {
+                match mine {
+                    Some(m) => {
+                        let _ = m.add(t);
+                    }
+                    None => *mine = Some(t.clone()),
+                }
+            }
+        }
+    }
+
+    /// Adds another recorder's per-operation figures, not its windows (what
+    /// a status line needs, cheaply, while the recorder's thread waits).
+    pub fn merge_totals(&mut self, other: &Measurements) {
         for (op, s) in &other.ops {
             let mine = self.ops.entry(*op).or_insert_with(OpStats::new);
             let _ = mine.hist.add(&s.hist);
             mine.ok += s.ok;
             mine.errors += s.errors;
         }
+    }
+
+    /// The per-window series (windows of `width`), empty windows included.
+    pub fn windows(&self, width: Duration) -> Vec<WindowReport> {
+        self.windows
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let start_s = width.as_secs_f64() * i as f64;
+                match h {
+                    Some(h) => WindowReport {
+                        start_s,
+                        operations: h.len(),
+                        p50_us: h.value_at_quantile(0.50),
+                        p99_us: h.value_at_quantile(0.99),
+                        p999_us: h.value_at_quantile(0.999),
+                        max_us: h.max(),
+                    },
+                    None => WindowReport {
+                        start_s,
+                        operations: 0,
+                        p50_us: 0,
+                        p99_us: 0,
+                        p999_us: 0,
+                        max_us: 0,
+                    },
+                }
+            })
+            .collect()
     }
 
     /// Operations recorded.
@@ -190,5 +284,34 @@ mod tests {
         merged.merge(&m);
         merged.merge(&m);
         assert_eq!(merged.total(), 2002);
+    }
+
+    #[test]
+    fn windows_place_each_operation_by_its_start() {
+        let mut a = Measurements::default();
+        let mut b = Measurements::default();
+        for i in 0..100u64 {
+            a.record_in_window(Op::Insert, Duration::from_micros(100 + i), true, 0);
+        }
+        b.record_in_window(Op::Insert, Duration::from_millis(250), true, 2);
+        b.record_in_window(Op::Read, Duration::from_micros(10), true, 0);
+        let mut m = Measurements::default();
+        m.merge(&a);
+        m.merge(&b);
+        let w = m.windows(Duration::from_millis(500));
+        assert_eq!(w.len(), 3);
+        assert_eq!(w[0].operations, 101);
+        assert_eq!(w[0].max_us, 199);
+        assert_eq!(w[1].operations, 0, "an empty window is kept, in place");
+        assert_eq!(w[2].start_s, 1.0);
+        assert_eq!(w[2].operations, 1);
+        assert!(w[2].max_us >= 249_000, "{:?}", w[2]);
+        assert_eq!(m.total(), 102, "window records count once");
+        a.record_in_window(Op::Insert, Duration::from_micros(1), true, MAX_WINDOWS);
+        assert_eq!(
+            a.windows(Duration::from_secs(1)).len(),
+            1,
+            "past the bound: not kept"
+        );
     }
 }

@@ -25,6 +25,9 @@ pub struct RunOptions {
     pub max_duration: Option<Duration>,
     /// Print a status line this often (and a progress line on a terminal).
     pub status_every: Duration,
+    /// Width of the per-window latency series (by each operation's intended
+    /// start, from the end of the warm-up).
+    pub window: Duration,
 }
 
 impl Default for RunOptions {
@@ -35,6 +38,7 @@ impl Default for RunOptions {
             warmup: Duration::ZERO,
             max_duration: None,
             status_every: Duration::from_secs(10),
+            window: Duration::from_secs(1),
         }
     }
 }
@@ -123,6 +127,7 @@ async fn drive(
             .filter(|r| *r > 0.0)
             .map(|r| Duration::from_secs_f64(threads as f64 / r));
         let deadline = opts.max_duration.map(|d| start + d);
+        let window = opts.window.max(Duration::from_millis(1));
         tasks.push(tokio::spawn(async move {
             let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(rand::random());
             let mut failures = 0u64;
@@ -162,6 +167,7 @@ async fn drive(
                     Ok(ops) => {
                         failures = 0;
                         if op_start >= measured_from {
+                            let w = window_of(op_start - measured_from, window);
                             let mut r = rec.lock().unwrap_or_else(|e| e.into_inner());
                             for (op, op_end) in ops {
                                 let from = if op == Op::Update && phase == Phase::Run {
@@ -169,18 +175,27 @@ async fn drive(
                                 } else {
                                     op_start
                                 };
-                                r.record(op, op_end.saturating_duration_since(from), true);
+                                r.record_in_window(
+                                    op,
+                                    op_end.saturating_duration_since(from),
+                                    true,
+                                    w,
+                                );
                             }
                         }
                     }
                     Err((op, e)) => {
                         failures += 1;
                         if op_start >= measured_from {
-                            rec.lock().unwrap_or_else(|e| e.into_inner()).record(
-                                op,
-                                end.saturating_duration_since(op_start),
-                                false,
-                            );
+                            let w = window_of(op_start - measured_from, window);
+                            rec.lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .record_in_window(
+                                    op,
+                                    end.saturating_duration_since(op_start),
+                                    false,
+                                    w,
+                                );
                         }
                         if failures >= 1000 {
                             stop.store(true, Ordering::Relaxed);
@@ -214,6 +229,11 @@ async fn drive(
         measurements,
         runtime: Instant::now().saturating_duration_since(measured_from),
     })
+}
+
+/// The index of the window of width `width` that `offset` falls in.
+fn window_of(offset: Duration, width: Duration) -> usize {
+    usize::try_from(offset.as_nanos() / width.as_nanos().max(1)).unwrap_or(usize::MAX)
 }
 
 type OpResult = Result<Vec<(Op, Instant)>, (Op, String)>;
@@ -354,7 +374,7 @@ fn spawn_status(
             if now.duration_since(last_status) >= every {
                 let mut m = Measurements::default();
                 for r in &recorders {
-                    m.merge(&r.lock().unwrap_or_else(|e| e.into_inner()));
+                    m.merge_totals(&r.lock().unwrap_or_else(|e| e.into_inner()));
                 }
                 let rate = (d - last_done) as f64 / now.duration_since(last_status).as_secs_f64();
                 if tty {

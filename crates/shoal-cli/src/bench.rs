@@ -116,6 +116,15 @@ pub struct YcsbArgs {
     /// Write the figures (and the server's cache and object-store counters) as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Width of the per-window latency series (by intended start): the
+    /// JSON's `windows`, and the slowest windows in the text report.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "1s")]
+    window: Duration,
+    /// The server's HTTP address (`host:port`): its own put latency, WAL
+    /// commits, flushes and compactions over each phase and per window
+    /// (from `/metrics`) are reported beside the client's figures.
+    #[arg(long, conflicts_with = "embedded")]
+    http: Option<String>,
 }
 
 /// Runs `shoal bench`.
@@ -348,7 +357,11 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
         warmup: Duration::ZERO,
         max_duration: None,
         status_every: Duration::from_secs(10),
+        window: a.window,
     };
+    if a.window.is_zero() {
+        anyhow::bail!("--window must be longer than zero");
+    }
     let before = admin.status().await?;
     // An embedded server shares this process: its CPU cannot be told apart.
     let server_admin = (!a.embedded).then_some(&admin);
@@ -361,12 +374,17 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
             "Loading {} records into {} with {} threads",
             workload.insert_count, workload.table, a.threads
         );
+        let sampler = start_server_sampler(&a).await?;
         let cpu0 = CpuReading::take(server_admin).await;
         let r = shoal_bench::runner::load(&table, &workload, &opts).await?;
         let cpu = cpu0.per_op(&CpuReading::take(server_admin).await, r.completed);
+        let server_side = finish_server_sampler(sampler).await?;
         println!("{}", r.measurements.report_text(r.runtime));
         println!("[CPU], per operation, {}", cpu.describe());
-        json.insert("load".into(), phase_json(&r, &cpu));
+        print_slowest_windows(&r, a.window);
+        let mut phase = phase_json(&r, &cpu, a.window);
+        add_server_side(&mut phase, server_side)?;
+        json.insert("load".into(), phase);
     }
     if matches!(a.phase, Phase::Run | Phase::Both) {
         let opts = RunOptions {
@@ -383,12 +401,17 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
                 .map(|t| format!(", target {t} ops/s (latency from intended start)"))
                 .unwrap_or_default()
         );
+        let sampler = start_server_sampler(&a).await?;
         let cpu0 = CpuReading::take(server_admin).await;
         let r = shoal_bench::runner::run(&table, &workload, &opts).await?;
         let cpu = cpu0.per_op(&CpuReading::take(server_admin).await, r.completed);
+        let server_side = finish_server_sampler(sampler).await?;
         println!("{}", r.measurements.report_text(r.runtime));
         println!("[CPU], per operation, {}", cpu.describe());
-        json.insert("run".into(), phase_json(&r, &cpu));
+        print_slowest_windows(&r, a.window);
+        let mut phase = phase_json(&r, &cpu, a.window);
+        add_server_side(&mut phase, server_side)?;
+        json.insert("run".into(), phase);
     }
     let after = admin.status().await?;
     json.insert(
@@ -416,7 +439,65 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn phase_json(r: &shoal_bench::PhaseReport, cpu: &CpuPerOp) -> serde_json::Value {
+/// With `--http`, starts reading the server's figures every window.
+async fn start_server_sampler(
+    a: &YcsbArgs,
+) -> anyhow::Result<Option<shoal_bench::server_side::Sampler>> {
+    let Some(http) = &a.http else { return Ok(None) };
+    let source = shoal_bench::scenario::figures::FigureSource::remote(http);
+    shoal_bench::server_side::Sampler::start(source, a.window)
+        .await
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("--http {http}: {e}"))
+}
+
+/// Ends the reading and prints the server's side of the phase.
+async fn finish_server_sampler(
+    sampler: Option<shoal_bench::server_side::Sampler>,
+) -> anyhow::Result<Option<shoal_bench::server_side::ServerReport>> {
+    let Some(s) = sampler else { return Ok(None) };
+    let r = s
+        .finish()
+        .await
+        .map_err(|e| anyhow::anyhow!("reading the server's metrics: {e}"))?;
+    Ok(Some(r))
+}
+
+fn add_server_side(
+    phase: &mut serde_json::Value,
+    report: Option<shoal_bench::server_side::ServerReport>,
+) -> anyhow::Result<()> {
+    if let Some(r) = report {
+        println!("[SERVER], {}", r.describe());
+        if let Some(m) = phase.as_object_mut() {
+            m.insert("server_side".into(), serde_json::to_value(r)?);
+        }
+    }
+    Ok(())
+}
+
+/// The three windows with the slowest operation, in time order: where the
+/// tail of the phase came from.
+fn print_slowest_windows(r: &shoal_bench::PhaseReport, width: Duration) {
+    let mut w = r.measurements.windows(width);
+    w.sort_by_key(|w| std::cmp::Reverse(w.max_us));
+    w.truncate(3);
+    w.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    for w in w.iter().filter(|w| w.operations > 0) {
+        println!(
+            "[WINDOW], {:.1} s +{}, operations {}, p50 {} µs, p99 {} µs, p99.9 {} µs, max {} µs",
+            w.start_s,
+            humantime::format_duration(width),
+            w.operations,
+            w.p50_us,
+            w.p99_us,
+            w.p999_us,
+            w.max_us
+        );
+    }
+}
+
+fn phase_json(r: &shoal_bench::PhaseReport, cpu: &CpuPerOp, window: Duration) -> serde_json::Value {
     let ms = r.runtime.as_millis().max(1) as f64;
     serde_json::json!({
         "runtime_ms": ms,
@@ -428,5 +509,8 @@ fn phase_json(r: &shoal_bench::PhaseReport, cpu: &CpuPerOp) -> serde_json::Value
         "server_cpu_system_us_per_op": cpu.server_system_us,
         "client_cpu_us_per_op": cpu.client_us,
         "client_cpu_system_us_per_op": cpu.client_system_us,
+        // Every operation's latency by the window its intended start fell in.
+        "window_s": window.as_secs_f64(),
+        "windows": r.measurements.windows(window),
     })
 }

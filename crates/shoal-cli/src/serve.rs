@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Log filter, e.g. `info` or `shoal_server=debug` (or env RUST_LOG).
     #[arg(long, default_value = "info")]
     log: String,
+    /// A measuring tool, never for data (`server.noop`): gets answer an
+    /// empty row, mutations are acknowledged and dropped.
+    #[arg(long)]
+    noop: bool,
 }
 
 /// Runs the server until SIGTERM or Ctrl-C, then stops gracefully.
@@ -57,6 +61,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(a) = args.thrift_addr {
         config.thrift.addr = a;
     }
+    if args.noop {
+        config.server.noop = true;
+    }
     config.validate()?;
     // A common default soft limit is 1,024 descriptors; the hard limit is
     // usually far higher. Take it, as servers do, before opening anything.
@@ -83,6 +90,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     println!("data:   {} (objects: {data})", data_dir.display());
     println!("shell:  shoal shell --addr {}", server.grpc_addr);
+    if server.host.config().server.noop {
+        println!(
+            "NO-OP:  writes are acknowledged and dropped, reads answer empty rows (a measuring tool)"
+        );
+    }
     wait_for_signal().await?;
     tracing::info!("stopping: finishing in-flight calls, flushing regions");
     server.shutdown().await;

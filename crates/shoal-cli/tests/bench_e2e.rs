@@ -94,6 +94,10 @@ fn ycsb_against_a_server_in_another_process_reports_its_cpu_per_operation() {
             "4",
             "--addr",
             &server.grpc.to_string(),
+            "--http",
+            &server.http.to_string(),
+            "--window",
+            "200ms",
             "--json",
         ])
         .arg(&json)
@@ -106,6 +110,11 @@ fn ycsb_against_a_server_in_another_process_reports_its_cpu_per_operation() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("[CPU], per operation, server "), "{stdout}");
+    assert!(
+        stdout.contains("[WINDOW], 0.0 s +200ms, operations "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[SERVER], put calls "), "{stdout}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     for phase in ["load", "run"] {
         for key in ["server_cpu_us_per_op", "client_cpu_us_per_op"] {
@@ -114,7 +123,35 @@ fn ycsb_against_a_server_in_another_process_reports_its_cpu_per_operation() {
         }
         let sys = v[phase]["server_cpu_system_us_per_op"].as_f64().unwrap();
         assert!(sys <= v[phase]["server_cpu_us_per_op"].as_f64().unwrap());
+        // Every operation is in exactly one window.
+        let windows = v[phase]["windows"].as_array().unwrap();
+        let in_windows: u64 = windows
+            .iter()
+            .map(|w| w["operations"].as_u64().unwrap())
+            .sum();
+        let ops = if phase == "load" { 300 } else { 600 };
+        assert_eq!(in_windows, ops, "{phase}: {v}");
+        assert_eq!(v[phase]["window_s"].as_f64(), Some(0.2));
     }
+    // The server's side: the load's 300 inserts are its put calls (fewer
+    // where the client combined concurrent ones); the reads are none.
+    let load = &v["load"]["server_side"];
+    let calls = load["total"]["put_calls"].as_u64().unwrap();
+    assert!((1..=300).contains(&calls), "{v}");
+    assert!(load["total"]["wal_syncs"].as_u64().unwrap() > 0, "{v}");
+    assert!(load["total"]["put_p99_us"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(
+        v["run"]["server_side"]["total"]["put_calls"].as_u64(),
+        Some(0),
+        "{v}"
+    );
+    let per_window: u64 = load["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["put_calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_window, calls, "the windows add up to the phase: {v}");
     // The same counter is on /metrics.
     let (code, metrics) = server.http_get("/metrics");
     assert_eq!(code, 200);

@@ -99,6 +99,11 @@ pub struct ServerSection {
     /// connection stays on; 0 (the default) serves them on the shared
     /// runtime.
     pub serving_threads: usize,
+    /// A measuring tool, never for data: gets answer an empty row and
+    /// mutations are acknowledged without being applied, so a benchmark
+    /// measures the transport and the server's request handling alone (the
+    /// floor under the real figures). Admin calls work as usual.
+    pub noop: bool,
 }
 
 impl Default for ServerSection {
@@ -115,6 +120,7 @@ impl Default for ServerSection {
             max_streams_per_connection: 256,
             max_connections: 10_000,
             serving_threads: 0,
+            noop: false,
         }
     }
 }

@@ -501,3 +501,62 @@ async fn the_region_map_lists_every_region_with_its_server_and_follows_splits() 
     assert_eq!(status.code(), tonic::Code::NotFound);
     server.shutdown().await;
 }
+
+/// `server.noop` (a measuring tool): writes are acknowledged and dropped,
+/// gets answer empty rows, limits still apply, admin calls work; after a
+/// restart without it, nothing written meanwhile exists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noop_mode_acknowledges_and_drops() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let server = shoal_server::start(config(dir.path())).await.unwrap();
+        let mut c = clients(&server).await;
+        create(&mut c, "t", &["m"]).await;
+        write(&mut c, "t", "real", "kept").await;
+        server.shutdown().await;
+    }
+    let mut cfg = config(dir.path());
+    cfg.server.noop = true;
+    let server = shoal_server::start(cfg).await.unwrap();
+    let mut c = clients(&server).await;
+    write(&mut c, "t", "a", "dropped").await;
+    assert_eq!(read(&mut c, "t", "a").await, None, "a no-op get is empty");
+    assert_eq!(
+        read(&mut c, "t", "real").await,
+        None,
+        "even for stored rows"
+    );
+    let many = c
+        .data
+        .multi_mutate(pb::MultiMutateRequest {
+            table: "t".into(),
+            mutations: vec![put("b", "q", "x"), put("", "q", "x")],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(many.results.len(), 2);
+    assert_eq!(many.results[0].code, 0);
+    assert_ne!(many.results[1].code, 0, "an empty row is still refused");
+    // Admin calls are real.
+    create(&mut c, "u", &[]).await;
+    server.shutdown().await;
+
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    assert_eq!(read(&mut c, "t", "real").await.as_deref(), Some("kept"));
+    assert_eq!(
+        read(&mut c, "t", "a").await,
+        None,
+        "no-op writes never existed"
+    );
+    assert_eq!(read(&mut c, "t", "b").await, None);
+    let tables = c
+        .admin
+        .list_tables(pb::ListTablesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(tables.tables.len(), 2, "{tables:?}");
+    server.shutdown().await;
+}

@@ -340,6 +340,12 @@ impl Host {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "regions opened"
         );
+        if self.config().server.noop {
+            tracing::warn!(
+                "server.noop is on: gets answer empty rows and mutations are acknowledged \
+                 without being applied (a measuring tool, never for data)"
+            );
+        }
         Ok(())
     }
 
