@@ -125,6 +125,8 @@ pub struct YcsbArgs {
     /// (from `/metrics`) are reported beside the client's figures.
     #[arg(long, conflicts_with = "embedded")]
     http: Option<String>,
+    #[command(flatten)]
+    credentials: crate::credentials::Credentials,
 }
 
 /// Runs `shoal bench`.
@@ -333,7 +335,10 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
         _embedded_dir = None;
         a.addr.clone()
     };
-    let client = Client::connect(&addr).await?;
+    let options = a
+        .credentials
+        .apply(shoal_client::ClientOptions::default())?;
+    let client = Client::connect_with(&addr, options).await?;
     let admin = client.admin();
     if !admin.exists(&workload.table).await? {
         if a.phase == Phase::Run {

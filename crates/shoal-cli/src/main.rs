@@ -1,8 +1,10 @@
 //! The `shoal` command: `serve` runs a server, `shell` talks to one.
 
 mod bench;
+mod credentials;
 mod serve;
 mod shell;
+mod token;
 
 use clap::{Parser, Subcommand};
 
@@ -53,6 +55,8 @@ enum Command {
     Shell(shell::ShellArgs),
     /// Benchmarks: YCSB core workloads.
     Bench(bench::BenchArgs),
+    /// Bearer tokens for servers with auth on (docs/security.md).
+    Token(token::TokenArgs),
 }
 
 fn main() {
@@ -71,6 +75,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Bench(args) => runtime.block_on(bench::run(args)),
+        Command::Token(args) => token::run(args),
         Command::Shell(args) => {
             let code = runtime.block_on(shell::run(args))?;
             drop(runtime);

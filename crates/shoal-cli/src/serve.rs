@@ -80,13 +80,33 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let data = server.host.data_location();
     // Printed on stdout, one fact per line, for people and for scripts.
     println!("shoal {} serving", env!("CARGO_PKG_VERSION"));
-    println!("gRPC:   {}", server.grpc_addr);
-    println!(
-        "HTTP:   http://{}/ (status page), http://{}/metrics",
-        server.http_addr, server.http_addr
-    );
-    if let Some(a) = server.thrift_addr {
-        println!("Thrift: {a} (HBase Thrift1 gateway: happybase)");
+    let cfg = server.host.config();
+    {
+        use shoal_server::security_config::TlsListenerName as L;
+        let tls = |l: L| if cfg.tls.covers(l) { " (TLS)" } else { "" };
+        let http = if cfg.tls.covers(L::Http) {
+            "https"
+        } else {
+            "http"
+        };
+        println!("gRPC:   {}{}", server.grpc_addr, tls(L::Grpc));
+        println!(
+            "HTTP:   {http}://{}/ (status page), {http}://{}/metrics",
+            server.http_addr, server.http_addr
+        );
+        if let Some(a) = server.thrift_addr {
+            println!(
+                "Thrift: {a} (HBase Thrift1 gateway: happybase){}",
+                tls(L::Thrift)
+            );
+        }
+        if cfg.auth.enabled {
+            println!(
+                "auth:   on (tokens: {}; Thrift calls run as {:?})",
+                cfg.auth.tokens.display(),
+                cfg.auth.thrift_user
+            );
+        }
     }
     println!("data:   {} (objects: {data})", data_dir.display());
     println!("shell:  shoal shell --addr {}", server.grpc_addr);

@@ -49,6 +49,59 @@ impl Admin {
         Ok(call!(self, Idempotent, balance_switch, req)?.previous)
     }
 
+    /// Grants `user` the permissions `actions` (letters R, W, C, A) globally
+    /// (`table` empty), on a table, or on one family of it (`family` set);
+    /// what the user held at that scope is replaced, as in HBase's shell.
+    pub async fn grant(
+        &self,
+        user: &str,
+        actions: &str,
+        table: &str,
+        family: &str,
+    ) -> Result<String, ClientError> {
+        let req = pb::PermissionRequest {
+            permission: Some(pb::Permission {
+                user: user.to_string(),
+                table: table.to_string(),
+                family: family.to_string(),
+                actions: actions.to_string(),
+            }),
+        };
+        Ok(call!(self, Idempotent, grant, req)?.message)
+    }
+
+    /// Removes what `user` holds at the scope (`table` empty: global).
+    pub async fn revoke(
+        &self,
+        user: &str,
+        table: &str,
+        family: &str,
+    ) -> Result<String, ClientError> {
+        let req = pb::PermissionRequest {
+            permission: Some(pb::Permission {
+                user: user.to_string(),
+                table: table.to_string(),
+                family: family.to_string(),
+                actions: String::new(),
+            }),
+        };
+        Ok(call!(self, NotIdempotent, revoke, req)?.message)
+    }
+
+    /// The grants on `table` (empty: every scope) of `user` (empty: all
+    /// users), and the caller's name as the server knows it.
+    pub async fn user_permissions(
+        &self,
+        table: &str,
+        user: &str,
+    ) -> Result<pb::UserPermissionResponse, ClientError> {
+        let req = pb::UserPermissionRequest {
+            table: table.to_string(),
+            user: user.to_string(),
+        };
+        call!(self, Idempotent, user_permission, req)
+    }
+
     /// Creates a table with `families` (unset settings take their defaults),
     /// pre-split at `split_keys`.
     pub async fn create_table(

@@ -21,13 +21,13 @@
 //! for its first attempt only, so rows waiting to retry (their region is
 //! moving) never hold back writes to other regions.
 
+use crate::Transport;
 use crate::retry::{Backoff, Idempotence, retrying, should_retry};
 use crate::{ClientError, ClientOptions};
 use shoal_proto::v1 as pb;
 use shoal_proto::v1::data_client::DataClient;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
-use tonic::transport::Channel;
 
 /// One queued mutation.
 struct Queued {
@@ -54,7 +54,7 @@ impl std::fmt::Debug for Combiner {
 impl Combiner {
     /// Starts the combining task on the current runtime. It holds the data
     /// client, not a [`crate::Client`], so dropping the last client ends it.
-    pub(crate) fn start(data: DataClient<Channel>, options: ClientOptions) -> Combiner {
+    pub(crate) fn start(data: DataClient<Transport>, options: ClientOptions) -> Combiner {
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(run(rx, data, options));
         Combiner { tx }
@@ -89,7 +89,7 @@ fn gone() -> ClientError {
 /// whatever else queued meanwhile (up to the batch limits) and sends it.
 async fn run(
     mut rx: mpsc::UnboundedReceiver<Queued>,
-    data: DataClient<Channel>,
+    data: DataClient<Transport>,
     options: ClientOptions,
 ) {
     let slots = Arc::new(Semaphore::new(options.max_write_rpcs.max(1)));
@@ -148,7 +148,7 @@ async fn run(
 /// the first attempt only: a batch waiting to retry (its region is moving)
 /// must not keep writes to other regions from going out.
 async fn send(
-    data: DataClient<Channel>,
+    data: DataClient<Transport>,
     options: ClientOptions,
     table: String,
     mut batch: Vec<Queued>,
@@ -195,7 +195,7 @@ async fn send(
 /// retry deadline. The outer error is a failure of the whole call. `slot`,
 /// if any, is released once the first attempt is answered.
 pub(crate) async fn multi_mutate(
-    data: &DataClient<Channel>,
+    data: &DataClient<Transport>,
     options: &ClientOptions,
     table: &str,
     all: Vec<pb::RowMutation>,

@@ -31,7 +31,9 @@ pub use table::{Table, counter_value};
 use shoal_proto::v1::admin_client::AdminClient;
 use shoal_proto::v1::data_client::DataClient;
 use std::time::Duration;
-use tonic::transport::Endpoint;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
 /// How a client connects and retries.
 #[derive(Debug, Clone)]
@@ -55,6 +57,50 @@ pub struct ClientOptions {
     /// Most encoded bytes in one combined RPC (default 4 MiB; a larger
     /// mutation goes alone).
     pub max_combined_bytes: usize,
+    /// Sent as `authorization: Bearer TOKEN` on every call (servers with
+    /// auth on need one).
+    pub token: Option<String>,
+    /// TLS to the servers (None: plain text).
+    pub tls: Option<ClientTls>,
+}
+
+/// TLS settings of a client.
+#[derive(Clone)]
+pub struct ClientTls {
+    /// The CA certificates (PEM) the servers' certificates must chain to.
+    pub ca_pem: Vec<u8>,
+    /// A client certificate and key (PEM), for servers that ask for one
+    /// (mutual TLS).
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// The name the server's certificate must carry (default: the host of
+    /// the address).
+    pub domain: Option<String>,
+}
+
+impl std::fmt::Debug for ClientTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientTls")
+            .field("ca_pem_bytes", &self.ca_pem.len())
+            .field("identity", &self.identity.is_some())
+            .field("domain", &self.domain)
+            .finish()
+    }
+}
+
+/// The channel every stub runs on: with the token added to each call.
+pub(crate) type Transport = InterceptedService<Channel, TokenInterceptor>;
+
+/// Adds `authorization: Bearer TOKEN` to every call.
+#[derive(Clone)]
+pub(crate) struct TokenInterceptor(Option<MetadataValue<Ascii>>);
+
+impl tonic::service::Interceptor for TokenInterceptor {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(req)
+    }
 }
 
 impl Default for ClientOptions {
@@ -68,6 +114,8 @@ impl Default for ClientOptions {
             max_write_rpcs: 8,
             max_combined_rows: 512,
             max_combined_bytes: 4 << 20,
+            token: None,
+            tls: None,
         }
     }
 }
@@ -145,12 +193,17 @@ impl Client {
         addr: &str,
         options: &ClientOptions,
     ) -> Result<route::Conn, ClientError> {
+        let scheme = if options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let url = if addr.contains("://") {
             addr.to_string()
         } else {
-            format!("http://{addr}")
+            format!("{scheme}://{addr}")
         };
-        let endpoint = Endpoint::from_shared(url.clone())
+        let mut endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| ClientError::InvalidArgument(format!("bad server address {addr:?}: {e}")))?
             .connect_timeout(options.connect_timeout)
             .tcp_nodelay(true)
@@ -158,6 +211,27 @@ impl Client {
             // (megabytes per second) wait for window updates.
             .initial_stream_window_size(4 << 20)
             .initial_connection_window_size(16 << 20);
+        if let Some(tls) = &options.tls {
+            let mut config =
+                ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&tls.ca_pem));
+            if let Some((cert, key)) = &tls.identity {
+                config = config.identity(Identity::from_pem(cert, key));
+            }
+            if let Some(d) = &tls.domain {
+                config = config.domain_name(d.clone());
+            }
+            endpoint = endpoint.tls_config(config).map_err(|e| {
+                ClientError::InvalidArgument(format!("TLS settings for {addr:?}: {e}"))
+            })?;
+        }
+        let token = match &options.token {
+            None => None,
+            Some(t) => Some(format!("Bearer {t}").parse().map_err(|_| {
+                ClientError::InvalidArgument(
+                    "the token holds characters a header cannot carry".into(),
+                )
+            })?),
+        };
         let channel = endpoint
             .connect()
             .await
@@ -165,6 +239,7 @@ impl Client {
                 addr: addr.to_string(),
                 source,
             })?;
+        let channel = InterceptedService::new(channel, TokenInterceptor(token));
         let data = DataClient::new(channel.clone())
             .max_decoding_message_size(MAX_MESSAGE)
             .max_encoding_message_size(MAX_MESSAGE);

@@ -15,6 +15,7 @@
 //! The lower layers (a single RPC, the write combiner, a MultiMutate) make
 //! one attempt each; retrying lives here, so a retry can go elsewhere.
 
+use crate::Transport;
 use crate::combine::Combiner;
 use crate::retry::{Backoff, Idempotence, should_retry};
 use crate::{ClientError, ClientOptions};
@@ -23,14 +24,13 @@ use shoal_proto::v1::admin_client::AdminClient;
 use shoal_proto::v1::data_client::DataClient;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
-use tonic::transport::Channel;
 
 /// One server's connection.
 #[derive(Debug, Clone)]
 pub(crate) struct Conn {
     pub(crate) addr: String,
-    pub(crate) data: DataClient<Channel>,
-    pub(crate) admin: AdminClient<Channel>,
+    pub(crate) data: DataClient<Transport>,
+    pub(crate) admin: AdminClient<Transport>,
     pub(crate) combiner: Option<Combiner>,
 }
 

@@ -59,6 +59,10 @@ pub struct ServerConfig {
     pub cluster: Option<crate::cluster_config::ClusterSection>,
     /// HBase's Thrift1 gateway (happybase).
     pub thrift: crate::thrift_config::ThriftSection,
+    /// TLS on the listeners.
+    pub tls: crate::security_config::TlsSection,
+    /// Tokens, permissions and the audit log.
+    pub auth: crate::security_config::AuthSection,
 }
 
 /// `[server]`
@@ -390,6 +394,12 @@ impl ServerConfig {
                 ),
             ));
         }
+        self.tls
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
+        self.auth
+            .validate(self.thrift.enabled, self.cluster.is_some())
+            .map_err(|(key, message)| invalid(key, message))?;
         if let Some(cluster) = &self.cluster {
             cluster
                 .validate()

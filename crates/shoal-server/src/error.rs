@@ -61,6 +61,19 @@ pub enum ServiceError {
     /// know whether its regions moved; it answers nothing until it rejoins.
     #[error("this server lost its cluster lease and is rejoining; {0}")]
     LeaseLost(&'static str),
+    /// No valid token came with the call (auth is on).
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// The caller lacks a permission (HBase's AccessDeniedException).
+    #[error("permission denied: user {} lacks {action} on {object}", shown(.user))]
+    PermissionDenied {
+        /// The user.
+        user: String,
+        /// The missing permission: READ, WRITE, CREATE or ADMIN.
+        action: &'static str,
+        /// What it was needed on, e.g. `table "t"`, `global`.
+        object: String,
+    },
     /// The catalog could not be read or written.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
@@ -101,6 +114,8 @@ impl ServiceError {
             ServiceError::LeaseLost(_) => Code::Aborted,
             ServiceError::Overloaded(_) => Code::ResourceExhausted,
             ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
+            ServiceError::Unauthenticated(_) => Code::Unauthenticated,
+            ServiceError::PermissionDenied { .. } => Code::PermissionDenied,
             ServiceError::Catalog(_) => Code::Internal,
             ServiceError::Region(e) => match e {
                 RegionError::NoSuchFamily { .. } => Code::NotFound,

@@ -7,7 +7,8 @@
 //! `Data` and `Admin` services over `host`), `metrics` + `http` + `status`
 //! (what the server reports), `listen` (accept loops, connection timeouts
 //! and caps), `serve` (start, listen, graceful shutdown), `thrift` (HBase's Thrift1
-//! gateway over `host`, for happybase).
+//! gateway over `host`, for happybase), `security` (tokens, permissions,
+//! audit, TLS; checked in `host::access`).
 
 pub mod catalog;
 pub mod cluster;
@@ -23,6 +24,8 @@ pub mod metrics;
 pub mod object_store_config;
 pub mod process_cpu;
 pub mod request_limits;
+pub mod security;
+pub mod security_config;
 pub mod serve;
 pub mod status;
 pub mod thrift;

@@ -105,10 +105,14 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         })?),
         None => None,
     };
-    crate::listen::warn_if_exposed(grpc_addr, "gRPC");
-    crate::listen::warn_if_exposed(http_addr, "HTTP");
-    if let Some(a) = thrift_addr {
-        crate::listen::warn_if_exposed(a, "Thrift");
+    {
+        use crate::security_config::TlsListenerName as L;
+        let (tls, auth) = (&config.tls, config.auth.enabled);
+        crate::listen::warn_if_exposed(grpc_addr, "gRPC", tls.covers(L::Grpc), auth);
+        crate::listen::warn_if_exposed(http_addr, "HTTP", tls.covers(L::Http), auth);
+        if let Some(a) = thrift_addr {
+            crate::listen::warn_if_exposed(a, "Thrift", tls.covers(L::Thrift), auth);
+        }
     }
     let (host, node) = match config.cluster.clone() {
         None => (Host::open(config).await?, None),
@@ -160,6 +164,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         connections.clone(),
         serving.clone(),
         stopped.clone(),
+        host.security().clone(),
     ));
 
     let history = Arc::new(History::default());
@@ -174,6 +179,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         view,
         history,
         connections: connection_metrics.clone(),
+        auth: crate::http::auth::AuthState {
+            security: host.security().clone(),
+            tls: host
+                .config()
+                .tls
+                .covers(crate::security_config::TlsListenerName::Http),
+        },
     });
     if let Some(listener) = thrift_listener {
         let t = &host.config().thrift;
@@ -193,6 +205,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             connections.clone(),
             limits,
             stopped.clone(),
+            host.security().tls().cloned(),
         ));
     }
     servers.push(crate::listen::serve_http(
@@ -200,8 +213,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         router,
         connections,
         stopped,
+        host.security().tls().cloned(),
     ));
     periodic.push(host.spawn_background());
+    periodic.push(reload_on_sighup(host.security().clone()));
     Ok(RunningServer {
         grpc_addr,
         http_addr,
@@ -216,7 +231,31 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     })
 }
 
+/// Reads the token file and the TLS files again on every SIGHUP.
+fn reload_on_sighup(security: Arc<crate::security::Security>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hup = match signal(SignalKind::hangup()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGHUP: tokens and certificates are not reloaded");
+                return;
+            }
+        };
+        while hup.recv().await.is_some() {
+            if let Err(e) = security.reload() {
+                tracing::error!(error = %e, "SIGHUP: reload failed; the tokens and certificates in use stay");
+            }
+        }
+    })
+}
+
 impl RunningServer {
+    /// Reads the token file and the TLS files again (what SIGHUP does).
+    pub fn reload_security(&self) -> Result<(), crate::security::SecurityError> {
+        self.host.security().reload()
+    }
+
     /// The listeners' connection counters now (also on `/metrics`).
     pub fn connections(&self) -> ConnectionMetricsSnapshot {
         self.connections.snapshot()

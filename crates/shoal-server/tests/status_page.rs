@@ -205,6 +205,10 @@ fn serve() -> SocketAddr {
         view: Arc::new(|| view(361)),
         history,
         connections: Arc::default(),
+        auth: shoal_server::http::auth::AuthState {
+            security: Arc::new(shoal_server::security::Security::off()),
+            tls: false,
+        },
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

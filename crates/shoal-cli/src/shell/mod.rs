@@ -33,12 +33,18 @@ pub struct ShellArgs {
     execute: Option<String>,
     /// Read commands from this file (`-` = stdin) and exit.
     file: Option<PathBuf>,
+    #[command(flatten)]
+    credentials: crate::credentials::Credentials,
 }
 
 /// Runs the shell; returns the process exit code: 0 if every command
 /// succeeded, 1 otherwise (interactive sessions exit 0).
 pub async fn run(args: ShellArgs) -> anyhow::Result<i32> {
+    let options = args
+        .credentials
+        .apply(shoal_client::ClientOptions::default())?;
     let mut session = Session {
+        options,
         addr: args.addr,
         client: None,
         interactive: false,
@@ -90,6 +96,8 @@ enum Flow {
 /// A shell session: the server it talks to, connected on first use.
 struct Session {
     addr: String,
+    /// Token and TLS settings.
+    options: shoal_client::ClientOptions,
     client: Option<Client>,
     interactive: bool,
 }
@@ -100,7 +108,7 @@ impl Session {
         if let Some(c) = &self.client {
             return Ok(c.clone());
         }
-        let c = Client::connect(&self.addr).await?;
+        let c = Client::connect_with(&self.addr, self.options.clone()).await?;
         self.client = Some(c.clone());
         Ok(c)
     }

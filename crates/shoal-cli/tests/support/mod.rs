@@ -118,9 +118,12 @@ impl ServerProcess {
                 panic!("server exited before printing its addresses; stderr:\n{log}");
             };
             if let Some(rest) = line.strip_prefix("gRPC:") {
-                grpc = rest.trim().parse().ok();
+                grpc = rest.split_whitespace().next().and_then(|a| a.parse().ok());
             } else if let Some(rest) = line.strip_prefix("HTTP:") {
-                let addr = rest.trim().trim_start_matches("http://");
+                let addr = rest
+                    .trim()
+                    .trim_start_matches("https://")
+                    .trim_start_matches("http://");
                 let addr = addr.split('/').next().unwrap_or_default();
                 http = addr.parse().ok();
             } else if let Some(rest) = line.strip_prefix("Thrift:") {

@@ -16,6 +16,28 @@ use shoal_storage::sst::{BloomKind, Compression, SstWriterOptions};
 pub struct Catalog {
     /// Tables by name, in name order.
     pub tables: Vec<TableRecord>,
+    /// Permissions granted to users (`security::permissions`), by user then
+    /// scope. Absent from catalogs written before permissions existed, and
+    /// not written while empty (an older server still reads the catalog).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grants: Vec<GrantRecord>,
+}
+
+/// Permissions of one user at one scope: globally (no table), on a table,
+/// or on one family of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantRecord {
+    /// The user (a name from the token file).
+    pub user: String,
+    /// The table; absent for a global grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
+    /// The family of `table`; absent for the whole table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    /// HBase's letters, in `RWCA` order.
+    pub actions: String,
 }
 
 impl Catalog {
@@ -361,11 +383,23 @@ mod tests {
                 }],
                 split_parents: vec![],
             }],
+            grants: vec![],
         };
         let json = serde_json::to_string(&catalog).unwrap();
         assert!(json.contains("\"00ff6d\""));
+        assert!(!json.contains("grants"), "no grants: the old format");
         let back: Catalog = serde_json::from_str(&json).unwrap();
         assert_eq!(back, catalog);
+        let mut with = catalog.clone();
+        with.grants.push(GrantRecord {
+            user: "alice".into(),
+            table: Some("t".into()),
+            family: None,
+            actions: "RW".into(),
+        });
+        let json = serde_json::to_string(&with).unwrap();
+        let back: Catalog = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, with);
     }
 
     #[test]

@@ -19,6 +19,7 @@ impl Host {
     /// region is served elsewhere. Open regions the catalog no longer lists
     /// (a dropped table) are given up.
     pub(crate) fn install_tables(&self, catalog: &Catalog) {
+        self.inner.security.set_grants(catalog);
         let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
         let mut open: BTreeMap<String, Region> = BTreeMap::new();
         for t in tables.values() {
@@ -323,29 +324,33 @@ impl Host {
             let master = state.master_addr().ok_or_else(|| {
                 ServiceError::Unavailable("no master to register a split with".into())
             })?;
-            let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{master}"))
-                .map_err(|e| ServiceError::Unavailable(format!("master address {master}: {e}")))?
-                .connect_timeout(std::time::Duration::from_secs(5))
-                .timeout(std::time::Duration::from_secs(30));
-            let channel = endpoint.connect().await.map_err(|e| {
-                ServiceError::Unavailable(format!("connecting to the master at {master}: {e}"))
-            })?;
+            let channel = crate::security::peer::connect(
+                self.config(),
+                &master,
+                std::time::Duration::from_secs(30),
+            )
+            .await
+            .map_err(|e| ServiceError::Unavailable(format!("the master: {e}")))?;
             let mut admin = shoal_proto::v1::admin_client::AdminClient::new(channel);
+            let security = self.security().clone();
             admin
-                .register_split(shoal_proto::v1::RegisterSplitRequest {
-                    server: state.name.clone(),
-                    table: table.to_owned(),
-                    parent: parent.to_owned(),
-                    children: children
-                        .iter()
-                        .map(|c| shoal_proto::v1::SplitChildSpec {
-                            id: c.id.clone(),
-                            dir: c.dir.clone(),
-                            start_row: c.start_row.to_vec(),
-                            end_row: c.end_row.to_vec(),
-                        })
-                        .collect(),
-                })
+                .register_split(crate::security::peer::authorize(
+                    &security,
+                    tonic::Request::new(shoal_proto::v1::RegisterSplitRequest {
+                        server: state.name.clone(),
+                        table: table.to_owned(),
+                        parent: parent.to_owned(),
+                        children: children
+                            .iter()
+                            .map(|c| shoal_proto::v1::SplitChildSpec {
+                                id: c.id.clone(),
+                                dir: c.dir.clone(),
+                                start_row: c.start_row.to_vec(),
+                                end_row: c.end_row.to_vec(),
+                            })
+                            .collect(),
+                    }),
+                ))
                 .await
                 .map_err(|s| {
                     ServiceError::Unavailable(format!(

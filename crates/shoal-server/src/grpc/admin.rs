@@ -4,6 +4,7 @@ use super::convert;
 use crate::error::ServiceError;
 use crate::host::Host;
 use crate::metrics::RequestOp;
+use crate::security::{Caller, Via};
 use bytes::Bytes;
 use shoal_proto::v1 as pb;
 use std::time::Instant;
@@ -13,12 +14,21 @@ use tonic::{Request, Response, Status};
 #[derive(Debug, Clone)]
 pub struct AdminService {
     host: Host,
+    /// The caller with auth off.
+    anyone: Caller,
 }
 
 impl AdminService {
     /// A service over `host`.
     pub fn new(host: Host) -> AdminService {
-        AdminService { host }
+        AdminService {
+            host,
+            anyone: Caller::anyone(Via::Grpc),
+        }
+    }
+
+    fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
+        super::auth::caller_of(req, self.host.security(), &self.anyone)
     }
 
     async fn timed<T>(
@@ -50,6 +60,36 @@ impl AdminService {
     }
 }
 
+impl AdminService {
+    async fn change_grant(
+        &self,
+        req: Request<pb::PermissionRequest>,
+        revoke: bool,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
+        let p = req.into_inner().permission.unwrap_or_default();
+        self.timed(async {
+            let spec =
+                crate::host::GrantSpec::parse(&p.user, &p.table, &p.family, &p.actions, revoke)?;
+            self.host
+                .access(&caller)
+                .change_grant(&spec, revoke)
+                .await?;
+            Ok(message(if revoke {
+                format!("revoked what {} held on {}", spec.user, spec.scope)
+            } else {
+                format!(
+                    "granted {} {} on {}",
+                    spec.user,
+                    spec.actions.letters(),
+                    spec.scope
+                )
+            }))
+        })
+        .await
+    }
+}
+
 fn message(m: impl Into<String>) -> pb::AdminResponse {
     pb::AdminResponse { message: m.into() }
 }
@@ -60,6 +100,7 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::CreateTableRequest>,
     ) -> Result<Response<pb::CreateTableResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
             let families = r
@@ -68,7 +109,10 @@ impl pb::admin_server::Admin for AdminService {
                 .map(convert::family_patch)
                 .collect::<Result<Vec<_>, _>>()?;
             let keys = r.split_keys.into_iter().map(Bytes::from).collect();
-            self.host.create_table(&r.name, families, keys).await?;
+            self.host
+                .access(&caller)
+                .create_table(&r.name, families, keys)
+                .await?;
             Ok(pb::CreateTableResponse {
                 table: Some(self.describe(&r.name)?),
             })
@@ -80,8 +124,10 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::DescribeTableResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
+            self.host.access(&caller).describe_table(&r.name).await?;
             Ok(pb::DescribeTableResponse {
                 table: Some(self.describe(&r.name)?),
             })
@@ -93,6 +139,7 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::AlterTableRequest>,
     ) -> Result<Response<pb::AlterTableResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
             let upsert = r
@@ -106,6 +153,7 @@ impl pb::admin_server::Admin for AdminService {
                 ));
             }
             self.host
+                .access(&caller)
                 .alter_table(&r.name, upsert, r.delete_families)
                 .await?;
             Ok(pb::AlterTableResponse {
@@ -119,9 +167,10 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
-            self.host.disable_table(&r.name).await?;
+            self.host.access(&caller).disable_table(&r.name).await?;
             Ok(message(format!("table {} disabled", r.name)))
         })
         .await
@@ -131,9 +180,10 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
-            self.host.enable_table(&r.name).await?;
+            self.host.access(&caller).enable_table(&r.name).await?;
             Ok(message(format!("table {} enabled", r.name)))
         })
         .await
@@ -143,9 +193,10 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
-            self.host.truncate_table(&r.name).await?;
+            self.host.access(&caller).truncate_table(&r.name).await?;
             Ok(message(format!("table {} truncated", r.name)))
         })
         .await
@@ -155,9 +206,10 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
-            self.host.drop_table(&r.name).await?;
+            self.host.access(&caller).drop_table(&r.name).await?;
             Ok(message(format!("table {} dropped", r.name)))
         })
         .await
@@ -165,12 +217,14 @@ impl pb::admin_server::Admin for AdminService {
 
     async fn list_tables(
         &self,
-        _req: Request<pb::ListTablesRequest>,
+        req: Request<pb::ListTablesRequest>,
     ) -> Result<Response<pb::ListTablesResponse>, Status> {
+        let caller = self.caller(&req)?;
         self.timed(async {
             let status = self.host.status();
             let tables = self
                 .host
+                .access(&caller)
                 .list_tables()
                 .await
                 .iter()
@@ -193,10 +247,12 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::SplitRequest>,
     ) -> Result<Response<pb::SplitResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
             let children = self
                 .host
+                .access(&caller)
                 .split(&r.table, r.split_row.map(Bytes::from))
                 .await?;
             let described = self.describe(&r.table)?;
@@ -215,15 +271,24 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::MoveRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
-        self.timed(async { Ok(message(self.host.move_region(&r.region, &r.server).await?)) })
-            .await
+        self.timed(async {
+            Ok(message(
+                self.host
+                    .access(&caller)
+                    .move_region(&r.region, &r.server)
+                    .await?,
+            ))
+        })
+        .await
     }
 
     async fn register_split(
         &self,
         req: Request<pb::RegisterSplitRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
             let children = r
@@ -237,6 +302,7 @@ impl pb::admin_server::Admin for AdminService {
                 })
                 .collect();
             self.host
+                .access(&caller)
                 .register_split(&r.server, &r.table, &r.parent, children)
                 .await?;
             Ok(message(format!("split of {} registered", r.parent)))
@@ -248,10 +314,11 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::BalanceSwitchRequest>,
     ) -> Result<Response<pb::BalanceSwitchResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
             Ok(pb::BalanceSwitchResponse {
-                previous: self.host.balance_switch(r.on).await?,
+                previous: self.host.access(&caller).balance_switch(r.on).await?,
             })
         })
         .await
@@ -261,9 +328,10 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
-            let n = self.host.flush_table(&r.name).await?;
+            let n = self.host.access(&caller).flush_table(&r.name).await?;
             Ok(message(format!("flushed {n} region(s) of {}", r.name)))
         })
         .await
@@ -273,9 +341,14 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::CompactRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
-            let n = self.host.compact_table(&r.table, r.major).await?;
+            let n = self
+                .host
+                .access(&caller)
+                .compact_table(&r.table, r.major)
+                .await?;
             let kind = if r.major {
                 "major-compacted"
             } else {
@@ -286,10 +359,55 @@ impl pb::admin_server::Admin for AdminService {
         .await
     }
 
+    async fn grant(
+        &self,
+        req: Request<pb::PermissionRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        self.change_grant(req, false).await
+    }
+
+    async fn revoke(
+        &self,
+        req: Request<pb::PermissionRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        self.change_grant(req, true).await
+    }
+
+    async fn user_permission(
+        &self,
+        req: Request<pb::UserPermissionRequest>,
+    ) -> Result<Response<pb::UserPermissionResponse>, Status> {
+        let caller = self.caller(&req)?;
+        let r = req.into_inner();
+        self.timed(async {
+            let grants = self
+                .host
+                .access(&caller)
+                .user_permissions(&r.table, &r.user)
+                .await?;
+            Ok(pb::UserPermissionResponse {
+                permissions: grants
+                    .into_iter()
+                    .map(|g| pb::Permission {
+                        user: g.user,
+                        table: g.table.unwrap_or_default(),
+                        family: g.family.unwrap_or_default(),
+                        actions: g.actions,
+                    })
+                    .collect(),
+                caller: caller.user().to_string(),
+            })
+        })
+        .await
+    }
+
     async fn status(
         &self,
-        _req: Request<pb::StatusRequest>,
+        req: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
+        // Any authenticated caller may read the status (as HBase's
+        // cluster metrics); the layer has refused the others.
+        self.caller(&req)?;
         self.timed(async {
             let s = self.host.status();
             let (l1_ratio, l2_ratio, l1_bytes, l2_bytes, gets) = match &s.cache {

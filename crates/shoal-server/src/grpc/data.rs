@@ -4,6 +4,7 @@ use super::convert;
 use crate::error::ServiceError;
 use crate::host::Host;
 use crate::metrics::RequestOp;
+use crate::security::{Caller, Via};
 use bytes::Bytes;
 use shoal_proto::v1 as pb;
 use std::pin::Pin;
@@ -19,12 +20,21 @@ const DEFAULT_ROWS_PER_MESSAGE: usize = 100;
 #[derive(Debug, Clone)]
 pub struct DataService {
     host: Host,
+    /// The caller with auth off (cloned, never allocated per call).
+    anyone: Caller,
 }
 
 impl DataService {
     /// A service over `host`.
     pub fn new(host: Host) -> DataService {
-        DataService { host }
+        DataService {
+            host,
+            anyone: Caller::anyone(Via::Grpc),
+        }
+    }
+
+    fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
+        super::auth::caller_of(req, self.host.security(), &self.anyone)
     }
 
     async fn timed<T>(
@@ -69,10 +79,11 @@ type ScanBody = Pin<Box<super::scan::ScanBody>>;
 #[tonic::async_trait]
 impl pb::data_server::Data for DataService {
     async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::GetResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(RequestOp::Get, async {
             let get = convert::get(r.get)?;
-            let row = self.host.get(&r.table, get).await?;
+            let row = self.host.access(&caller).get(&r.table, get).await?;
             fits_one_message(pb::GetResponse {
                 row: Some(convert::row(row)),
             })
@@ -84,6 +95,7 @@ impl pb::data_server::Data for DataService {
         &self,
         req: Request<pb::MultiGetRequest>,
     ) -> Result<Response<pb::MultiGetResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(RequestOp::MultiGet, async {
             self.host
@@ -95,7 +107,7 @@ impl pb::data_server::Data for DataService {
                 .into_iter()
                 .map(|g| convert::get(Some(g)))
                 .collect::<Result<Vec<_>, _>>()?;
-            let rows = self.host.multi_get(&r.table, gets).await?;
+            let rows = self.host.access(&caller).multi_get(&r.table, gets).await?;
             fits_one_message(pb::MultiGetResponse {
                 rows: rows.into_iter().map(convert::row).collect(),
             })
@@ -107,10 +119,11 @@ impl pb::data_server::Data for DataService {
         &self,
         req: Request<pb::MutateRequest>,
     ) -> Result<Response<pb::MutateResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(RequestOp::Mutate, async {
             let m = convert::row_mutation(r.mutation)?;
-            self.host.mutate(&r.table, m).await?;
+            self.host.access(&caller).mutate(&r.table, m).await?;
             Ok(pb::MutateResponse {})
         })
         .await
@@ -120,6 +133,7 @@ impl pb::data_server::Data for DataService {
         &self,
         req: Request<pb::MultiMutateRequest>,
     ) -> Result<Response<pb::MultiMutateResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(RequestOp::MultiMutate, async {
             self.host
@@ -140,7 +154,12 @@ impl pb::data_server::Data for DataService {
                     Err(e) => Some(e),
                 })
                 .collect();
-            let mut applied = self.host.mutate_many(&r.table, valid).await?.into_iter();
+            let mut applied = self
+                .host
+                .access(&caller)
+                .mutate_many(&r.table, valid)
+                .await?
+                .into_iter();
             let results = undecodable.into_iter().map(|bad| match bad {
                 Some(e) => Err(e),
                 None => applied.next().unwrap_or_else(|| {
@@ -173,6 +192,7 @@ impl pb::data_server::Data for DataService {
         &self,
         req: Request<pb::IncrementRequest>,
     ) -> Result<Response<pb::IncrementResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(RequestOp::Increment, async {
             let cols: Vec<(Bytes, Bytes, i64)> = r
@@ -188,6 +208,7 @@ impl pb::data_server::Data for DataService {
                 .collect();
             let values = self
                 .host
+                .access(&caller)
                 .increment(&r.table, Bytes::from(r.row.clone()), cols)
                 .await?;
             Ok(pb::IncrementResponse {
@@ -215,6 +236,7 @@ impl pb::data_server::Data for DataService {
         &self,
         req: Request<pb::AppendRequest>,
     ) -> Result<Response<pb::AppendResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(RequestOp::Append, async {
             let cols: Vec<(Bytes, Bytes, Bytes)> = r
@@ -230,6 +252,7 @@ impl pb::data_server::Data for DataService {
                 .collect();
             let values = self
                 .host
+                .access(&caller)
                 .append(&r.table, Bytes::from(r.row.clone()), cols)
                 .await?;
             Ok(pb::AppendResponse {
@@ -257,11 +280,16 @@ impl pb::data_server::Data for DataService {
         &self,
         req: Request<pb::CheckAndMutateRequest>,
     ) -> Result<Response<pb::CheckAndMutateResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(RequestOp::CheckAndMutate, async {
             let table = r.table.clone();
             let check = convert::check_and_mutate(r)?;
-            let processed = self.host.check_and_mutate(&table, check).await?;
+            let processed = self
+                .host
+                .access(&caller)
+                .check_and_mutate(&table, check)
+                .await?;
             Ok(pb::CheckAndMutateResponse { processed })
         })
         .await
@@ -271,8 +299,13 @@ impl pb::data_server::Data for DataService {
         &self,
         req: Request<pb::RegionMapRequest>,
     ) -> Result<Response<pb::RegionMapResponse>, Status> {
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
-        let regions = self.host.region_map(&r.table).map_err(|e| e.to_status())?;
+        let regions = self
+            .host
+            .access(&caller)
+            .region_map(&r.table)
+            .map_err(|e| e.to_status())?;
         Ok(Response::new(pb::RegionMapResponse {
             regions: regions
                 .into_iter()
@@ -295,10 +328,13 @@ impl pb::data_server::Data for DataService {
         req: Request<pb::ScanRequest>,
     ) -> Result<Response<Self::ScanStream>, Status> {
         let start = Instant::now();
+        let caller = self.caller(&req)?;
         let r = req.into_inner();
         let opened = convert::scan(&r).and_then(|scan| {
             let filter = convert::filter(&r.filter)?;
-            self.host.scan_filtered(&r.table, scan, filter)
+            self.host
+                .access(&caller)
+                .scan_filtered(&r.table, scan, filter)
         });
         let stream = match opened {
             Ok(s) => s,

@@ -2,6 +2,7 @@
 //! [`crate::host::Host`], and the conversions between wire and engine types.
 
 mod admin;
+pub mod auth;
 pub mod budget;
 pub mod convert;
 mod data;

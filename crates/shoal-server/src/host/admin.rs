@@ -457,6 +457,8 @@ impl Host {
                 }
                 dropped = Some(t.clone());
                 next.tables.retain(|t| t.name != name);
+                // HBase removes a deleted table's permissions with it.
+                next.grants.retain(|g| g.table.as_deref() != Some(name));
                 Ok(())
             })
             .await?;
@@ -473,7 +475,10 @@ impl Host {
         }
         let mut next = catalog.current().clone();
         next.tables.retain(|t| t.name != name);
+        // HBase removes a deleted table's permissions with it.
+        next.grants.retain(|g| g.table.as_deref() != Some(name));
         catalog.commit(next).await?;
+        self.refresh_grants(&catalog);
         self.uninstall(name);
         self.delete_region_data(&live.record).await;
         tracing::info!(table = name, "table dropped");

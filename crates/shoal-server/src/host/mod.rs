@@ -8,10 +8,14 @@
 //! `LiveTable` and swap it in. Admin operations are serialized by the
 //! catalog lock.
 
+mod access;
 mod admin;
 mod background;
 mod cluster_admin;
 mod data;
+mod grants;
+pub use access::Access;
+pub use grants::GrantSpec;
 mod locate;
 mod split;
 
@@ -71,6 +75,9 @@ pub enum StartError {
     /// The catalog could not be read.
     #[error(transparent)]
     Catalog(#[from] crate::catalog::CatalogError),
+    /// The token file, TLS files or audit log could not be used.
+    #[error(transparent)]
+    Security(#[from] crate::security::SecurityError),
     /// Cluster mode could not start (etcd unreachable, a name taken).
     #[error("cluster: {0}")]
     Cluster(String),
@@ -142,6 +149,8 @@ impl std::fmt::Debug for Host {
 
 pub(crate) struct Inner {
     pub(crate) config: ServerConfig,
+    /// Tokens, permissions in force, audit log, TLS.
+    pub(crate) security: Arc<crate::security::Security>,
     pub(crate) env: RegionEnv,
     pub(crate) disk_cache: Option<DiskCache>,
     pub(crate) catalog: tokio::sync::Mutex<CatalogStore>,
@@ -192,6 +201,7 @@ impl Host {
             })
         };
         dir(&config.server.data_dir)?;
+        let security = Arc::new(crate::security::Security::load(&config.auth, &config.tls)?);
         let objects = config.objects_dir();
         if config.object_store.url.is_empty() {
             dir(&objects)?;
@@ -273,8 +283,10 @@ impl Host {
             env = env.with_cache(cache);
         }
         let catalog = CatalogStore::open(bucket.clone()).await?;
+        security.set_grants(catalog.current());
         let host = Host {
             inner: Arc::new(Inner {
+                security,
                 config,
                 env,
                 disk_cache,
@@ -515,6 +527,11 @@ impl Host {
     pub(crate) fn tables(&self) -> Vec<Arc<LiveTable>> {
         let tables = self.inner.tables.read().unwrap_or_else(|e| e.into_inner());
         tables.values().cloned().collect()
+    }
+
+    /// Tokens, permissions, audit log and TLS.
+    pub fn security(&self) -> &Arc<crate::security::Security> {
+        &self.inner.security
     }
 
     /// Request metrics.

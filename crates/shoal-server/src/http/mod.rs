@@ -2,6 +2,7 @@
 //! `/api/status` (key figures as JSON, for scripts), `/healthz`.
 
 mod api;
+pub mod auth;
 mod chart;
 mod format;
 mod page;
@@ -29,16 +30,28 @@ pub struct HttpState {
     pub history: Arc<History>,
     /// The listeners' connection counters (appended to `/metrics`).
     pub connections: Arc<ConnectionMetrics>,
+    /// Tokens (auth on: every route but `/healthz` needs one).
+    pub auth: auth::AuthState,
 }
 
 /// The router serving every HTTP route.
 pub fn router(state: HttpState) -> Router {
+    let auth = state.auth.clone();
     Router::new()
         .route("/", get(status_page))
         .route("/metrics", get(metrics))
         .route("/api/status", get(api_status))
         .route("/healthz", get(|| async { "ok\n" }))
+        // With auth on, the middleware answers it.
+        .route(
+            "/login",
+            get(|| async { (axum::http::StatusCode::NOT_FOUND, "auth is off\n") }),
+        )
         .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(
+            auth,
+            auth::require_token,
+        ))
 }
 
 async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {

@@ -33,7 +33,10 @@ pub(super) async fn run<S, B>(
     service: S,
     builder: Arc<Builder<TokioExecutor>>,
     connections: Arc<Connections>,
-    serving: Option<Arc<ServingThreads>>,
+    (serving, tls): (
+        Option<Arc<ServingThreads>>,
+        Option<Arc<crate::security::tls::TlsListeners>>,
+    ),
     stop: watch::Receiver<bool>,
 ) where
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
@@ -62,8 +65,9 @@ pub(super) async fn run<S, B>(
                     };
                     configure(&tcp, connections.policy());
                     let (service, builder, stop) = (service.clone(), builder.clone(), stop.clone());
+                    let acceptor = tls.as_ref().and_then(|t| t.acceptor(on.tls_name()));
                     let Some(serving) = &serving else {
-                        tasks.spawn(connection::serve(tcp, on, service, builder, slot, stop));
+                        tasks.spawn(connection::serve(tcp, on, service, builder, slot, stop, acceptor));
                         continue;
                     };
                     // The socket moves to the serving thread's own reactor,
@@ -79,7 +83,7 @@ pub(super) async fn run<S, B>(
                         async move {
                             match TcpStream::from_std(tcp) {
                                 Ok(tcp) => {
-                                    connection::serve(tcp, on, service, builder, slot, stop).await
+                                    connection::serve(tcp, on, service, builder, slot, stop, acceptor).await
                                 }
                                 Err(e) => {
                                     tracing::debug!(error = %e, "taking a connection over failed");

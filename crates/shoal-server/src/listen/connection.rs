@@ -26,13 +26,41 @@ use tokio::sync::watch;
 /// Serves `tcp` with `service` until it closes; the close is counted in
 /// `slot` when this returns.
 pub(super) async fn serve<S, B>(
-    mut tcp: TcpStream,
+    tcp: TcpStream,
+    on: Listener,
+    service: S,
+    builder: Arc<Builder<TokioExecutor>>,
+    mut slot: Slot,
+    mut stop: watch::Receiver<bool>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) where
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let Some(acceptor) = tls else {
+        return serve_io(tcp, on, service, builder, slot, stop).await;
+    };
+    let policy = slot.connections.policy().clone();
+    match super::tls_handshake(&acceptor, tcp, policy.handshake_timeout, &mut stop).await {
+        Ok(io) => serve_io(io, on, service, builder, slot, stop).await,
+        Err(reason) => slot.reason = reason,
+    }
+}
+
+/// Serves a connection whose transport (TLS or not) is set up.
+async fn serve_io<IO, S, B>(
+    mut tcp: IO,
     on: Listener,
     service: S,
     builder: Arc<Builder<TokioExecutor>>,
     mut slot: Slot,
     mut stop: watch::Receiver<bool>,
 ) where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
         + Send
         + 'static,

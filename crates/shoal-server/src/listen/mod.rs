@@ -227,6 +227,7 @@ pub fn serve_grpc(
     connections: Arc<Connections>,
     serving: Option<Arc<ServingThreads>>,
     stop: watch::Receiver<bool>,
+    security: Arc<crate::security::Security>,
 ) -> JoinHandle<()> {
     let mut builder = Builder::new(TokioExecutor::new()).http2_only();
     http2_settings(&mut builder, &connections.policy);
@@ -238,9 +239,14 @@ pub fn serve_grpc(
         .http2()
         .initial_stream_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW);
+    let tls = security.tls().cloned();
+    let authenticated = tower_layer::Layer::layer(
+        &crate::grpc::auth::AuthLayer::new(security),
+        routes.prepare(),
+    );
     let service = TowerToHyperService::new(tower_layer::Layer::layer(
         &crate::grpc::budget::BudgetLayer::new(budget),
-        routes.prepare(),
+        authenticated,
     ));
     tokio::spawn(accept::run(
         listener,
@@ -248,7 +254,7 @@ pub fn serve_grpc(
         service,
         Arc::new(builder),
         connections,
-        serving,
+        (serving, tls),
         stop,
     ))
 }
@@ -260,6 +266,7 @@ pub fn serve_http(
     router: axum::Router,
     connections: Arc<Connections>,
     stop: watch::Receiver<bool>,
+    tls: Option<Arc<crate::security::tls::TlsListeners>>,
 ) -> JoinHandle<()> {
     let mut builder = Builder::new(TokioExecutor::new());
     http2_settings(&mut builder, &connections.policy);
@@ -274,7 +281,7 @@ pub fn serve_http(
         service,
         Arc::new(builder),
         connections,
-        None,
+        (None, tls),
         stop,
     ))
 }
@@ -288,6 +295,30 @@ fn http2_settings(builder: &mut Builder<TokioExecutor>, p: &ConnectionPolicy) {
         .keep_alive_timeout(p.keepalive_timeout);
 }
 
+/// The TLS handshake of a connection just accepted, bounded by `timeout`
+/// and given up when the server stops; on failure, why it closed.
+pub(crate) async fn tls_handshake(
+    acceptor: &tokio_rustls::TlsAcceptor,
+    tcp: tokio::net::TcpStream,
+    timeout: Duration,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<tokio_rustls::server::TlsStream<tokio::net::TcpStream>, CloseReason> {
+    let handshake = tokio::time::timeout(timeout, acceptor.accept(tcp));
+    tokio::select! {
+        done = handshake => match done {
+            Ok(Ok(io)) => Ok(io),
+            Ok(Err(e)) => {
+                // A plain-text client, a wrong CA, a client certificate
+                // missing or not trusted: the peer hears a TLS alert.
+                tracing::debug!(error = %e, "TLS handshake failed");
+                Err(CloseReason::Tls)
+            }
+            Err(_) => Err(CloseReason::Handshake),
+        },
+        _ = stopped(stop) => Err(CloseReason::Shutdown),
+    }
+}
+
 /// Resolves once `stop` is true (or its sender is gone: nothing can stop
 /// the server any more, so it is stopping).
 pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
@@ -296,15 +327,22 @@ pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
-/// Logs a warning when `addr` is reachable beyond this machine: the server
-/// has no TLS and no authentication yet.
-pub fn warn_if_exposed(addr: SocketAddr, what: &str) {
-    if !is_loopback(addr) {
-        tracing::warn!(
-            "{what} listens on {addr}, beyond loopback: Shoal has no TLS and no \
-             authentication yet, so anyone who can reach this port can read and change \
-             every table"
-        );
+/// Logs a warning when `addr` is reachable beyond this machine and the
+/// listener lacks TLS or the server lacks authentication.
+pub fn warn_if_exposed(addr: SocketAddr, what: &str, tls: bool, auth: bool) {
+    if is_loopback(addr) {
+        return;
+    }
+    match (tls, auth) {
+        (true, true) => {}
+        (false, true) => tracing::warn!(
+            "{what} listens on {addr}, beyond loopback, without TLS: tokens and data cross \
+             the network in the clear (set [tls] cert and key)"
+        ),
+        (_, false) => tracing::warn!(
+            "{what} listens on {addr}, beyond loopback, with auth off: anyone who can reach \
+             this port can read and change every table (see docs/security.md)"
+        ),
     }
 }
 

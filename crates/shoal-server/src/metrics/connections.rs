@@ -20,6 +20,16 @@ pub enum Listener {
 }
 
 impl Listener {
+    /// Its name in `[tls] listeners`.
+    pub fn tls_name(self) -> crate::security_config::TlsListenerName {
+        use crate::security_config::TlsListenerName;
+        match self {
+            Listener::Grpc => TlsListenerName::Grpc,
+            Listener::Http => TlsListenerName::Http,
+            Listener::Thrift => TlsListenerName::Thrift,
+        }
+    }
+
     /// Every listener, in label order.
     pub const ALL: [Listener; 3] = [Listener::Grpc, Listener::Http, Listener::Thrift];
 
@@ -53,17 +63,21 @@ pub enum CloseReason {
     Shutdown,
     /// The client closed it, or an I/O or protocol error ended it.
     Client,
+    /// The TLS handshake failed (a plain-text client, an untrusted or
+    /// missing client certificate).
+    Tls,
 }
 
 impl CloseReason {
     /// Every reason, in label order.
-    pub const ALL: [CloseReason; 6] = [
+    pub const ALL: [CloseReason; 7] = [
         CloseReason::Handshake,
         CloseReason::Idle,
         CloseReason::Keepalive,
         CloseReason::Limit,
         CloseReason::Shutdown,
         CloseReason::Client,
+        CloseReason::Tls,
     ];
 
     /// The label value.
@@ -75,6 +89,7 @@ impl CloseReason {
             CloseReason::Limit => "limit",
             CloseReason::Shutdown => "shutdown",
             CloseReason::Client => "client",
+            CloseReason::Tls => "tls",
         }
     }
 
@@ -87,7 +102,7 @@ impl CloseReason {
 #[derive(Debug, Default)]
 pub struct ConnectionMetrics {
     accepted: [AtomicU64; 3],
-    closed: [[AtomicU64; 6]; 3],
+    closed: [[AtomicU64; 7]; 3],
     max_connections: AtomicU64,
 }
 
@@ -129,7 +144,7 @@ impl ConnectionMetrics {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConnectionMetricsSnapshot {
     accepted: [u64; 3],
-    closed: [[u64; 6]; 3],
+    closed: [[u64; 7]; 3],
     /// The effective `server.max_connections` (0 before the listeners start).
     pub max_connections: u64,
 }

@@ -114,6 +114,8 @@ pub fn result_struct(method: &str, outcome: Result<Option<Value>, Fault>) -> Str
 pub struct Gateway {
     host: Host,
     scanners: Scanners,
+    /// Who every call acts as (`auth.thrift_user`; anyone with auth off).
+    caller: crate::security::Caller,
 }
 
 /// A required binary argument.
@@ -172,7 +174,12 @@ fn versions(n: i32) -> Result<u32, Fault> {
 impl Gateway {
     /// A gateway over `host`.
     pub fn new(host: Host, scanners: Scanners) -> Gateway {
-        Gateway { host, scanners }
+        let caller = host.security().thrift_caller();
+        Gateway {
+            host,
+            scanners,
+            caller,
+        }
     }
 
     /// The scanners (for the expiry sweep).
@@ -195,7 +202,7 @@ impl Gateway {
     }
 
     async fn dispatch(&self, method: &str, args: &Struct) -> Result<Option<Value>, Fault> {
-        let h = &self.host;
+        let h = self.host.access(&self.caller);
         Ok(Some(match method {
             // ---- table admin
             "getTableNames" => binaries(
@@ -372,7 +379,7 @@ impl Gateway {
                     reverse: true,
                     ..Scan::all()
                 };
-                let mut stream = h.scan(&name, scan)?;
+                let mut stream = h.scan_filtered(&name, scan, None)?;
                 match stream.next().await? {
                     Some(r) => convert::cells(r),
                     None => Value::List(TType::Struct, Vec::new()),
@@ -635,6 +642,7 @@ impl Gateway {
         let by = inc.i64(4).unwrap_or(1);
         let (f, q) = convert::split_column(&column)?;
         self.host
+            .access(&self.caller)
             .increment(&name, row, vec![(f, q.unwrap_or_default(), by)])
             .await?;
         Ok(())
@@ -677,7 +685,10 @@ impl Gateway {
             cache_blocks: t.bool(10).unwrap_or(true),
             ..Scan::all()
         };
-        let stream = self.host.scan_filtered(name, scan, filter)?;
+        let stream = self
+            .host
+            .access(&self.caller)
+            .scan_filtered(name, scan, filter)?;
         Ok(Value::I32(
             self.scanners.open(stream, t.bool(8).unwrap_or(false))?,
         ))

@@ -14,7 +14,7 @@ use crate::metrics::{CloseReason, Listener};
 use bytes::{Bytes, BytesMut};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
@@ -33,6 +33,7 @@ pub fn serve_thrift(
     connections: Arc<Connections>,
     limits: Limits,
     stop: watch::Receiver<bool>,
+    tls: Option<Arc<crate::security::tls::TlsListeners>>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut tasks = JoinSet::new();
@@ -65,6 +66,7 @@ pub fn serve_thrift(
                             limits,
                             (policy.handshake_timeout, policy.idle_timeout),
                             stop.clone(),
+                            tls.as_ref().and_then(|t| t.acceptor(Listener::Thrift.tls_name())),
                         ));
                     }
                     Err(e) => {
@@ -88,9 +90,29 @@ enum Read {
     Bad(wire::CodecError),
 }
 
-/// One connection's life.
+/// One connection's life: its TLS handshake first when the listener has
+/// TLS.
 async fn connection(
-    mut tcp: TcpStream,
+    tcp: TcpStream,
+    gateway: Arc<Gateway>,
+    mut slot: Slot,
+    limits: Limits,
+    (handshake, idle): (Duration, Duration),
+    mut stop: watch::Receiver<bool>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
+    let Some(acceptor) = tls else {
+        return serve(tcp, gateway, slot, limits, (handshake, idle), stop).await;
+    };
+    match crate::listen::tls_handshake(&acceptor, tcp, handshake, &mut stop).await {
+        Ok(io) => serve(io, gateway, slot, limits, (handshake, idle), stop).await,
+        Err(reason) => slot.set_reason(reason),
+    }
+}
+
+/// Serves a connection whose transport (TLS or not) is set up.
+async fn serve<IO: AsyncRead + AsyncWrite + Unpin>(
+    mut tcp: IO,
     gateway: Arc<Gateway>,
     mut slot: Slot,
     limits: Limits,
@@ -206,7 +228,7 @@ async fn connection(
 }
 
 async fn next_message(
-    tcp: &mut TcpStream,
+    tcp: &mut (impl AsyncRead + Unpin),
     buf: &mut BytesMut,
     proto: Protocol,
     transport: Transport,
@@ -267,7 +289,7 @@ enum Fill {
 
 /// Reads more bytes into `buf`, waiting at most `wait`.
 async fn fill(
-    tcp: &mut TcpStream,
+    tcp: &mut (impl AsyncRead + Unpin),
     buf: &mut BytesMut,
     wait: Duration,
     stop: &mut watch::Receiver<bool>,

@@ -215,6 +215,37 @@ pub async fn run(client: &Client, name: &str, a: &Args<'_>, out: &mut dyn Write)
             };
             writeln!(out, "{}", admin.balance_switch(on).await?)?;
         }
+        "grant" => {
+            a.count(2, 4)?;
+            let (table, family) = scope(a, 2)?;
+            let msg = admin
+                .grant(&a.text(0)?, &a.text(1)?, &table, &family)
+                .await?;
+            writeln!(out, "{msg}")?;
+        }
+        "revoke" => {
+            a.count(1, 3)?;
+            let (table, family) = scope(a, 1)?;
+            writeln!(out, "{}", admin.revoke(&a.text(0)?, &table, &family).await?)?;
+        }
+        "user_permission" => {
+            a.count(0, 1)?;
+            let table = match a.get(0) {
+                Some(_) => a.text(0)?,
+                None => String::new(),
+            };
+            let r = admin.user_permissions(&table, "").await?;
+            writeln!(out, "User                 Table,Family: Permission")?;
+            for p in &r.permissions {
+                let scope = if p.table.is_empty() {
+                    "(global)".to_string()
+                } else {
+                    format!("{},{}", p.table, p.family)
+                };
+                writeln!(out, " {:<20} {scope}: actions={}", p.user, p.actions)?;
+            }
+            writeln!(out, "{} row(s)", r.permissions.len())?;
+        }
         "version" => {
             a.count(0, 0)?;
             let s = admin.status().await?;
@@ -232,6 +263,25 @@ pub async fn run(client: &Client, name: &str, a: &Args<'_>, out: &mut dyn Write)
         }
     }
     Ok(())
+}
+
+/// The table and family of a grant or revoke, from argument `from` on.
+/// HBase's namespaces (`@ns`) and qualifiers are not Shoal scopes.
+fn scope(a: &Args<'_>, from: usize) -> Result<(String, String)> {
+    let table = match a.get(from) {
+        Some(_) => a.text(from)?,
+        None => String::new(),
+    };
+    if table.starts_with('@') {
+        return Err(CommandError::Usage(
+            "namespaces (@ns) are not Shoal scopes: grant globally or on a table".into(),
+        ));
+    }
+    let family = match a.get(from + 1) {
+        Some(_) => a.text(from + 1)?,
+        None => String::new(),
+    };
+    Ok((table, family))
 }
 
 /// A region as `id [start, end) size=… memstore=… files=… cache=…%`.

@@ -94,6 +94,18 @@ pub const USAGE: &[(&str, &str)] = &[
         "balance_switch",
         "balance_switch true|false   (cluster: turns the balancer on or off; prints the former state)",
     ),
+    (
+        "grant",
+        "grant 'user', 'RWCA' [, 'table' [, 'family']]   (auth on: replaces what the user holds there)",
+    ),
+    (
+        "revoke",
+        "revoke 'user' [, 'table' [, 'family']]   (removes what the user holds there)",
+    ),
+    (
+        "user_permission",
+        "user_permission [ 'table' ]   (the grants; every scope if no table)",
+    ),
     ("version", "version"),
     ("help", "help [ 'command' ]"),
     ("exit", "exit   (alias: quit)"),

@@ -1,0 +1,556 @@
+//! The host API as a front door calls it: every call made on behalf of a
+//! [`Caller`], its permissions checked here, once, for gRPC, Thrift and
+//! HTTP alike (HBase's AccessController rules, `docs/security.md`), admin
+//! operations and denials written to the audit log. With auth off every
+//! check passes and nothing but admin operations is audited.
+//!
+//! What each call needs (a wider grant covers a narrower scope):
+//! - get, scan: READ on each family read (all families: READ on the table,
+//!   or on every family of it);
+//! - put, delete, increment, append: WRITE on each family written;
+//!   check-and-mutate: READ on the checked family as well;
+//! - region map, describe: any permission on the table; list: the tables
+//!   the caller holds any permission on;
+//! - create: CREATE globally (the creator then holds RWCA on the table, as
+//!   HBase's table owner does); alter, enable, disable, truncate, drop,
+//!   flush, compact, split: CREATE or ADMIN on the table;
+//! - move, balance, split registration: ADMIN globally;
+//! - grant, revoke, list grants: ADMIN globally, or on the table for
+//!   grants on it; anyone may list their own.
+
+use super::{GrantSpec, Host, RegionLocation, ScanStream};
+use crate::catalog::{FamilyPatch, GrantRecord, RegionRecord, TableRecord};
+use crate::error::ServiceError;
+use crate::security::audit::Outcome;
+use crate::security::permissions::{Action, Scope};
+use crate::security::{Caller, Security};
+use bytes::Bytes;
+use shoal_storage::region::filter::Filter;
+use shoal_storage::region::{CheckAndMutate, Columns, Get, RowMutation, RowOp, RowResult, Scan};
+use std::sync::Arc;
+
+/// The host, acting for one caller.
+#[derive(Debug, Clone, Copy)]
+pub struct Access<'a> {
+    host: &'a Host,
+    caller: &'a Caller,
+}
+
+fn table_object(table: &str) -> String {
+    format!("table {}", crate::error::shown(table))
+}
+
+fn family_object(table: &str, family: &str) -> String {
+    format!(
+        "family {} of table {}",
+        crate::error::shown(family),
+        crate::error::shown(table)
+    )
+}
+
+impl Host {
+    /// This host acting for `caller`: what every front door calls.
+    pub fn access<'a>(&'a self, caller: &'a Caller) -> Access<'a> {
+        Access { host: self, caller }
+    }
+}
+
+impl<'a> Access<'a> {
+    fn security(&self) -> &Security {
+        &self.host.inner.security
+    }
+
+    /// The host itself, for what needs no permission (status, metrics).
+    pub fn host(&self) -> &'a Host {
+        self.host
+    }
+
+    /// The caller.
+    pub fn caller(&self) -> &'a Caller {
+        self.caller
+    }
+
+    fn free(&self) -> bool {
+        self.security().unrestricted(self.caller)
+    }
+
+    /// Err unless the caller may do `action` globally.
+    fn need_global(&self, op: &str, action: Action) -> Result<(), ServiceError> {
+        if self.free() || self.security().acl().global(self.caller.user(), action) {
+            return Ok(());
+        }
+        Err(self
+            .security()
+            .deny(self.caller, op, action.name(), "global"))
+    }
+
+    /// Err unless the caller holds one of `actions` on the whole table.
+    fn need_table(&self, op: &str, table: &str, actions: &[Action]) -> Result<(), ServiceError> {
+        if self.free() {
+            return Ok(());
+        }
+        let acl = self.security().acl();
+        if actions
+            .iter()
+            .any(|a| acl.table(self.caller.user(), table, *a))
+        {
+            return Ok(());
+        }
+        let needed = match actions {
+            [Action::Create, Action::Admin] => "CREATE or ADMIN",
+            [a, ..] => a.name(),
+            [] => "a permission",
+        };
+        Err(self
+            .security()
+            .deny(self.caller, op, needed, &table_object(table)))
+    }
+
+    /// Err unless the caller may do `action` to every family in `families`
+    /// (None: every family of the table).
+    fn need_families<'f>(
+        &self,
+        op: &str,
+        table: &str,
+        families: Option<impl Iterator<Item = &'f [u8]>>,
+        action: Action,
+    ) -> Result<(), ServiceError> {
+        if self.free() {
+            return Ok(());
+        }
+        let acl = self.security().acl();
+        let user = self.caller.user();
+        if acl.table(user, table, action) {
+            return Ok(());
+        }
+        let deny = |family: &str| {
+            Err(self.security().deny(
+                self.caller,
+                op,
+                action.name(),
+                &family_object(table, family),
+            ))
+        };
+        match families {
+            Some(families) => {
+                for f in families {
+                    let f = std::str::from_utf8(f).unwrap_or("");
+                    if !acl.family(user, table, f, action) {
+                        return deny(f);
+                    }
+                }
+                Ok(())
+            }
+            None => {
+                // Every family: each must be granted (a table with no
+                // record is not visible: the table-level answer stands).
+                let Some(record) = self.host.table_record(table) else {
+                    return Err(self.security().deny(
+                        self.caller,
+                        op,
+                        action.name(),
+                        &table_object(table),
+                    ));
+                };
+                for f in &record.families {
+                    if !acl.family(user, table, &f.name, action) {
+                        return deny(&f.name);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn need_read(&self, op: &str, table: &str, columns: &Columns) -> Result<(), ServiceError> {
+        if columns.families.is_empty() {
+            self.need_families(op, table, None::<std::iter::Empty<&[u8]>>, Action::Read)
+        } else {
+            self.need_families(
+                op,
+                table,
+                Some(columns.families.keys().map(|f| &f[..])),
+                Action::Read,
+            )
+        }
+    }
+
+    fn need_write(&self, op: &str, table: &str, m: &RowMutation) -> Result<(), ServiceError> {
+        if self.free() {
+            return Ok(());
+        }
+        if m.ops.iter().any(|o| matches!(o, RowOp::DeleteRow { .. })) {
+            return self.need_families(op, table, None::<std::iter::Empty<&[u8]>>, Action::Write);
+        }
+        let families = m.ops.iter().filter_map(|o| match o {
+            RowOp::Put { family, .. }
+            | RowOp::DeleteVersion { family, .. }
+            | RowOp::DeleteColumn { family, .. }
+            | RowOp::DeleteFamily { family, .. }
+            | RowOp::DeleteFamilyVersion { family, .. } => Some(&family[..]),
+            RowOp::DeleteRow { .. } => None,
+        });
+        self.need_families(op, table, Some(families), Action::Write)
+    }
+
+    fn need_visible(&self, op: &str, table: &str) -> Result<(), ServiceError> {
+        if self.free() || self.security().acl().sees_table(self.caller.user(), table) {
+            return Ok(());
+        }
+        Err(self
+            .security()
+            .deny(self.caller, op, "a permission", &table_object(table)))
+    }
+
+    /// Audits an admin operation's outcome and passes it on.
+    fn audited<T>(
+        &self,
+        op: &str,
+        object: &str,
+        result: Result<T, ServiceError>,
+    ) -> Result<T, ServiceError> {
+        let (outcome, detail) = match &result {
+            Ok(_) => (Outcome::Ok, String::new()),
+            Err(e) => (Outcome::Failed, e.to_string()),
+        };
+        self.security().audit().record(
+            self.caller.user(),
+            op,
+            object,
+            outcome,
+            &detail,
+            self.caller.via().as_str(),
+        );
+        result
+    }
+
+    // ---- data
+
+    /// [`Host::get`], with READ checked.
+    pub async fn get(&self, table: &str, get: Get) -> Result<RowResult, ServiceError> {
+        self.need_read("get", table, &get.columns)?;
+        self.host.get(table, get).await
+    }
+
+    /// [`Host::multi_get`], with READ checked for every get.
+    pub async fn multi_get(
+        &self,
+        table: &str,
+        gets: Vec<Get>,
+    ) -> Result<Vec<RowResult>, ServiceError> {
+        for g in &gets {
+            self.need_read("multi_get", table, &g.columns)?;
+        }
+        self.host.multi_get(table, gets).await
+    }
+
+    /// [`Host::mutate`], with WRITE checked.
+    pub async fn mutate(&self, table: &str, m: RowMutation) -> Result<(), ServiceError> {
+        self.need_write("mutate", table, &m)?;
+        self.host.mutate(table, m).await
+    }
+
+    /// [`Host::mutate_many`]; one mutation the caller may not make refuses
+    /// the whole batch.
+    pub async fn mutate_many(
+        &self,
+        table: &str,
+        ms: Vec<RowMutation>,
+    ) -> Result<Vec<Result<(), ServiceError>>, ServiceError> {
+        for m in &ms {
+            self.need_write("multi_mutate", table, m)?;
+        }
+        self.host.mutate_many(table, ms).await
+    }
+
+    /// [`Host::increment`], with WRITE checked.
+    pub async fn increment(
+        &self,
+        table: &str,
+        row: Bytes,
+        columns: Vec<(Bytes, Bytes, i64)>,
+    ) -> Result<Vec<i64>, ServiceError> {
+        self.need_families(
+            "increment",
+            table,
+            Some(columns.iter().map(|(f, _, _)| &f[..])),
+            Action::Write,
+        )?;
+        self.host.increment(table, row, columns).await
+    }
+
+    /// [`Host::append`], with WRITE checked.
+    pub async fn append(
+        &self,
+        table: &str,
+        row: Bytes,
+        columns: Vec<(Bytes, Bytes, Bytes)>,
+    ) -> Result<Vec<Bytes>, ServiceError> {
+        self.need_families(
+            "append",
+            table,
+            Some(columns.iter().map(|(f, _, _)| &f[..])),
+            Action::Write,
+        )?;
+        self.host.append(table, row, columns).await
+    }
+
+    /// [`Host::check_and_mutate`], with READ on the checked family and
+    /// WRITE on those written.
+    pub async fn check_and_mutate(
+        &self,
+        table: &str,
+        check: CheckAndMutate,
+    ) -> Result<bool, ServiceError> {
+        self.need_families(
+            "check_and_mutate",
+            table,
+            Some(std::iter::once(&check.family[..])),
+            Action::Read,
+        )?;
+        self.need_write("check_and_mutate", table, &check.mutation)?;
+        self.host.check_and_mutate(table, check).await
+    }
+
+    /// [`Host::scan_filtered`], with READ checked.
+    pub fn scan_filtered(
+        &self,
+        table: &str,
+        scan: Scan,
+        filter: Option<Arc<Filter>>,
+    ) -> Result<ScanStream, ServiceError> {
+        self.need_read("scan", table, &scan.columns)?;
+        self.host.scan_filtered(table, scan, filter)
+    }
+
+    /// [`Host::region_map`]: any permission on the table.
+    pub fn region_map(&self, table: &str) -> Result<Vec<RegionLocation>, ServiceError> {
+        self.need_visible("region_map", table)?;
+        self.host.region_map(table)
+    }
+
+    // ---- admin
+
+    /// [`Host::create_table`]: CREATE globally; the creator then holds
+    /// RWCA on the table.
+    pub async fn create_table(
+        &self,
+        name: &str,
+        families: Vec<FamilyPatch>,
+        split_keys: Vec<Bytes>,
+    ) -> Result<TableRecord, ServiceError> {
+        let object = table_object(name);
+        self.need_global("create_table", Action::Create)?;
+        let result = self.host.create_table(name, families, split_keys).await;
+        let result = self.audited("create_table", &object, result)?;
+        if self.security().auth_enabled() && !self.free() {
+            let owner = GrantSpec {
+                user: self.caller.user().to_string(),
+                scope: Scope::Table(name.to_string()),
+                actions: crate::security::permissions::Actions::parse("RWCA")
+                    .map_err(ServiceError::InvalidArgument)?,
+            };
+            let granted = self.host.change_grant(&owner).await.map(|_| ());
+            self.audited("grant", &object, granted.map(|_| ()))
+                .map_err(|e| {
+                    ServiceError::Unavailable(format!(
+                        "table {name:?} was created, but granting its creator RWCA on it failed ({e}); a superuser can grant it"
+                    ))
+                })?;
+        }
+        Ok(result)
+    }
+
+    /// [`Host::describe_table`]: any permission on the table.
+    pub async fn describe_table(&self, name: &str) -> Result<TableRecord, ServiceError> {
+        self.need_visible("describe_table", name)?;
+        self.host.describe_table(name).await
+    }
+
+    /// [`Host::list_tables`]: the tables the caller holds any permission on.
+    pub async fn list_tables(&self) -> Vec<TableRecord> {
+        let all = self.host.list_tables().await;
+        if self.free() {
+            return all;
+        }
+        let acl = self.security().acl();
+        all.into_iter()
+            .filter(|t| acl.sees_table(self.caller.user(), &t.name))
+            .collect()
+    }
+
+    async fn table_admin<T>(
+        &self,
+        op: &str,
+        name: &str,
+        f: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ServiceError> {
+        self.need_table(op, name, &[Action::Create, Action::Admin])?;
+        let result = f.await;
+        self.audited(op, &table_object(name), result)
+    }
+
+    /// [`Host::alter_table`]: CREATE or ADMIN on the table.
+    pub async fn alter_table(
+        &self,
+        name: &str,
+        upsert: Vec<FamilyPatch>,
+        delete: Vec<String>,
+    ) -> Result<TableRecord, ServiceError> {
+        self.table_admin(
+            "alter_table",
+            name,
+            self.host.alter_table(name, upsert, delete),
+        )
+        .await
+    }
+
+    /// [`Host::disable_table`]: CREATE or ADMIN on the table.
+    pub async fn disable_table(&self, name: &str) -> Result<(), ServiceError> {
+        self.table_admin("disable_table", name, self.host.disable_table(name))
+            .await
+    }
+
+    /// [`Host::enable_table`]: CREATE or ADMIN on the table.
+    pub async fn enable_table(&self, name: &str) -> Result<(), ServiceError> {
+        self.table_admin("enable_table", name, self.host.enable_table(name))
+            .await
+    }
+
+    /// [`Host::truncate_table`]: CREATE or ADMIN on the table.
+    pub async fn truncate_table(&self, name: &str) -> Result<(), ServiceError> {
+        self.table_admin("truncate_table", name, self.host.truncate_table(name))
+            .await
+    }
+
+    /// [`Host::drop_table`]: CREATE or ADMIN on the table (its grants go
+    /// with it).
+    pub async fn drop_table(&self, name: &str) -> Result<(), ServiceError> {
+        self.table_admin("drop_table", name, self.host.drop_table(name))
+            .await
+    }
+
+    /// [`Host::flush_table`]: CREATE or ADMIN on the table.
+    pub async fn flush_table(&self, name: &str) -> Result<usize, ServiceError> {
+        self.table_admin("flush", name, self.host.flush_table(name))
+            .await
+    }
+
+    /// [`Host::compact_table`]: CREATE or ADMIN on the table.
+    pub async fn compact_table(&self, name: &str, major: bool) -> Result<usize, ServiceError> {
+        self.table_admin("compact", name, self.host.compact_table(name, major))
+            .await
+    }
+
+    /// [`Host::split`]: CREATE or ADMIN on the table.
+    pub async fn split(
+        &self,
+        table: &str,
+        row: Option<Bytes>,
+    ) -> Result<Vec<RegionRecord>, ServiceError> {
+        self.table_admin("split", table, self.host.split(table, row))
+            .await
+    }
+
+    /// [`Host::move_region`]: ADMIN globally.
+    pub async fn move_region(&self, region: &str, to: &str) -> Result<String, ServiceError> {
+        let object = format!("region {}", crate::error::shown(region));
+        self.need_global("move", Action::Admin)?;
+        let result = self.host.move_region(region, to).await;
+        self.audited("move", &object, result)
+    }
+
+    /// [`Host::balance_switch`]: ADMIN globally.
+    pub async fn balance_switch(&self, on: bool) -> Result<bool, ServiceError> {
+        self.need_global("balance_switch", Action::Admin)?;
+        let result = self.host.balance_switch(on).await;
+        self.audited("balance_switch", if on { "on" } else { "off" }, result)
+    }
+
+    /// [`Host::register_split`]: ADMIN globally (servers call it).
+    pub async fn register_split(
+        &self,
+        server: &str,
+        table: &str,
+        parent: &str,
+        children: Vec<RegionRecord>,
+    ) -> Result<(), ServiceError> {
+        self.need_global("register_split", Action::Admin)?;
+        let result = self
+            .host
+            .register_split(server, table, parent, children)
+            .await;
+        self.audited("register_split", &table_object(table), result)
+    }
+
+    // ---- permissions
+
+    fn need_grant_admin(&self, op: &str, scope: &Scope) -> Result<(), ServiceError> {
+        match scope.table() {
+            None => self.need_global(op, Action::Admin),
+            Some(t) => self.need_table(op, t, &[Action::Admin]),
+        }
+    }
+
+    /// Grants (replacing what the user held at the scope) or revokes.
+    pub async fn change_grant(&self, spec: &GrantSpec, revoke: bool) -> Result<(), ServiceError> {
+        let op = if revoke { "revoke" } else { "grant" };
+        self.need_grant_admin(op, &spec.scope)?;
+        let object = spec.scope.to_string();
+        let result = self.host.change_grant(spec).await.and_then(|changed| {
+            if revoke && !changed {
+                Err(ServiceError::FailedPrecondition(format!(
+                    "user {} holds nothing on {object} to revoke",
+                    crate::error::shown(&spec.user)
+                )))
+            } else {
+                Ok(())
+            }
+        });
+        let detail = if revoke {
+            format!("user={}", spec.user)
+        } else {
+            format!("user={} actions={}", spec.user, spec.actions.letters())
+        };
+        let (outcome, detail) = match &result {
+            Ok(()) => (Outcome::Ok, detail),
+            Err(e) => (Outcome::Failed, format!("{detail}: {e}")),
+        };
+        self.security().audit().record(
+            self.caller.user(),
+            op,
+            &object,
+            outcome,
+            &detail,
+            self.caller.via().as_str(),
+        );
+        result
+    }
+
+    /// The grants on `table` (empty: all), of `user` (empty: everyone).
+    /// ADMIN (globally, or on the table) sees others' grants; anyone sees
+    /// their own.
+    pub async fn user_permissions(
+        &self,
+        table: &str,
+        user: &str,
+    ) -> Result<Vec<GrantRecord>, ServiceError> {
+        let own = !user.is_empty() && user == self.caller.user();
+        if !own {
+            let scope = if table.is_empty() {
+                Scope::Global
+            } else {
+                Scope::Table(table.to_string())
+            };
+            self.need_grant_admin("user_permission", &scope)?;
+        }
+        Ok(self
+            .host
+            .grants()
+            .await
+            .into_iter()
+            .filter(|g| table.is_empty() || g.table.as_deref() == Some(table))
+            .filter(|g| user.is_empty() || g.user == user)
+            .collect())
+    }
+}
