@@ -232,6 +232,24 @@ fn tokens_permissions_grants_and_audit_through_the_binary() {
     denied(&server, &bob, "get 't1', 'r1'\n", &["READ"]);
     assert_eq!(thrift_table_count(server.thrift.unwrap()), 1);
 
+    // A token added to the file works after SIGHUP, not before.
+    let carol = new_token(dir.path(), &tokens, "carol");
+    denied(&server, &carol, "list\n", &["not valid"]);
+    let hup = Command::new("kill")
+        .args(["-HUP", &server.pid().unwrap().to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    let mut served = false;
+    for _ in 0..50 {
+        if as_user(&server, &carol, "list\n").0 == 0 {
+            served = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(served, "carol's token was not taken on SIGHUP");
+
     // Revoke; dropping a table drops its grants.
     allowed(&server, &admin, "revoke 'alice', 't1'\n");
     denied(&server, &alice, "get 't1', 'r1'\n", &["READ"]);

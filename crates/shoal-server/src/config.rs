@@ -400,6 +400,14 @@ impl ServerConfig {
         self.auth
             .validate(self.thrift.enabled, self.cluster.is_some())
             .map_err(|(key, message)| invalid(key, message))?;
+        if self.cluster.is_some() && self.tls.enabled() && self.tls.ca.as_os_str().is_empty() {
+            return Err(invalid(
+                "tls.ca",
+                "cluster mode with TLS: name the CA this server trusts when it calls another \
+                 server"
+                    .into(),
+            ));
+        }
         if let Some(cluster) = &self.cluster {
             cluster
                 .validate()

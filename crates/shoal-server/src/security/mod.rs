@@ -236,7 +236,12 @@ impl Security {
                 Some(token) => {
                     let tokens = self.tokens.read().unwrap_or_else(|e| e.into_inner());
                     match tokens.user(token) {
-                        Some(user) => return Ok(Caller::new(user, via)),
+                        Some(user) => {
+                            return Ok(Caller {
+                                user: user.clone(),
+                                via,
+                            });
+                        }
                         None => AuthFailure::Unknown,
                     }
                 }

@@ -32,7 +32,8 @@ pub enum TokenFileError {
 /// The users of a token file, by the SHA-256 of their tokens.
 #[derive(Debug, Default, Clone)]
 pub struct Tokens {
-    by_hash: HashMap<[u8; 32], String>,
+    /// Users as shared strings: a call's caller clones one, never allocates.
+    by_hash: HashMap<[u8; 32], std::sync::Arc<str>>,
 }
 
 /// The SHA-256 of `token`.
@@ -110,8 +111,8 @@ impl Tokens {
                         .to_string(),
                 )
             })?;
-            if let Some(other) = by_hash.insert(h, user.to_string())
-                && other != user
+            if let Some(other) = by_hash.insert(h, std::sync::Arc::from(user))
+                && &*other != user
             {
                 return Err((
                     n,
@@ -123,8 +124,8 @@ impl Tokens {
     }
 
     /// The user whose token `token` is.
-    pub fn user(&self, token: &str) -> Option<&str> {
-        self.by_hash.get(&hash(token)).map(String::as_str)
+    pub fn user(&self, token: &str) -> Option<&std::sync::Arc<str>> {
+        self.by_hash.get(&hash(token))
     }
 
     /// Tokens in the file.
@@ -164,8 +165,8 @@ mod tests {
         );
         let tokens = Tokens::parse(&file).expect("parse");
         assert_eq!(tokens.len(), 2);
-        assert_eq!(tokens.user(&t), Some("alice"));
-        assert_eq!(tokens.user("b-token"), Some("bob"));
+        assert_eq!(tokens.user(&t).map(|u| &**u), Some("alice"));
+        assert_eq!(tokens.user("b-token").map(|u| &**u), Some("bob"));
         assert_eq!(tokens.user("wrong"), None);
         assert_eq!(tokens.user(""), None);
     }
