@@ -290,6 +290,21 @@ fn tokens_permissions_grants_and_audit_through_the_binary() {
     );
 }
 
+/// Starts `shoal serve` with `config`, expecting it to refuse; returns its
+/// stderr.
+fn refused_at_start(dir: &Path, config: &Path) -> String {
+    let out = Command::new(shoal_bin())
+        .args(["serve", "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--config")
+        .arg(config)
+        .args(["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the server started");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[test]
 fn auth_settings_are_checked_at_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -298,31 +313,17 @@ fn auth_settings_are_checked_at_start() {
         dir.path(),
         "[auth]\nenabled = true\ntokens = \"/nonexistent\"\n",
     );
-    let out = Command::new(shoal_bin())
-        .args(["serve", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .arg("--config")
-        .arg(&config)
-        .args(["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_at_start(dir.path(), &config);
     assert!(err.contains("auth.thrift_user"), "{err}");
     // A missing token file: refused, naming the file.
     let config = support::write_config(
         dir.path(),
         "[auth]\nenabled = true\ntokens = \"/nonexistent/tokens\"\n[thrift]\nenabled = false\n",
     );
-    let out = Command::new(shoal_bin())
-        .args(["serve", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .arg("--config")
-        .arg(&config)
-        .args(["--grpc-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_at_start(dir.path(), &config);
     assert!(err.contains("/nonexistent/tokens"), "{err}");
+    // TLS with a certificate and no key: refused, naming the key.
+    let config = support::write_config(dir.path(), "[tls]\ncert = \"/x.pem\"\n");
+    let err = refused_at_start(dir.path(), &config);
+    assert!(err.contains("tls.key"), "{err}");
 }

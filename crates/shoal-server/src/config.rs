@@ -704,6 +704,35 @@ mod tests {
         assert!(e.to_string().contains("wal.backend"), "{e}");
     }
 
+    /// The documented TLS and auth example is valid and each of its keys
+    /// is in the key table.
+    #[test]
+    fn docs_security_example_matches_the_code() {
+        let doc = include_str!("../../../docs/config.md");
+        let at = doc.find("```toml\n[tls]").expect("the [tls] example") + "```toml".len();
+        let end = at + doc[at..].find("```").unwrap();
+        let example = &doc[at..end];
+        let parsed = ServerConfig::from_toml(example).unwrap();
+        assert!(parsed.tls.enabled() && parsed.auth.enabled);
+        assert_eq!(parsed.auth.superusers, vec!["admin".to_string()]);
+        let mut section = String::new();
+        for line in example.lines() {
+            let line = line.trim();
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                section = name.to_string();
+            } else if let Some((key, _)) = line.split_once('=') {
+                let key = key.trim();
+                let alone = format!("| `{section}.{key}` |");
+                let paired = format!("`{section}.{key}`,");
+                let second = format!(", `{section}.{key}` |");
+                assert!(
+                    doc.contains(&alone) || doc.contains(&paired) || doc.contains(&second),
+                    "{section}.{key} is not in the key table"
+                );
+            }
+        }
+    }
+
     #[test]
     fn empty_file_gives_defaults() {
         let c = ServerConfig::from_toml("").unwrap();
