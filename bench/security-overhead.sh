@@ -61,6 +61,8 @@ http_addr = "127.0.0.1:$HTTP_PORT"
 l1_data = "1GiB"
 [thrift]
 enabled = false
+[hbase_rpc]
+enabled = false
 EOF
 }
 common > "$ROOT/plain.toml"

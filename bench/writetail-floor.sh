@@ -46,6 +46,8 @@ http_addr = "127.0.0.1:$HTTP_PORT"
 l1_data = "1GiB"
 [thrift]
 enabled = false
+[hbase_rpc]
+enabled = false
 EOF
 
 start() {

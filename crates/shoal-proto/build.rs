@@ -1,6 +1,8 @@
 //! Compiles `proto/shoal/v1/shoal.proto` with protox (a protobuf compiler in
 //! Rust, so no `protoc` needs to be installed) and generates prost messages and
-//! tonic client and server stubs.
+//! tonic client and server stubs; and HBase's RPC messages
+//! (`proto/hbase/`, package `hbase.pb`) as plain prost messages for the
+//! native-RPC front door.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
@@ -23,5 +25,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(true)
         .build_server(true)
         .compile_fds(fds)?;
+
+    // HBase's messages: bytes fields as `Bytes` (cells and keys are sliced
+    // out of the received frame), no service stubs (the native RPC is not
+    // gRPC: `shoal-server`'s `hbase_rpc` dispatches by method name).
+    let hbase = protox::compile(
+        [
+            "RPC.proto",
+            "Client.proto",
+            "Registry.proto",
+            "ShoalMaster.proto",
+        ],
+        ["proto/hbase"],
+    )?;
+    tonic_prost_build::configure()
+        .bytes(".hbase.pb")
+        .build_client(false)
+        .build_server(false)
+        .compile_fds(hbase)?;
     Ok(())
 }

@@ -25,6 +25,9 @@ pub struct ServeArgs {
     /// Thrift1 gateway listen address (overrides `thrift.addr`).
     #[arg(long)]
     thrift_addr: Option<SocketAddr>,
+    /// HBase native RPC listen address (overrides `hbase_rpc.addr`).
+    #[arg(long)]
+    hbase_rpc_addr: Option<SocketAddr>,
     /// Log filter, e.g. `info` or `shoal_server=debug` (or env RUST_LOG).
     #[arg(long, default_value = "info")]
     log: String,
@@ -60,6 +63,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     if let Some(a) = args.thrift_addr {
         config.thrift.addr = a;
+    }
+    if let Some(a) = args.hbase_rpc_addr {
+        config.hbase_rpc.addr = a;
     }
     if args.noop {
         config.server.noop = true;
@@ -98,6 +104,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             println!(
                 "Thrift: {a} (HBase Thrift1 gateway: happybase){}",
                 tls(L::Thrift)
+            );
+        }
+        if let Some(a) = server.hbase_rpc_addr {
+            println!(
+                "HBase:  {a} (native RPC: hbase-client 2.5+ with RpcConnectionRegistry){}",
+                tls(L::HbaseRpc)
             );
         }
         if cfg.auth.enabled {

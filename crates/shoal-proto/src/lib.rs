@@ -9,6 +9,14 @@ pub mod v1 {
     tonic::include_proto!("shoal.v1");
 }
 
+/// HBase 2.x's RPC messages (package `hbase.pb`), for the native-RPC front
+/// door: vendored from `hbase-protocol-shaded` 2.6.1 (`proto/hbase/`, Apache
+/// License 2.0, headers kept); `ShoalMaster.proto` holds the subset of
+/// `Master.proto` that Shoal serves.
+pub mod hbase {
+    tonic::include_proto!("hbase.pb");
+}
+
 /// Start of the FAILED_PRECONDITION message a server answers a Get or
 /// MultiGet with when the row(s) would not fit one response message. The
 /// Rust client then reads the row through a scan, which streams it in

@@ -59,6 +59,8 @@ pub struct ServerConfig {
     pub cluster: Option<crate::cluster_config::ClusterSection>,
     /// HBase's Thrift1 gateway (happybase).
     pub thrift: crate::thrift_config::ThriftSection,
+    /// HBase's native RPC (the Java client).
+    pub hbase_rpc: crate::hbase_rpc_config::HbaseRpcSection,
     /// TLS on the listeners.
     pub tls: crate::security_config::TlsSection,
     /// Tokens, permissions and the audit log.
@@ -391,6 +393,26 @@ impl ServerConfig {
                 format!(
                     "{} is already server.grpc_addr or server.http_addr",
                     self.thrift.addr
+                ),
+            ));
+        }
+        self.hbase_rpc
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
+        if self.hbase_rpc.enabled
+            && self.hbase_rpc.addr.port() != 0
+            && [
+                self.server.grpc_addr,
+                self.server.http_addr,
+                self.thrift.addr,
+            ]
+            .contains(&self.hbase_rpc.addr)
+        {
+            return Err(invalid(
+                "hbase_rpc.addr",
+                format!(
+                    "{} is already server.grpc_addr, server.http_addr or thrift.addr",
+                    self.hbase_rpc.addr
                 ),
             ));
         }

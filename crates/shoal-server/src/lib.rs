@@ -7,7 +7,8 @@
 //! `Data` and `Admin` services over `host`), `metrics` + `http` + `status`
 //! (what the server reports), `listen` (accept loops, connection timeouts
 //! and caps), `serve` (start, listen, graceful shutdown), `thrift` (HBase's Thrift1
-//! gateway over `host`, for happybase), `security` (tokens, permissions,
+//! gateway over `host`, for happybase), `hbase_rpc` (HBase's native RPC over
+//! `host`, for the Java client), `security` (tokens, permissions,
 //! audit, TLS; checked in `host::access`).
 
 pub mod catalog;
@@ -16,6 +17,8 @@ pub mod cluster_config;
 pub mod config;
 pub mod error;
 pub mod grpc;
+pub mod hbase_rpc;
+pub mod hbase_rpc_config;
 pub mod host;
 pub mod http;
 pub mod listen;

@@ -15,6 +15,8 @@ pub enum TlsListenerName {
     Http,
     /// The Thrift gateway.
     Thrift,
+    /// HBase's native RPC (`hbase_rpc`).
+    HbaseRpc,
 }
 
 /// `[tls]`
@@ -46,6 +48,7 @@ impl Default for TlsSection {
                 TlsListenerName::Grpc,
                 TlsListenerName::Http,
                 TlsListenerName::Thrift,
+                TlsListenerName::HbaseRpc,
             ],
         }
     }
@@ -100,6 +103,10 @@ pub struct AuthSection {
     /// (HBase's Thrift gateway likewise acts as its own principal). With
     /// auth on and Thrift enabled it must be set.
     pub thrift_user: String,
+    /// The user every call on HBase's native RPC runs as: with SIMPLE auth
+    /// the Java client only claims a name, which proves nothing. With auth
+    /// on and this empty, the native RPC port is not opened.
+    pub hbase_rpc_user: String,
     /// A file the audit lines are appended to (JSON, one per line); they go
     /// to the server's log as well (target `shoal::audit`).
     pub audit_log: PathBuf,
@@ -117,6 +124,7 @@ impl Default for AuthSection {
             superusers: Vec::new(),
             metrics_open: true,
             thrift_user: String::new(),
+            hbase_rpc_user: String::new(),
             audit_log: PathBuf::new(),
             server_token: PathBuf::new(),
         }
@@ -163,6 +171,14 @@ impl AuthSection {
             return Err((
                 "auth.thrift_user",
                 format!("{:?} is not a user name", self.thrift_user),
+            ));
+        }
+        if !self.hbase_rpc_user.is_empty()
+            && !crate::security::tokens::valid_user(&self.hbase_rpc_user)
+        {
+            return Err((
+                "auth.hbase_rpc_user",
+                format!("{:?} is not a user name", self.hbase_rpc_user),
             ));
         }
         if cluster && self.server_token.as_os_str().is_empty() {

@@ -43,6 +43,9 @@ pub struct RunningServer {
     pub grpc_addr: SocketAddr,
     /// Where the Thrift gateway listens (None: `thrift.enabled` is false).
     pub thrift_addr: Option<SocketAddr>,
+    /// Where HBase's native RPC listens (None: `hbase_rpc.enabled` is
+    /// false, or auth is on without `auth.hbase_rpc_user`).
+    pub hbase_rpc_addr: Option<SocketAddr>,
     /// Where HTTP listens.
     pub http_addr: SocketAddr,
     /// The regions and storage.
@@ -105,6 +108,24 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         })?),
         None => None,
     };
+    let native_caller = crate::security::Security::hbase_rpc_caller_for(&config.auth);
+    if config.hbase_rpc.enabled && native_caller.is_none() {
+        tracing::warn!(
+            "auth is on and auth.hbase_rpc_user is not set: HBase's native RPC port stays closed"
+        );
+    }
+    let hbase_rpc_listener = match (&native_caller, config.hbase_rpc.enabled) {
+        (Some(_), true) => Some(bind(config.hbase_rpc.addr, "HBase native RPC").await?),
+        _ => None,
+    };
+    let hbase_rpc_addr = match &hbase_rpc_listener {
+        Some(l) => Some(l.local_addr().map_err(|source| ServeError::Bind {
+            addr: config.hbase_rpc.addr,
+            what: "HBase native RPC",
+            source,
+        })?),
+        None => None,
+    };
     {
         use crate::security_config::TlsListenerName as L;
         let (tls, auth) = (&config.tls, config.auth.enabled);
@@ -112,6 +133,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         crate::listen::warn_if_exposed(http_addr, "HTTP", tls.covers(L::Http), auth);
         if let Some(a) = thrift_addr {
             crate::listen::warn_if_exposed(a, "Thrift", tls.covers(L::Thrift), auth);
+        }
+        if let Some(a) = hbase_rpc_addr {
+            crate::listen::warn_if_exposed(a, "HBase native RPC", tls.covers(L::HbaseRpc), auth);
         }
     }
     let (host, node) = match config.cluster.clone() {
@@ -208,6 +232,34 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             host.security().tls().cloned(),
         ));
     }
+    if let (Some(listener), Some(addr), Some(caller)) =
+        (hbase_rpc_listener, hbase_rpc_addr, native_caller)
+    {
+        let n = &host.config().hbase_rpc;
+        let me = crate::hbase_rpc::ServerIdentity::new(&n.advertise_addr, addr);
+        let scanners = crate::hbase_rpc::Scanners::new(n.scanner_timeout, n.max_scanners);
+        let rpc = Arc::new(crate::hbase_rpc::NativeRpc::new(
+            host.clone(),
+            caller,
+            me,
+            scanners,
+        ));
+        let policy = connections.policy();
+        let limits = crate::hbase_rpc::ConnectionLimits {
+            max_message_bytes: usize::try_from(n.max_message_bytes.0).unwrap_or(usize::MAX),
+            max_calls: n.max_calls_per_connection,
+            handshake: policy.handshake_timeout,
+            idle: policy.idle_timeout,
+        };
+        servers.push(crate::hbase_rpc::serve_hbase_rpc(
+            listener,
+            rpc,
+            connections.clone(),
+            limits,
+            stopped.clone(),
+            host.security().tls().cloned(),
+        ));
+    }
     servers.push(crate::listen::serve_http(
         http_listener,
         router,
@@ -221,6 +273,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         grpc_addr,
         http_addr,
         thrift_addr,
+        hbase_rpc_addr,
         host,
         stop,
         connections: connection_metrics,

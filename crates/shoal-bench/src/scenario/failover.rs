@@ -221,7 +221,7 @@ fn config(root: &Path, etcd: &str, name: &str, o: &FailoverOptions) -> String {
             .replace('"', "\\\"")
     };
     format!(
-        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[server]\ngrpc_addr = \"127.0.0.1:0\"\nhttp_addr = \"127.0.0.1:0\"\ndata_dir = \"{}\"\n\n\
+        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n[server]\ngrpc_addr = \"127.0.0.1:0\"\nhttp_addr = \"127.0.0.1:0\"\ndata_dir = \"{}\"\n\n\
          [object_store]\nurl = \"file://{}\"\n\n\
          [object_store.emulate]\nlatency = {}\njitter = {}\nbandwidth_bytes_per_sec = 90000000\n\n\
          [wal]\nbackend = \"object\"\n\n\

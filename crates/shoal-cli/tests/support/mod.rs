@@ -96,6 +96,8 @@ impl ServerProcess {
                 "127.0.0.1:0",
                 "--thrift-addr",
                 "127.0.0.1:0",
+                "--hbase-rpc-addr",
+                "127.0.0.1:0",
             ])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -363,6 +363,7 @@ impl Host {
             skip: 0,
             rows: 0,
             done: false,
+            filter_stopped: false,
             filter,
         })
     }
@@ -392,6 +393,8 @@ pub struct ScanStream {
     /// Distinct rows returned.
     rows: usize,
     done: bool,
+    /// The scan ended because its filter stopped it.
+    filter_stopped: bool,
     /// Applied in each region scan.
     filter: Option<Arc<Filter>>,
 }
@@ -439,6 +442,7 @@ impl ScanStream {
                 self.skip = 0;
                 if filter_stopped {
                     self.done = true;
+                    self.filter_stopped = true;
                     return Ok(None);
                 }
                 if self.scan.reverse {
@@ -546,6 +550,12 @@ impl ScanStream {
             .with_filter(self.filter.clone());
         self.current = Some((scanner, record.start_row.clone(), record.end_row.clone()));
         Ok(())
+    }
+
+    /// True once the scan ended because its filter stopped it (a page
+    /// full, a `WhileMatchFilter` row rejected, past a prefix).
+    pub fn filter_stopped(&self) -> bool {
+        self.filter_stopped
     }
 
     /// Distinct rows returned so far.

@@ -73,7 +73,7 @@ async fn serve_io<IO, S, B>(
     // HTTP port's first request is timed by the watchdog below, as hyper
     // may first read a few bytes to tell HTTP/1 from HTTP/2.
     let prefix = match on {
-        Listener::Http | Listener::Thrift => Bytes::new(),
+        Listener::Http | Listener::Thrift | Listener::HbaseRpc => Bytes::new(),
         Listener::Grpc => {
             let handshake = tokio::time::timeout(policy.handshake_timeout, read_preface(&mut tcp));
             tokio::select! {
@@ -186,7 +186,7 @@ fn classify(
     // hyper's timers: HTTP/1's header read timeout, HTTP/2's keep-alive.
     match on {
         Listener::Http if activity.awaiting_first_call() => CloseReason::Handshake,
-        Listener::Http | Listener::Thrift => CloseReason::Idle,
+        Listener::Http | Listener::Thrift | Listener::HbaseRpc => CloseReason::Idle,
         Listener::Grpc => CloseReason::Keepalive,
     }
 }

@@ -17,6 +17,8 @@ pub enum Listener {
     Http,
     /// The Thrift1 gateway's port.
     Thrift,
+    /// HBase's native RPC port.
+    HbaseRpc,
 }
 
 impl Listener {
@@ -27,11 +29,17 @@ impl Listener {
             Listener::Grpc => TlsListenerName::Grpc,
             Listener::Http => TlsListenerName::Http,
             Listener::Thrift => TlsListenerName::Thrift,
+            Listener::HbaseRpc => TlsListenerName::HbaseRpc,
         }
     }
 
     /// Every listener, in label order.
-    pub const ALL: [Listener; 3] = [Listener::Grpc, Listener::Http, Listener::Thrift];
+    pub const ALL: [Listener; 4] = [
+        Listener::Grpc,
+        Listener::Http,
+        Listener::Thrift,
+        Listener::HbaseRpc,
+    ];
 
     /// The label value.
     pub fn as_str(self) -> &'static str {
@@ -39,6 +47,7 @@ impl Listener {
             Listener::Grpc => "grpc",
             Listener::Http => "http",
             Listener::Thrift => "thrift",
+            Listener::HbaseRpc => "hbase_rpc",
         }
     }
 
@@ -101,8 +110,8 @@ impl CloseReason {
 /// The live counters.
 #[derive(Debug, Default)]
 pub struct ConnectionMetrics {
-    accepted: [AtomicU64; 3],
-    closed: [[AtomicU64; 7]; 3],
+    accepted: [AtomicU64; 4],
+    closed: [[AtomicU64; 7]; 4],
     max_connections: AtomicU64,
 }
 
@@ -143,8 +152,8 @@ impl ConnectionMetrics {
 /// A copy of the counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConnectionMetricsSnapshot {
-    accepted: [u64; 3],
-    closed: [[u64; 7]; 3],
+    accepted: [u64; 4],
+    closed: [[u64; 7]; 4],
     /// The effective `server.max_connections` (0 before the listeners start).
     pub max_connections: u64,
 }

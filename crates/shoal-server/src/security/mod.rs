@@ -55,6 +55,8 @@ pub enum Via {
     Http,
     /// The Thrift gateway.
     Thrift,
+    /// HBase's native RPC (the Java client).
+    HbaseRpc,
     /// The server itself (background work, cluster rounds).
     Internal,
 }
@@ -66,6 +68,7 @@ impl Via {
             Via::Grpc => "grpc",
             Via::Http => "http",
             Via::Thrift => "thrift",
+            Via::HbaseRpc => "hbase_rpc",
             Via::Internal => "internal",
         }
     }
@@ -265,6 +268,24 @@ impl Security {
         } else {
             Caller::anyone(Via::Thrift)
         }
+    }
+
+    /// The caller of a native-RPC connection: `auth.hbase_rpc_user` with
+    /// auth on (None when it is not set: the port stays closed), anyone
+    /// with auth off.
+    pub fn hbase_rpc_caller(&self) -> Option<Caller> {
+        Security::hbase_rpc_caller_for(&self.auth)
+    }
+
+    /// [`Security::hbase_rpc_caller`] from the `[auth]` settings.
+    pub fn hbase_rpc_caller_for(auth: &crate::security_config::AuthSection) -> Option<Caller> {
+        if !auth.enabled {
+            return Some(Caller::anyone(Via::HbaseRpc));
+        }
+        if auth.hbase_rpc_user.is_empty() {
+            return None;
+        }
+        Some(Caller::new(&auth.hbase_rpc_user, Via::HbaseRpc))
     }
 
     /// Reads the token file and the TLS files again (SIGHUP). On an error,

@@ -108,7 +108,7 @@ fn alpn(listener: TlsListenerName) -> &'static [&'static [u8]] {
     match listener {
         TlsListenerName::Grpc => &[b"h2"],
         TlsListenerName::Http => &[b"h2", b"http/1.1"],
-        TlsListenerName::Thrift => &[],
+        TlsListenerName::Thrift | TlsListenerName::HbaseRpc => &[],
     }
 }
 
@@ -116,7 +116,7 @@ fn alpn(listener: TlsListenerName) -> &'static [&'static [u8]] {
 #[derive(Debug)]
 pub struct TlsListeners {
     section: TlsSection,
-    current: RwLock<[Option<Arc<rustls::ServerConfig>>; 3]>,
+    current: RwLock<[Option<Arc<rustls::ServerConfig>>; 4]>,
 }
 
 fn index(l: TlsListenerName) -> usize {
@@ -124,6 +124,7 @@ fn index(l: TlsListenerName) -> usize {
         TlsListenerName::Grpc => 0,
         TlsListenerName::Http => 1,
         TlsListenerName::Thrift => 2,
+        TlsListenerName::HbaseRpc => 3,
     }
 }
 
@@ -135,7 +136,7 @@ impl TlsListeners {
         }
         let t = TlsListeners {
             section: section.clone(),
-            current: RwLock::new([None, None, None]),
+            current: RwLock::new([None, None, None, None]),
         };
         t.reload()?;
         Ok(Some(Arc::new(t)))
@@ -143,11 +144,12 @@ impl TlsListeners {
 
     /// Reads the files again; on an error the configurations in use stay.
     pub fn reload(&self) -> Result<(), TlsError> {
-        let mut next: [Option<Arc<rustls::ServerConfig>>; 3] = [None, None, None];
+        let mut next: [Option<Arc<rustls::ServerConfig>>; 4] = [None, None, None, None];
         for l in [
             TlsListenerName::Grpc,
             TlsListenerName::Http,
             TlsListenerName::Thrift,
+            TlsListenerName::HbaseRpc,
         ] {
             if self.section.covers(l) {
                 next[index(l)] = Some(Arc::new(server_config(&self.section, alpn(l))?));

@@ -152,7 +152,8 @@ impl Columns {
         self
     }
 
-    pub(crate) fn wants(&self, family: &[u8], qualifier: &[u8]) -> bool {
+    /// True if the column is among these.
+    pub fn wants(&self, family: &[u8], qualifier: &[u8]) -> bool {
         if self.families.is_empty() {
             return true;
         }

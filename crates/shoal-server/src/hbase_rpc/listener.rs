@@ -1,0 +1,436 @@
+//! The native RPC port: accept under the server's connection cap, read
+//! each connection's preamble and header, then serve its calls side by
+//! side — the Java client multiplexes every thread's calls over one
+//! connection per server and service, so a connection answers in
+//! completion order, by call id, with answers ready together written at
+//! once. Up to `hbase_rpc.max_calls_per_connection` calls run at once; a
+//! connection idle (no call in progress, none arriving) for
+//! `server.idle_timeout` is closed, as is one that sends a malformed
+//! frame or a call over `hbase_rpc.max_message_bytes`. On stop, reading
+//! stops, calls in progress finish and their answers are written.
+
+use super::errors::{self, RpcError};
+use super::wire::{self, Preamble};
+use super::{NativeRpc, Service};
+use crate::listen::{Connections, Slot};
+use crate::metrics::{CloseReason, Listener};
+use bytes::BytesMut;
+use prost::Message;
+use shoal_proto::hbase::ConnectionHeader;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::task::{JoinHandle, JoinSet};
+
+/// Pause after an accept error that is not about one connection.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The codec whose cell blocks are served.
+const KEY_VALUE_CODEC: &str = "org.apache.hadoop.hbase.codec.KeyValueCodec";
+
+/// Per-connection settings.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// Largest call, bytes.
+    pub max_message_bytes: usize,
+    /// Calls in progress at once.
+    pub max_calls: usize,
+    /// First bytes must arrive within this.
+    pub handshake: Duration,
+    /// Closed after this long with nothing to do.
+    pub idle: Duration,
+}
+
+/// Serves the native RPC on `listener` until `stop` turns true; also
+/// expires idle scanners.
+pub fn serve_hbase_rpc(
+    listener: TcpListener,
+    rpc: Arc<NativeRpc>,
+    connections: Arc<Connections>,
+    limits: ConnectionLimits,
+    stop: watch::Receiver<bool>,
+    tls: Option<Arc<crate::security::tls::TlsListeners>>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tasks = JoinSet::new();
+        let mut stopping = stop.clone();
+        let mut sweep = tokio::time::interval(Duration::from_secs(1));
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                biased;
+                _ = crate::listen::stopped(&mut stopping) => break,
+                Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                    if let Err(e) = done {
+                        tracing::error!(error = %e, "a native RPC connection task failed");
+                    }
+                }
+                _ = sweep.tick() => rpc.scanners().sweep(),
+                accepted = listener.accept() => match accepted {
+                    Ok((tcp, peer)) => {
+                        let Some(slot) = connections.admit(Listener::HbaseRpc, peer) else {
+                            continue;
+                        };
+                        crate::listen::configure(&tcp, connections.policy());
+                        let acceptor = tls
+                            .as_ref()
+                            .and_then(|t| t.acceptor(Listener::HbaseRpc.tls_name()));
+                        tasks.spawn(connection(tcp, rpc.clone(), slot, limits, stop.clone(), acceptor));
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "native RPC accept failed");
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    }
+                }
+            }
+        }
+        drop(listener);
+        while tasks.join_next().await.is_some() {}
+    })
+}
+
+async fn connection(
+    tcp: TcpStream,
+    rpc: Arc<NativeRpc>,
+    mut slot: Slot,
+    limits: ConnectionLimits,
+    mut stop: watch::Receiver<bool>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
+    let Some(acceptor) = tls else {
+        return serve(tcp, rpc, slot, limits, stop).await;
+    };
+    match crate::listen::tls_handshake(&acceptor, tcp, limits.handshake, &mut stop).await {
+        Ok(io) => serve(io, rpc, slot, limits, stop).await,
+        Err(reason) => slot.set_reason(reason),
+    }
+}
+
+/// How waiting for bytes ended.
+enum Wait {
+    Done,
+    Closed,
+    Timeout,
+    Stopping,
+}
+
+/// Reads exactly `buf.len()` bytes within `wait`.
+async fn read_exact(
+    io: &mut (impl AsyncRead + Unpin),
+    buf: &mut [u8],
+    wait: Duration,
+    stop: &mut watch::Receiver<bool>,
+) -> Wait {
+    if *stop.borrow() {
+        return Wait::Stopping;
+    }
+    tokio::select! {
+        r = tokio::time::timeout(wait, io.read_exact(buf)) => match r {
+            Ok(Ok(_)) => Wait::Done,
+            Ok(Err(_)) => Wait::Closed,
+            Err(_) => Wait::Timeout,
+        },
+        _ = crate::listen::stopped(stop) => Wait::Stopping,
+    }
+}
+
+/// Writes one answer that belongs to no call, then the connection closes.
+async fn answer_and_close(io: &mut (impl AsyncWrite + Unpin), message: Result<&[u8], RpcError>) {
+    let mut out = Vec::new();
+    match &message {
+        Ok(m) => wire::encode_answer(&mut out, wire::NO_CALL, Ok((m, &[]))),
+        Err(e) => wire::encode_answer(&mut out, wire::NO_CALL, Err(&e.to_exception())),
+    }
+    let _ = io.write_all(&out).await;
+    let _ = io.shutdown().await;
+}
+
+/// Serves a connection whose transport (TLS or not) is set up.
+async fn serve<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    mut io: IO,
+    rpc: Arc<NativeRpc>,
+    mut slot: Slot,
+    limits: ConnectionLimits,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut six = [0u8; 6];
+    match read_exact(&mut io, &mut six, limits.handshake, &mut stop).await {
+        Wait::Done => {}
+        Wait::Closed => return,
+        Wait::Timeout => return slot.set_reason(CloseReason::Handshake),
+        Wait::Stopping => return slot.set_reason(CloseReason::Shutdown),
+    }
+    match wire::preamble(&six) {
+        Preamble::Rpc => {}
+        Preamble::Registry => {
+            let answer = shoal_proto::hbase::GetConnectionRegistryResponse {
+                cluster_id: rpc.cluster_id().to_string(),
+            }
+            .encode_to_vec();
+            return answer_and_close(&mut io, Ok(&answer)).await;
+        }
+        Preamble::Refused(why) => {
+            tracing::debug!(reason = %why, "native RPC preamble refused");
+            return answer_and_close(&mut io, Err(RpcError::fatal(errors::FATAL_CONNECTION, why)))
+                .await;
+        }
+    }
+    // The connection header: 4-byte length, then the protobuf.
+    let mut len = [0u8; 4];
+    match read_exact(&mut io, &mut len, limits.handshake, &mut stop).await {
+        Wait::Done => {}
+        Wait::Closed => return,
+        Wait::Timeout => return slot.set_reason(CloseReason::Handshake),
+        Wait::Stopping => return slot.set_reason(CloseReason::Shutdown),
+    }
+    let len = u32::from_be_bytes(len) as usize;
+    if len > 64 << 10 {
+        let e = RpcError::fatal(
+            errors::FATAL_CONNECTION,
+            format!("a connection header of {len} bytes is over 64 KiB"),
+        );
+        return answer_and_close(&mut io, Err(e)).await;
+    }
+    let mut header = vec![0u8; len];
+    match read_exact(&mut io, &mut header, limits.handshake, &mut stop).await {
+        Wait::Done => {}
+        Wait::Closed => return,
+        Wait::Timeout => return slot.set_reason(CloseReason::Handshake),
+        Wait::Stopping => return slot.set_reason(CloseReason::Shutdown),
+    }
+    let (service, cell_blocks) = match accept_header(&header) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::debug!(error = %e.message, "native RPC connection header refused");
+            return answer_and_close(&mut io, Err(e)).await;
+        }
+    };
+    calls(io, rpc, slot, limits, stop, service, cell_blocks).await;
+}
+
+/// Checks a connection header: the service and the codec.
+fn accept_header(bytes: &[u8]) -> Result<(Service, bool), RpcError> {
+    let header = ConnectionHeader::decode(bytes).map_err(|e| {
+        RpcError::fatal(
+            errors::FATAL_CONNECTION,
+            format!("malformed connection header: {e}"),
+        )
+    })?;
+    let name = header.service_name.unwrap_or_default();
+    let service = Service::named(&name).ok_or_else(|| {
+        RpcError::fatal(
+            errors::FATAL_CONNECTION,
+            format!("Unknown service name {name:?}: Shoal serves ClientService, MasterService and ClientMetaService"),
+        )
+    })?;
+    let cell_blocks = match header.cell_block_codec_class.as_deref() {
+        None | Some("") => false,
+        Some(KEY_VALUE_CODEC) => true,
+        Some(other) => {
+            return Err(RpcError::fatal(
+                errors::FATAL_CONNECTION,
+                format!(
+                    "cell block codec {other} is not served: set hbase.client.rpc.codec to {KEY_VALUE_CODEC} (the default) or to an empty string"
+                ),
+            ));
+        }
+    };
+    if let Some(c) = header.cell_block_compressor_class.filter(|c| !c.is_empty()) {
+        return Err(RpcError::fatal(
+            errors::FATAL_CONNECTION,
+            format!("cell block compressor {c} is not served: unset hbase.client.rpc.compressor"),
+        ));
+    }
+    Ok((service, cell_blocks))
+}
+
+/// Reads calls and runs them side by side; a writer task sends answers.
+async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
+    io: IO,
+    rpc: Arc<NativeRpc>,
+    mut slot: Slot,
+    limits: ConnectionLimits,
+    mut stop: watch::Receiver<bool>,
+    service: Service,
+    cell_blocks: bool,
+) {
+    let (mut reader, writer) = tokio::io::split(io);
+    let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writing = tokio::spawn(write_answers(writer, rx));
+    let permits = Arc::new(Semaphore::new(limits.max_calls));
+    let mut running = JoinSet::new();
+    let mut buf = BytesMut::with_capacity(16 << 10);
+    let reason = loop {
+        // A whole frame in the buffer?
+        if let Some(len) = wire::frame_length(&buf) {
+            let len = len as usize;
+            if len > limits.max_message_bytes {
+                tracing::debug!(
+                    len,
+                    "native RPC call over the size limit; connection closed"
+                );
+                let e = RpcError::fatal(
+                    errors::REQUEST_TOO_BIG,
+                    format!(
+                        "a call of {len} bytes is over hbase_rpc.max_message_bytes ({})",
+                        limits.max_message_bytes
+                    ),
+                );
+                let mut out = Vec::new();
+                wire::encode_answer(&mut out, wire::NO_CALL, Err(&e.to_exception()));
+                let _ = tx.send(out);
+                break CloseReason::Client;
+            }
+            if buf.len() >= 4 + len {
+                let _ = buf.split_to(4);
+                let body = buf.split_to(len).freeze();
+                let call = match wire::decode_call(body) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "malformed native RPC call; connection closed");
+                        break CloseReason::Client;
+                    }
+                };
+                // At most max_calls at once: wait for one to finish.
+                let permit = tokio::select! {
+                    p = permits.clone().acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => break CloseReason::Client,
+                    },
+                    _ = crate::listen::stopped(&mut stop) => break CloseReason::Shutdown,
+                };
+                let (rpc, tx) = (rpc.clone(), tx.clone());
+                running.spawn(async move {
+                    let id = call.id();
+                    let method = call.header.method_name.unwrap_or_default();
+                    let answer = rpc
+                        .call(service, &method, call.param, call.cells, cell_blocks)
+                        .await;
+                    match &answer {
+                        Ok((m, cells)) => tracing::trace!(
+                            ?service,
+                            method,
+                            id,
+                            bytes = m.len(),
+                            cells = cells.len(),
+                            "native RPC call answered"
+                        ),
+                        Err(e) => tracing::debug!(
+                            ?service,
+                            method,
+                            id,
+                            class = e.class,
+                            error = %e.message,
+                            "native RPC call failed"
+                        ),
+                    }
+                    let mut out = Vec::new();
+                    match answer {
+                        Ok((message, block)) => {
+                            wire::encode_answer(&mut out, id, Ok((&message, &block)))
+                        }
+                        Err(e) => wire::encode_answer(&mut out, id, Err(&e.to_exception())),
+                    }
+                    drop(permit);
+                    let _ = tx.send(out);
+                });
+                continue;
+            }
+            buf.reserve(4 + len - buf.len());
+        }
+        // Reap finished calls; wait for bytes, for idleness, or for stop.
+        while running.try_join_next().is_some() {}
+        let idle = running.is_empty() && buf.is_empty();
+        let wait = if idle {
+            limits.idle
+        } else {
+            Duration::from_secs(3600)
+        };
+        buf.reserve(16 << 10);
+        tokio::select! {
+            r = tokio::time::timeout(wait, reader.read_buf(&mut buf)) => match r {
+                Ok(Ok(0)) | Ok(Err(_)) => break CloseReason::Client,
+                Ok(Ok(_)) => {}
+                Err(_) if idle => break CloseReason::Idle,
+                Err(_) => {}
+            },
+            Some(_) = running.join_next(), if !running.is_empty() => {}
+            _ = crate::listen::stopped(&mut stop) => break CloseReason::Shutdown,
+        }
+    };
+    // Calls in progress finish and are answered.
+    while running.join_next().await.is_some() {}
+    drop(tx);
+    let _ = writing.await;
+    slot.set_reason(reason);
+}
+
+/// Writes answers as they come, several at once when they queue up.
+async fn write_answers(
+    mut writer: impl AsyncWrite + Unpin,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    let mut out: Vec<u8> = Vec::with_capacity(16 << 10);
+    while let Some(first) = rx.recv().await {
+        out.clear();
+        out.extend_from_slice(&first);
+        while out.len() < (1 << 20) {
+            match rx.try_recv() {
+                Ok(more) => out.extend_from_slice(&more),
+                Err(_) => break,
+            }
+        }
+        if writer.write_all(&out).await.is_err() {
+            // The client went away: drain the rest unsent.
+            while rx.recv().await.is_some() {}
+            return;
+        }
+        if out.capacity() > 4 << 20 {
+            out = Vec::with_capacity(16 << 10);
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+/// Bytes a test sends: a preamble and a header for `service`.
+#[cfg(test)]
+pub(crate) fn hello(service: &str, codec: Option<&str>) -> bytes::Bytes {
+    let mut out = b"HBas\x00\x50".to_vec();
+    let header = ConnectionHeader {
+        service_name: Some(service.into()),
+        cell_block_codec_class: codec.map(Into::into),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    out.extend_from_slice(&(header.len() as u32).to_be_bytes());
+    out.extend_from_slice(&header);
+    bytes::Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers() {
+        let h = hello("ClientService", Some(KEY_VALUE_CODEC));
+        assert_eq!(accept_header(&h[10..]).unwrap(), (Service::Client, true));
+        let h = hello("MasterService", None);
+        assert_eq!(accept_header(&h[10..]).unwrap(), (Service::Master, false));
+        let h = hello("AccessControlService", None);
+        assert!(
+            accept_header(&h[10..])
+                .unwrap_err()
+                .message
+                .contains("Unknown service")
+        );
+        let h = hello(
+            "ClientService",
+            Some("org.apache.hadoop.hbase.codec.CellCodec"),
+        );
+        assert!(accept_header(&h[10..]).is_err());
+        assert!(accept_header(&[0xff, 0xff, 0xff]).is_err());
+    }
+}

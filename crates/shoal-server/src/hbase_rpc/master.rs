@@ -1,0 +1,587 @@
+//! `MasterService` as the 2.5/2.6 `Admin` calls it, and
+//! `ClientMetaService` (the registry a client without ZooKeeper asks for
+//! the cluster id, the master and the meta region). Shoal's table changes
+//! finish before they answer, so every "procedure" is done by the time
+//! the client asks `getProcedureResult`.
+
+use super::NativeRpc;
+use super::errors::{self, RpcError};
+use super::meta;
+use super::names::{self, TableRef};
+use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, ImcName, TableRecord};
+use bytes::Bytes;
+use shoal_proto::hbase as pb;
+
+fn attr(name: &str, value: impl ToString) -> pb::BytesBytesPair {
+    pb::BytesBytesPair {
+        first: Bytes::copy_from_slice(name.as_bytes()),
+        second: Bytes::from(value.to_string()),
+    }
+}
+
+/// HBase's `TableSchema` of a Shoal table.
+pub fn table_schema(t: &TableRecord) -> pb::TableSchema {
+    pb::TableSchema {
+        table_name: Some(meta::table_name(&t.name)),
+        attributes: vec![attr("IS_META", "false")],
+        column_families: t.families.iter().map(family_schema).collect(),
+        configuration: Vec::new(),
+    }
+}
+
+fn family_schema(f: &FamilySchema) -> pb::ColumnFamilySchema {
+    let compression = match f.compression {
+        CompressionName::None => "NONE",
+        CompressionName::Lz4 => "LZ4",
+        CompressionName::Zstd => "ZSTD",
+    };
+    let bloom = match f.bloom {
+        BloomName::None => "NONE",
+        BloomName::Row => "ROW",
+        BloomName::Rowcol => "ROWCOL",
+    };
+    let imc = match f.in_memory_compaction {
+        ImcName::None => "NONE",
+        ImcName::Basic => "BASIC",
+        ImcName::Eager => "EAGER",
+    };
+    // TTL: HBase's FOREVER is Integer.MAX_VALUE seconds.
+    let ttl = if f.ttl_seconds == 0 {
+        i32::MAX as u64
+    } else {
+        f.ttl_seconds
+    };
+    pb::ColumnFamilySchema {
+        name: Bytes::copy_from_slice(f.name.as_bytes()),
+        attributes: vec![
+            attr("BLOCKCACHE", f.cache_data_on_read),
+            attr("BLOCKSIZE", f.block_size),
+            attr("BLOOMFILTER", bloom),
+            attr("COMPRESSION", compression),
+            attr("IN_MEMORY", f.in_memory),
+            attr("IN_MEMORY_COMPACTION", imc),
+            attr("MIN_VERSIONS", f.min_versions),
+            attr("PREFETCH_BLOCKS_ON_OPEN", f.prefetch_on_open),
+            attr("TTL", ttl),
+            attr("VERSIONS", f.max_versions),
+        ],
+        configuration: Vec::new(),
+    }
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, RpcError> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(RpcError::invalid(format!(
+            "{key}: {v:?} is not true or false"
+        ))),
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, RpcError> {
+    v.trim()
+        .parse()
+        .map_err(|_| RpcError::invalid(format!("{key}: {v:?} is not a number in range")))
+}
+
+/// A family's settings from the attributes HBase's client sends (those it
+/// set; every other setting keeps Shoal's default). Settings Shoal has no
+/// use for (replication scope, encodings) are ignored.
+pub fn family_patch(cf: &pb::ColumnFamilySchema) -> Result<FamilyPatch, RpcError> {
+    let name = String::from_utf8(cf.name.to_vec())
+        .map_err(|_| RpcError::invalid("a column family name that is not UTF-8"))?;
+    let mut p = FamilyPatch {
+        name,
+        ..Default::default()
+    };
+    let pairs = cf
+        .attributes
+        .iter()
+        .map(|a| {
+            (
+                String::from_utf8_lossy(&a.first).into_owned(),
+                String::from_utf8_lossy(&a.second).into_owned(),
+            )
+        })
+        .chain(
+            cf.configuration
+                .iter()
+                .map(|c| (c.name.clone(), c.value.clone())),
+        );
+    for (key, v) in pairs {
+        let v = v.as_str();
+        match key.as_str() {
+            "VERSIONS" => p.max_versions = Some(parse_num(&key, v)?),
+            "MIN_VERSIONS" => p.min_versions = Some(parse_num(&key, v)?),
+            "TTL" => {
+                let secs: u64 = if v.eq_ignore_ascii_case("FOREVER") {
+                    0
+                } else {
+                    parse_num(&key, v)?
+                };
+                p.ttl_seconds = Some(if secs >= i32::MAX as u64 { 0 } else { secs });
+            }
+            "BLOCKSIZE" => p.block_size = Some(parse_num(&key, v)?),
+            "IN_MEMORY" => p.in_memory = Some(parse_bool(&key, v)?),
+            "BLOCKCACHE" => p.cache_data_on_read = Some(parse_bool(&key, v)?),
+            "PREFETCH_BLOCKS_ON_OPEN" => p.prefetch_on_open = Some(parse_bool(&key, v)?),
+            "COMPRESSION" => {
+                p.compression = Some(match v.to_ascii_uppercase().as_str() {
+                    "NONE" => CompressionName::None,
+                    "LZ4" => CompressionName::Lz4,
+                    "ZSTD" => CompressionName::Zstd,
+                    other => {
+                        return Err(RpcError::invalid(format!(
+                            "COMPRESSION {other} is not supported by Shoal: use NONE, LZ4 or ZSTD"
+                        )));
+                    }
+                })
+            }
+            "BLOOMFILTER" => {
+                p.bloom = Some(match v.to_ascii_uppercase().as_str() {
+                    "NONE" => BloomName::None,
+                    "ROW" => BloomName::Row,
+                    "ROWCOL" => BloomName::Rowcol,
+                    other => {
+                        return Err(RpcError::invalid(format!(
+                            "BLOOMFILTER {other} is not supported by Shoal: use NONE, ROW or ROWCOL"
+                        )));
+                    }
+                })
+            }
+            "IN_MEMORY_COMPACTION" => {
+                p.in_memory_compaction = Some(match v.to_ascii_uppercase().as_str() {
+                    "NONE" => ImcName::None,
+                    "BASIC" => ImcName::Basic,
+                    "EAGER" | "ADAPTIVE" => ImcName::Eager,
+                    other => {
+                        return Err(RpcError::invalid(format!(
+                            "IN_MEMORY_COMPACTION {other} is not one of NONE, BASIC, EAGER"
+                        )));
+                    }
+                })
+            }
+            other => tracing::debug!(key = other, "column family attribute ignored"),
+        }
+    }
+    Ok(p)
+}
+
+impl NativeRpc {
+    /// A user table named by the client, or the error HBase would give.
+    fn user_table(&self, t: &pb::TableName) -> Result<String, RpcError> {
+        match names::table_ref(&t.namespace, &t.qualifier) {
+            TableRef::Table(name) => Ok(name),
+            TableRef::Meta => Err(RpcError::invalid(
+                "hbase:meta is Shoal's catalog, served read-only",
+            )),
+            TableRef::NoNamespace(ns) => Err(RpcError::fatal(
+                errors::NO_NAMESPACE,
+                format!("namespace {ns} does not exist: Shoal's tables are all in 'default'"),
+            )),
+        }
+    }
+
+    fn procedure(&self) -> u64 {
+        self.procedures
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// One MasterService call: the encoded answer.
+    pub(super) async fn master(&self, method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
+        use prost::Message;
+        fn req<M: Message + Default>(method: &str, param: Bytes) -> Result<M, RpcError> {
+            M::decode(param)
+                .map_err(|e| RpcError::invalid(format!("{method}: malformed request: {e}")))
+        }
+        let access = self.access();
+        let done = |proc_id: u64| pb::CreateTableResponse {
+            proc_id: Some(proc_id),
+        };
+        Ok(match method {
+            "IsMasterRunning" => pb::IsMasterRunningResponse {
+                is_master_running: true,
+            }
+            .encode_to_vec(),
+            "CreateTable" => {
+                let r: pb::CreateTableRequest = req(method, param)?;
+                let name = self.user_table(
+                    r.table_schema
+                        .table_name
+                        .as_ref()
+                        .ok_or_else(|| RpcError::invalid("CreateTable without a table name"))?,
+                )?;
+                let families = r
+                    .table_schema
+                    .column_families
+                    .iter()
+                    .map(family_patch)
+                    .collect::<Result<Vec<_>, _>>()?;
+                access.create_table(&name, families, r.split_keys).await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "DeleteTable" => {
+                let r: pb::DeleteTableRequest = req(method, param)?;
+                access.drop_table(&self.user_table(&r.table_name)?).await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "TruncateTable" | "truncateTable" => {
+                let r: pb::TruncateTableRequest = req(method, param)?;
+                access
+                    .truncate_table(&self.user_table(&r.table_name)?)
+                    .await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "EnableTable" => {
+                let r: pb::EnableTableRequest = req(method, param)?;
+                access
+                    .enable_table(&self.user_table(&r.table_name)?)
+                    .await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "DisableTable" => {
+                let r: pb::DisableTableRequest = req(method, param)?;
+                access
+                    .disable_table(&self.user_table(&r.table_name)?)
+                    .await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "ModifyTable" => {
+                let r: pb::ModifyTableRequest = req(method, param)?;
+                let name = self.user_table(&r.table_name)?;
+                let current = access.describe_table(&name).await?;
+                let upsert = r
+                    .table_schema
+                    .column_families
+                    .iter()
+                    .map(family_patch)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let delete = current
+                    .families
+                    .iter()
+                    .filter(|f| !upsert.iter().any(|u| u.name == f.name))
+                    .map(|f| f.name.clone())
+                    .collect();
+                access.alter_table(&name, upsert, delete).await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "AddColumn" | "ModifyColumn" => {
+                let r: pb::AddColumnRequest = req(method, param)?;
+                let name = self.user_table(&r.table_name)?;
+                let current = access.describe_table(&name).await?;
+                let patch = family_patch(&r.column_families)?;
+                let exists = current.families.iter().any(|f| f.name == patch.name);
+                if method == "AddColumn" && exists {
+                    return Err(RpcError::fatal(
+                        "org.apache.hadoop.hbase.InvalidFamilyOperationException",
+                        format!(
+                            "column family {} already exists in table {name}",
+                            patch.name
+                        ),
+                    ));
+                }
+                if method == "ModifyColumn" && !exists {
+                    return Err(RpcError::fatal(
+                        "org.apache.hadoop.hbase.InvalidFamilyOperationException",
+                        format!(
+                            "column family {} does not exist in table {name}",
+                            patch.name
+                        ),
+                    ));
+                }
+                access.alter_table(&name, vec![patch], Vec::new()).await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "DeleteColumn" => {
+                let r: pb::DeleteColumnRequest = req(method, param)?;
+                let name = self.user_table(&r.table_name)?;
+                let family = String::from_utf8_lossy(&r.column_name).into_owned();
+                access.alter_table(&name, Vec::new(), vec![family]).await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "FlushTable" => {
+                let r: pb::FlushTableRequest = req(method, param)?;
+                access.flush_table(&self.user_table(&r.table_name)?).await?;
+                done(self.procedure()).encode_to_vec()
+            }
+            "ExecProcedure" | "ExecProcedureWithRet" => {
+                let r: pb::ExecProcedureRequest = req(method, param)?;
+                let p = r.procedure;
+                if p.signature != "flush-table-proc" {
+                    return Err(RpcError::invalid(format!(
+                        "procedure {:?} is not supported (flush-table-proc is)",
+                        p.signature
+                    )));
+                }
+                let table = p.instance.unwrap_or_default();
+                match names::table_ref_str(table.as_bytes()) {
+                    TableRef::Table(t) => {
+                        access.flush_table(&t).await?;
+                    }
+                    _ => return Err(RpcError::invalid(format!("cannot flush {table:?}"))),
+                }
+                pb::ExecProcedureResponse {
+                    expected_timeout: Some(0),
+                    return_data: None,
+                }
+                .encode_to_vec()
+            }
+            "IsProcedureDone" => pb::IsProcedureDoneResponse {
+                done: Some(true),
+                snapshot: None,
+            }
+            .encode_to_vec(),
+            "getProcedureResult" => {
+                let r: pb::GetProcedureResultRequest = req(method, param)?;
+                let known = r.proc_id > 0
+                    && r.proc_id < self.procedures.load(std::sync::atomic::Ordering::Relaxed);
+                pb::GetProcedureResultResponse {
+                    // FINISHED (2) or NOT_FOUND (0).
+                    state: if known { 2 } else { 0 },
+                    submitted_time: None,
+                    last_update: None,
+                    result: None,
+                    exception: None,
+                }
+                .encode_to_vec()
+            }
+            "SplitRegion" | "SplitTableRegion" => {
+                let r: pb::SplitTableRegionRequest = req(method, param)?;
+                let name = self.user_table(&r.region_info.table_name)?;
+                access
+                    .split(&name, r.split_row.filter(|r| !r.is_empty()))
+                    .await?;
+                pb::SplitTableRegionResponse {
+                    proc_id: Some(self.procedure()),
+                }
+                .encode_to_vec()
+            }
+            "GetTableDescriptors" => {
+                let r: pb::GetTableDescriptorsRequest = req(method, param)?;
+                let tables = self
+                    .listed_tables(r.regex.as_deref(), r.namespace.as_deref())
+                    .await?;
+                let wanted: Vec<String> = r
+                    .table_names
+                    .iter()
+                    .filter_map(|t| match names::table_ref(&t.namespace, &t.qualifier) {
+                        TableRef::Table(n) => Some(n),
+                        _ => None,
+                    })
+                    .collect();
+                pb::GetTableDescriptorsResponse {
+                    table_schema: tables
+                        .iter()
+                        .filter(|t| r.table_names.is_empty() || wanted.contains(&t.name))
+                        .map(table_schema)
+                        .collect(),
+                }
+                .encode_to_vec()
+            }
+            "GetTableNames" => {
+                let r: pb::GetTableNamesRequest = req(method, param)?;
+                let tables = self
+                    .listed_tables(r.regex.as_deref(), r.namespace.as_deref())
+                    .await?;
+                pb::GetTableNamesResponse {
+                    table_names: tables.iter().map(|t| meta::table_name(&t.name)).collect(),
+                }
+                .encode_to_vec()
+            }
+            "ListTableDescriptorsByNamespace" => {
+                let r: pb::ListTableDescriptorsByNamespaceRequest = req(method, param)?;
+                let tables = self.listed_tables(None, Some(&r.namespace_name)).await?;
+                pb::ListTableDescriptorsByNamespaceResponse {
+                    table_schema: tables.iter().map(table_schema).collect(),
+                }
+                .encode_to_vec()
+            }
+            "ListTableNamesByNamespace" => {
+                let r: pb::ListTableNamesByNamespaceRequest = req(method, param)?;
+                let tables = self.listed_tables(None, Some(&r.namespace_name)).await?;
+                pb::ListTableNamesByNamespaceResponse {
+                    table_name: tables.iter().map(|t| meta::table_name(&t.name)).collect(),
+                }
+                .encode_to_vec()
+            }
+            "GetTableState" => {
+                let r: pb::GetTableStateRequest = req(method, param)?;
+                let enabled =
+                    match names::table_ref(&r.table_name.namespace, &r.table_name.qualifier) {
+                        TableRef::Meta => true,
+                        _ => {
+                            access
+                                .describe_table(&self.user_table(&r.table_name)?)
+                                .await?
+                                .enabled
+                        }
+                    };
+                pb::GetTableStateResponse {
+                    table_state: pb::TableState {
+                        state: if enabled { 0 } else { 1 },
+                    },
+                }
+                .encode_to_vec()
+            }
+            "ListNamespaceDescriptors" => pb::ListNamespaceDescriptorsResponse {
+                namespace_descriptor: [names::DEFAULT_NAMESPACE, names::SYSTEM_NAMESPACE]
+                    .iter()
+                    .map(|n| namespace(n))
+                    .collect(),
+            }
+            .encode_to_vec(),
+            "ListNamespaces" => pb::ListNamespacesResponse {
+                namespace_name: vec![
+                    names::DEFAULT_NAMESPACE.to_string(),
+                    names::SYSTEM_NAMESPACE.to_string(),
+                ],
+            }
+            .encode_to_vec(),
+            "GetNamespaceDescriptor" => {
+                let r: pb::GetNamespaceDescriptorRequest = req(method, param)?;
+                if r.namespace_name != names::DEFAULT_NAMESPACE
+                    && r.namespace_name != names::SYSTEM_NAMESPACE
+                {
+                    return Err(RpcError::fatal(errors::NO_NAMESPACE, r.namespace_name));
+                }
+                pb::GetNamespaceDescriptorResponse {
+                    namespace_descriptor: namespace(&r.namespace_name),
+                }
+                .encode_to_vec()
+            }
+            "GetSchemaAlterStatus" => {
+                let r: pb::GetSchemaAlterStatusRequest = req(method, param)?;
+                let t = access
+                    .describe_table(&self.user_table(&r.table_name)?)
+                    .await?;
+                // Shoal applies a schema change to every region before it
+                // answers: nothing is left to update.
+                pb::GetSchemaAlterStatusResponse {
+                    yet_to_update_regions: Some(0),
+                    total_regions: Some(t.regions.len() as u32),
+                }
+                .encode_to_vec()
+            }
+            "IsBalancerEnabled" => pb::IsBalancerEnabledResponse { enabled: false }.encode_to_vec(),
+            _ => {
+                return Err(RpcError::fatal(
+                    errors::UNKNOWN_PROTOCOL,
+                    format!(
+                        "MasterService.{method} is not served by Shoal (docs/hbase-client.md lists what is)"
+                    ),
+                ));
+            }
+        })
+    }
+
+    /// The tables a listing call names: by Java regex on the name, in
+    /// `default` (other namespaces hold none).
+    async fn listed_tables(
+        &self,
+        regex: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<Vec<TableRecord>, RpcError> {
+        if namespace.is_some_and(|n| !n.is_empty() && n != names::DEFAULT_NAMESPACE) {
+            return Ok(Vec::new());
+        }
+        let pattern = match regex.filter(|r| !r.is_empty()) {
+            Some(r) => Some(
+                regex::Regex::new(&format!("^(?:{r})$"))
+                    .map_err(|e| RpcError::invalid(format!("table name pattern {r:?}: {e}")))?,
+            ),
+            None => None,
+        };
+        let mut tables = self.access().list_tables().await;
+        tables.retain(|t| pattern.as_ref().is_none_or(|p| p.is_match(&t.name)));
+        tables.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(tables)
+    }
+
+    /// One ClientMetaService call: the encoded answer.
+    pub(super) fn registry(&self, method: &str) -> Result<Vec<u8>, RpcError> {
+        use prost::Message;
+        Ok(match method {
+            "GetClusterId" => pb::GetClusterIdResponse {
+                cluster_id: Some(self.cluster_id.clone()),
+            }
+            .encode_to_vec(),
+            "GetActiveMaster" => pb::GetActiveMasterResponse {
+                server_name: Some(self.me.server_name()),
+            }
+            .encode_to_vec(),
+            "GetMetaRegionLocations" => pb::GetMetaRegionLocationsResponse {
+                meta_locations: vec![pb::RegionLocation {
+                    region_info: meta::meta_region_info(),
+                    server_name: Some(self.me.server_name()),
+                    seq_num: 1,
+                }],
+            }
+            .encode_to_vec(),
+            "GetBootstrapNodes" => pb::GetBootstrapNodesResponse {
+                server_name: vec![self.me.server_name()],
+            }
+            .encode_to_vec(),
+            "GetMasters" => pb::GetMastersResponse {
+                master_servers: vec![pb::GetMastersResponseEntry {
+                    server_name: self.me.server_name(),
+                    is_active: true,
+                }],
+            }
+            .encode_to_vec(),
+            _ => {
+                return Err(RpcError::fatal(
+                    errors::UNKNOWN_PROTOCOL,
+                    format!("ClientMetaService.{method} is not served by Shoal"),
+                ));
+            }
+        })
+    }
+}
+
+fn namespace(name: &str) -> pb::NamespaceDescriptor {
+    pb::NamespaceDescriptor {
+        name: Bytes::copy_from_slice(name.as_bytes()),
+        configuration: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn family_attributes_round_trip() {
+        let cf = pb::ColumnFamilySchema {
+            name: Bytes::from_static(b"cf"),
+            attributes: vec![
+                attr("VERSIONS", 3),
+                attr("TTL", "86400"),
+                attr("BLOOMFILTER", "ROWCOL"),
+                attr("COMPRESSION", "NONE"),
+                attr("IN_MEMORY", "true"),
+                attr("REPLICATION_SCOPE", "0"),
+            ],
+            configuration: Vec::new(),
+        };
+        let p = family_patch(&cf).unwrap();
+        let f = p.apply(FamilySchema::new("cf"));
+        assert_eq!(f.max_versions, 3);
+        assert_eq!(f.ttl_seconds, 86400);
+        assert_eq!(f.bloom, BloomName::Rowcol);
+        assert!(f.in_memory);
+        let back = family_schema(&f);
+        let p2 = family_patch(&back).unwrap();
+        assert_eq!(p2.apply(FamilySchema::new("cf")), f);
+        let bad = pb::ColumnFamilySchema {
+            attributes: vec![attr("COMPRESSION", "SNAPPY")],
+            ..cf.clone()
+        };
+        assert!(family_patch(&bad).unwrap_err().message.contains("SNAPPY"));
+        let forever = pb::ColumnFamilySchema {
+            attributes: vec![attr("TTL", i32::MAX)],
+            ..cf
+        };
+        assert_eq!(family_patch(&forever).unwrap().ttl_seconds, Some(0));
+    }
+}

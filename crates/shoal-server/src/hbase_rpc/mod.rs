@@ -1,0 +1,278 @@
+//! HBase's native RPC, served by `shoal serve` itself (`[hbase_rpc]`): the
+//! protocol of the stock Java client (`hbase-client` 2.5/2.6 configured
+//! with `RpcConnectionRegistry`), so Java applications move to Shoal with
+//! a configuration change. It calls the same host code as the gRPC and
+//! Thrift front doors, through `host.access(caller)` — never another
+//! front door.
+//!
+//! - `wire`: preambles, the connection header, call and answer frames.
+//! - `cells`: cell blocks (`KeyValueCodec`).
+//! - `names`: HBase's table and region names for Shoal's.
+//! - `meta`: the virtual `hbase:meta` the client locates regions in.
+//! - `convert`: HBase's Get/Scan/Mutation messages to Shoal's and back.
+//! - `filters`: Java filter and comparator classes to Shoal's filters.
+//! - `client`, `scanners`: `ClientService` and its scanner leases.
+//! - `master`: `MasterService` (Admin) and `ClientMetaService` (registry).
+//! - `errors`: failures as HBase's exception classes.
+//! - `listener`: the port, its connections and their calls.
+//!
+//! `docs/hbase-client.md` says what is supported and how it differs.
+
+mod cells;
+mod client;
+mod convert;
+mod errors;
+mod filters;
+mod listener;
+mod master;
+mod meta;
+mod names;
+mod scanners;
+pub mod wire;
+
+pub use errors::RpcError;
+pub use listener::{ConnectionLimits, serve_hbase_rpc};
+pub use meta::ServerIdentity;
+pub use scanners::Scanners;
+
+use crate::catalog::TableRecord;
+use crate::host::{Access, Host};
+use crate::security::Caller;
+use bytes::Bytes;
+use client::CallCells;
+use convert::ResultWriter;
+use meta::RegionView;
+use names::TableRef;
+use prost::Message;
+use shoal_proto::hbase as pb;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+
+/// The service a connection talks to (named in its connection header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// Data: Get, Mutate, Multi, Scan.
+    Client,
+    /// Admin: tables and namespaces.
+    Master,
+    /// The registry: cluster id, master, meta location.
+    Meta,
+}
+
+impl Service {
+    /// The service named in a connection header.
+    pub fn named(name: &str) -> Option<Service> {
+        match name {
+            "ClientService" => Some(Service::Client),
+            "MasterService" => Some(Service::Master),
+            "ClientMetaService" => Some(Service::Meta),
+            _ => None,
+        }
+    }
+}
+
+/// Where a call is addressed.
+pub(crate) enum Target {
+    /// The virtual `hbase:meta`.
+    Meta,
+    /// A region of a Shoal table.
+    Region(RegionView),
+}
+
+/// The native RPC's state, shared by every connection.
+pub struct NativeRpc {
+    host: Host,
+    caller: Caller,
+    scanners: Scanners,
+    /// The next procedure id (table changes are done when they answer).
+    procedures: AtomicU64,
+    me: ServerIdentity,
+    cluster_id: String,
+    /// Regions by encoded name, as the client last learned them.
+    regions: Mutex<HashMap<String, RegionView>>,
+}
+
+impl NativeRpc {
+    /// The native RPC of `host`, acting for `caller`, announcing itself as
+    /// `me`.
+    pub fn new(host: Host, caller: Caller, me: ServerIdentity, scanners: Scanners) -> NativeRpc {
+        let cluster_id = {
+            use md5::{Digest, Md5};
+            let d = Md5::digest(host.data_location().as_bytes());
+            let h: String = d.iter().map(|b| format!("{b:02x}")).collect();
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..32]
+            )
+        };
+        NativeRpc {
+            host,
+            caller,
+            scanners,
+            procedures: AtomicU64::new(1),
+            me,
+            cluster_id,
+            regions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The cluster id clients are told (stable for one object store).
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+
+    /// The open scanners.
+    pub fn scanners(&self) -> &Scanners {
+        &self.scanners
+    }
+
+    fn access(&self) -> Access<'_> {
+        self.host.access(&self.caller)
+    }
+
+    fn cached(&self, encoded: &str) -> Option<RegionView> {
+        self.regions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(encoded)
+            .cloned()
+    }
+
+    /// Learns the regions of `table` as they are now.
+    async fn learn(&self, table: &str) -> Result<(), RpcError> {
+        let record = self.access().describe_table(table).await?;
+        let views = meta::regions(&self.access(), &record);
+        let mut map = self.regions.lock().unwrap_or_else(|e| e.into_inner());
+        // Bounded: names of regions long gone are forgotten first.
+        if map.len() > 100_000 {
+            map.clear();
+        }
+        for v in views {
+            map.insert(v.encoded.clone(), v);
+        }
+        Ok(())
+    }
+
+    /// The region a call names.
+    async fn resolve(&self, spec: &pb::RegionSpecifier) -> Result<Target, RpcError> {
+        use pb::region_specifier::RegionSpecifierType as T;
+        let unknown = || {
+            RpcError::not_serving(format!(
+                "Region {} is not online on this server",
+                String::from_utf8_lossy(&spec.value)
+            ))
+        };
+        match T::try_from(spec.r#type) {
+            Ok(T::RegionName) => {
+                let (table, encoded) = names::parse_region_name(&spec.value).ok_or_else(unknown)?;
+                let table = match table {
+                    TableRef::Meta => return Ok(Target::Meta),
+                    TableRef::Table(t) => t,
+                    TableRef::NoNamespace(ns) => {
+                        return Err(RpcError::fatal(
+                            errors::NO_NAMESPACE,
+                            format!("namespace {ns} does not exist"),
+                        ));
+                    }
+                };
+                let encoded = encoded.ok_or_else(unknown)?;
+                if let Some(v) = self.cached(&encoded) {
+                    return Ok(Target::Region(v));
+                }
+                self.learn(&table).await?;
+                self.cached(&encoded)
+                    .map(Target::Region)
+                    .ok_or_else(unknown)
+            }
+            Ok(T::EncodedRegionName) => {
+                let encoded = String::from_utf8_lossy(&spec.value).into_owned();
+                if encoded == "1588230740" {
+                    return Ok(Target::Meta);
+                }
+                if let Some(v) = self.cached(&encoded) {
+                    return Ok(Target::Region(v));
+                }
+                for t in self.access().list_tables().await {
+                    self.learn(&t.name).await?;
+                }
+                self.cached(&encoded)
+                    .map(Target::Region)
+                    .ok_or_else(unknown)
+            }
+            Err(_) => Err(RpcError::invalid("unknown region specifier type")),
+        }
+    }
+
+    /// The tables meta rows are made for: the one named, or all the
+    /// caller may see.
+    async fn meta_tables(&self, table: Option<&[u8]>) -> Vec<TableRecord> {
+        match table.map(names::table_ref_str) {
+            Some(TableRef::Table(t)) => self
+                .access()
+                .describe_table(&t)
+                .await
+                .ok()
+                .into_iter()
+                .collect(),
+            Some(_) => Vec::new(),
+            None => self.access().list_tables().await,
+        }
+    }
+
+    /// Answers one call: the encoded message and the cell block.
+    pub async fn call(
+        &self,
+        service: Service,
+        method: &str,
+        param: Bytes,
+        cells: Bytes,
+        cell_blocks: bool,
+    ) -> Result<(Vec<u8>, Vec<u8>), RpcError> {
+        fn req<M: Message + Default>(method: &str, param: Bytes) -> Result<M, RpcError> {
+            M::decode(param)
+                .map_err(|e| RpcError::invalid(format!("{method}: malformed request: {e}")))
+        }
+        let mut w = ResultWriter::new(cell_blocks);
+        let decoded = if cells.is_empty() {
+            Vec::new()
+        } else {
+            cells::decode(cells).map_err(|e| RpcError::invalid(e.to_string()))?
+        };
+        let mut cells = CallCells {
+            cells: decoded.into_iter(),
+        };
+        let message = match service {
+            Service::Meta => self.registry(method)?,
+            Service::Master => self.master(method, param).await?,
+            Service::Client => match method {
+                "Get" => self.get(req(method, param)?, &mut w).await?.encode_to_vec(),
+                "Mutate" => self
+                    .mutate(req(method, param)?, &mut cells, &mut w)
+                    .await?
+                    .encode_to_vec(),
+                "Multi" => self
+                    .multi(req(method, param)?, &mut cells, &mut w)
+                    .await?
+                    .encode_to_vec(),
+                "Scan" => self
+                    .scan(req(method, param)?, &mut w)
+                    .await?
+                    .encode_to_vec(),
+                _ => {
+                    return Err(RpcError::fatal(
+                        errors::UNKNOWN_PROTOCOL,
+                        format!(
+                            "ClientService.{method} is not served by Shoal (docs/hbase-client.md lists what is)"
+                        ),
+                    ));
+                }
+            },
+        };
+        Ok((message, w.block))
+    }
+}

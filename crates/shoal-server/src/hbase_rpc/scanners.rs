@@ -1,0 +1,237 @@
+//! Server-side scanners of the native RPC: one per client scan of one
+//! region, keyed by scanner id. A scanner holds its place (a host scan
+//! clamped to the region, or the rows of a meta scan), the `next_call_seq`
+//! it expects, and a lease: one nobody asked rows from for
+//! `hbase_rpc.scanner_timeout` is closed. At most `hbase_rpc.max_scanners`
+//! are open at once.
+
+use super::errors::{self, RpcError};
+use crate::host::ScanStream;
+use shoal_storage::region::RowResult;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where a scanner's rows come from.
+pub enum Source {
+    /// A scan of a Shoal table, clamped to one region.
+    Stream(Box<ScanStream>),
+    /// Rows made at open (the virtual `hbase:meta`).
+    Rows(VecDeque<RowResult>),
+}
+
+/// One scanner's state.
+pub struct ScannerState {
+    /// Its rows.
+    pub source: Source,
+    /// A row chunk read ahead (to know whether the row goes on).
+    pub peeked: Option<RowResult>,
+    /// The `next_call_seq` the next call must carry.
+    pub next_seq: u64,
+    /// Rows still allowed (the scan's limit), None: no limit.
+    pub rows_left: Option<u64>,
+    /// The filter ends the whole scan once it stops (not just this
+    /// region's part).
+    pub filter_ends_scan: bool,
+    /// Bytes of cells one call answers at most (at least one row chunk).
+    pub max_result_bytes: u64,
+}
+
+impl ScannerState {
+    /// The next row chunk.
+    pub async fn next(&mut self) -> Result<Option<RowResult>, crate::error::ServiceError> {
+        if let Some(p) = self.peeked.take() {
+            return Ok(Some(p));
+        }
+        match &mut self.source {
+            Source::Stream(s) => s.next().await,
+            Source::Rows(rows) => Ok(rows.pop_front()),
+        }
+    }
+
+    /// Looks at the next row chunk without taking it.
+    pub async fn peek(&mut self) -> Result<Option<&RowResult>, crate::error::ServiceError> {
+        if self.peeked.is_none() {
+            self.peeked = match &mut self.source {
+                Source::Stream(s) => s.next().await?,
+                Source::Rows(rows) => rows.pop_front(),
+            };
+        }
+        Ok(self.peeked.as_ref())
+    }
+
+    /// True if the host scan ended because its filter stopped.
+    pub fn filter_stopped(&self) -> bool {
+        match &self.source {
+            Source::Stream(s) => s.filter_stopped(),
+            Source::Rows(_) => false,
+        }
+    }
+}
+
+struct Open {
+    state: tokio::sync::Mutex<ScannerState>,
+    last_used_ms: AtomicU64,
+}
+
+/// Every open scanner of the native RPC.
+pub struct Scanners {
+    open: Mutex<HashMap<u64, Arc<Open>>>,
+    next_id: AtomicU64,
+    started: Instant,
+    timeout: Duration,
+    max: usize,
+    expired: AtomicU64,
+}
+
+/// A scanner taken for one call.
+pub struct Lease {
+    open: Arc<Open>,
+}
+
+impl Lease {
+    /// Its state, locked for the call.
+    pub async fn lock(&self) -> tokio::sync::MutexGuard<'_, ScannerState> {
+        self.open.state.lock().await
+    }
+}
+
+impl Scanners {
+    /// A registry closing scanners idle for `timeout`, holding at most `max`.
+    pub fn new(timeout: Duration, max: usize) -> Scanners {
+        Scanners {
+            open: Mutex::new(HashMap::new()),
+            // Ids start high and random-ish so that a restarted server does
+            // not hand out the ids of its previous life.
+            next_id: AtomicU64::new(rand::random::<u32>() as u64 + 1),
+            started: Instant::now(),
+            timeout,
+            max,
+            expired: AtomicU64::new(0),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Open>>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The lease, in seconds, the client is told.
+    pub fn ttl_ms(&self) -> u32 {
+        self.timeout.as_millis().min(u32::MAX as u128) as u32
+    }
+
+    /// Registers a scanner; its id.
+    pub fn open(&self, state: ScannerState) -> Result<(u64, Lease), RpcError> {
+        let mut map = self.map();
+        if map.len() >= self.max {
+            return Err(RpcError {
+                class: "org.apache.hadoop.hbase.RegionTooBusyException",
+                message: format!(
+                    "{} scanners are open (hbase_rpc.max_scanners); close some or retry later",
+                    map.len()
+                ),
+                do_not_retry: false,
+            });
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let open = Arc::new(Open {
+            state: tokio::sync::Mutex::new(state),
+            last_used_ms: AtomicU64::new(self.now_ms()),
+        });
+        map.insert(id, open.clone());
+        Ok((id, Lease { open }))
+    }
+
+    /// The scanner `id`, its lease renewed.
+    pub fn get(&self, id: u64) -> Result<Lease, RpcError> {
+        let map = self.map();
+        let open = map.get(&id).cloned().ok_or_else(|| {
+            RpcError::fatal(
+                errors::UNKNOWN_SCANNER,
+                format!(
+                    "Unknown scanner '{id}'. This can happen due to any of the following reasons: \
+                     a) Scanner id given is wrong, b) Scanner lease expired because of long wait \
+                     between consecutive client checkins, c) Server may be closing down, d) \
+                     RegionServer restart during upgrade."
+                ),
+            )
+        })?;
+        open.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
+        Ok(Lease { open })
+    }
+
+    /// Closes `id` (closing one already gone is not an error).
+    pub fn close(&self, id: u64) {
+        self.map().remove(&id);
+    }
+
+    /// Closes scanners idle past the lease.
+    pub fn sweep(&self) {
+        let now = self.now_ms();
+        let limit = self.timeout.as_millis() as u64;
+        let mut map = self.map();
+        let before = map.len();
+        map.retain(|_, o| now.saturating_sub(o.last_used_ms.load(Ordering::Relaxed)) < limit);
+        let gone = before - map.len();
+        if gone > 0 {
+            self.expired.fetch_add(gone as u64, Ordering::Relaxed);
+            tracing::debug!(expired = gone, "native RPC scanners expired");
+        }
+    }
+
+    /// Open scanners now.
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    /// True if none is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Scanners closed by their lease so far.
+    pub fn expired(&self) -> u64 {
+        self.expired.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows() -> ScannerState {
+        ScannerState {
+            source: Source::Rows(VecDeque::new()),
+            peeked: None,
+            next_seq: 0,
+            rows_left: None,
+            filter_ends_scan: false,
+            max_result_bytes: 1 << 20,
+        }
+    }
+
+    #[test]
+    fn limits_and_leases() {
+        let s = Scanners::new(Duration::from_millis(0), 2);
+        let (a, _) = s.open(rows()).unwrap();
+        let (b, _) = s.open(rows()).unwrap();
+        assert_ne!(a, b);
+        assert!(s.open(rows()).is_err(), "over max_scanners");
+        assert!(s.get(a).is_ok());
+        s.close(a);
+        s.close(a);
+        assert_eq!(
+            s.get(a).err().map(|e| e.class),
+            Some(errors::UNKNOWN_SCANNER)
+        );
+        // A zero lease: everything idle expires.
+        s.sweep();
+        assert!(s.is_empty());
+        assert_eq!(s.expired(), 1);
+    }
+}
