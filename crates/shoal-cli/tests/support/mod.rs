@@ -15,6 +15,8 @@ pub struct ServerProcess {
     pub http: SocketAddr,
     /// The Thrift gateway (None when the config turned it off).
     pub thrift: Option<SocketAddr>,
+    /// HBase's native RPC (None when the config turned it off).
+    pub hbase: Option<SocketAddr>,
     pub data_dir: PathBuf,
     stderr_log: PathBuf,
 }
@@ -46,7 +48,17 @@ impl ServerProcess {
         config: Option<&Path>,
         env: &[(&str, &str)],
     ) -> ServerProcess {
-        ServerProcess::start_full(data_dir, config, env, None)
+        ServerProcess::start_full(data_dir, config, env, None, None)
+    }
+
+    /// As [`ServerProcess::start`], with HBase's native RPC on `hbase`
+    /// (a port that stays the same across restarts).
+    pub fn start_with_hbase_addr(
+        data_dir: &Path,
+        config: Option<&Path>,
+        hbase: SocketAddr,
+    ) -> ServerProcess {
+        ServerProcess::start_full(data_dir, config, &[], None, Some(hbase))
     }
 
     /// As [`ServerProcess::start`], under an open-files limit (soft and hard)
@@ -56,7 +68,7 @@ impl ServerProcess {
         config: Option<&Path>,
         nofile: u64,
     ) -> ServerProcess {
-        ServerProcess::start_full(data_dir, config, &[], Some(nofile))
+        ServerProcess::start_full(data_dir, config, &[], Some(nofile), None)
     }
 
     fn start_full(
@@ -64,6 +76,7 @@ impl ServerProcess {
         config: Option<&Path>,
         env: &[(&str, &str)],
         nofile: Option<u64>,
+        hbase: Option<SocketAddr>,
     ) -> ServerProcess {
         let stderr_log = data_dir.with_extension(format!(
             "stderr.{}.log",
@@ -97,7 +110,7 @@ impl ServerProcess {
                 "--thrift-addr",
                 "127.0.0.1:0",
                 "--hbase-rpc-addr",
-                "127.0.0.1:0",
+                &hbase.map_or("127.0.0.1:0".to_string(), |a| a.to_string()),
             ])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -109,7 +122,7 @@ impl ServerProcess {
         let mut child = cmd.spawn().expect("spawn shoal serve");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
-        let (mut grpc, mut http, mut thrift) = (None, None, None);
+        let (mut grpc, mut http, mut thrift, mut hbase) = (None, None, None, None);
         let deadline = Instant::now() + Duration::from_secs(60);
         // The addresses come first, then the data line.
         loop {
@@ -130,6 +143,8 @@ impl ServerProcess {
                 http = addr.parse().ok();
             } else if let Some(rest) = line.strip_prefix("Thrift:") {
                 thrift = rest.split_whitespace().next().and_then(|a| a.parse().ok());
+            } else if let Some(rest) = line.strip_prefix("HBase:") {
+                hbase = rest.split_whitespace().next().and_then(|a| a.parse().ok());
             } else if line.starts_with("data:") {
                 break;
             }
@@ -141,6 +156,7 @@ impl ServerProcess {
             grpc: grpc.expect("grpc"),
             http: http.expect("http"),
             thrift,
+            hbase,
             data_dir: data_dir.to_path_buf(),
             stderr_log,
         }

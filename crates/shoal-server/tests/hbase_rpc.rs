@@ -1,0 +1,513 @@
+//! HBase's native RPC on the wire, from a raw client: the registry
+//! preamble, calls multiplexed on one connection, cell blocks both ways,
+//! scanners, and bad input (garbage preambles, lengths past the limit,
+//! unknown services and methods, truncated cell blocks) — each a clear
+//! exception or a closed connection, the server up and the data intact.
+//! The stock Java client is run against `shoal serve` by
+//! `shoal-cli/tests/hbase_client_e2e.rs`.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use bytes::{Buf, Bytes};
+use prost::Message;
+use shoal_proto::hbase as pb;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const CODEC: &str = "org.apache.hadoop.hbase.codec.KeyValueCodec";
+
+struct Conn {
+    tcp: TcpStream,
+    next_id: u32,
+}
+
+/// One answer: header, message (None with an exception), cell block.
+struct Answer {
+    header: pb::ResponseHeader,
+    message: Bytes,
+    cells: Bytes,
+}
+
+impl Answer {
+    fn exception(&self) -> Option<String> {
+        self.header
+            .exception
+            .as_ref()
+            .map(|e| e.exception_class_name.clone().unwrap_or_default())
+    }
+}
+
+fn header(service: &str, codec: bool) -> Vec<u8> {
+    let mut out = b"HBas\x00\x50".to_vec();
+    let h = pb::ConnectionHeader {
+        user_info: Some(pb::UserInformation {
+            effective_user: "tester".into(),
+            real_user: None,
+        }),
+        service_name: Some(service.into()),
+        cell_block_codec_class: codec.then(|| CODEC.to_string()),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    out.extend_from_slice(&(h.len() as u32).to_be_bytes());
+    out.extend_from_slice(&h);
+    out
+}
+
+fn frame(id: u32, method: &str, param: &[u8], cells: &[u8]) -> Vec<u8> {
+    let h = pb::RequestHeader {
+        call_id: Some(id),
+        method_name: Some(method.into()),
+        request_param: Some(true),
+        cell_block_meta: (!cells.is_empty()).then(|| pb::CellBlockMeta {
+            length: Some(cells.len() as u32),
+        }),
+        ..Default::default()
+    };
+    let mut body = Vec::new();
+    h.encode_length_delimited(&mut body).unwrap();
+    prost::encoding::encode_varint(param.len() as u64, &mut body);
+    body.extend_from_slice(param);
+    body.extend_from_slice(cells);
+    let mut out = (body.len() as u32).to_be_bytes().to_vec();
+    out.extend_from_slice(&body);
+    out
+}
+
+async fn read_answer(tcp: &mut TcpStream) -> Option<Answer> {
+    let mut len = [0u8; 4];
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_exact(&mut len))
+        .await
+        .unwrap()
+        .ok()?;
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+    tcp.read_exact(&mut body).await.ok()?;
+    let mut body = Bytes::from(body);
+    let header = pb::ResponseHeader::decode_length_delimited(&mut body).unwrap();
+    let mut message = Bytes::new();
+    if header.exception.is_none() {
+        let n = prost::encoding::decode_varint(&mut body).unwrap() as usize;
+        message = body.split_to(n);
+    }
+    Some(Answer {
+        header,
+        message,
+        cells: body,
+    })
+}
+
+impl Conn {
+    async fn open(addr: SocketAddr, service: &str, codec: bool) -> Conn {
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(&header(service, codec)).await.unwrap();
+        Conn { tcp, next_id: 1 }
+    }
+
+    async fn send(&mut self, method: &str, param: &impl Message, cells: &[u8]) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let bytes = frame(id, method, &param.encode_to_vec(), cells);
+        self.tcp.write_all(&bytes).await.unwrap();
+        id
+    }
+
+    async fn call(&mut self, method: &str, param: &impl Message, cells: &[u8]) -> Answer {
+        let id = self.send(method, param, cells).await;
+        let a = read_answer(&mut self.tcp).await.expect("an answer");
+        assert_eq!(a.header.call_id, Some(id));
+        a
+    }
+}
+
+fn kv(out: &mut Vec<u8>, row: &[u8], family: &[u8], qualifier: &[u8], ts: i64, value: &[u8]) {
+    let key_len = 2 + row.len() + 1 + family.len() + qualifier.len() + 9;
+    out.extend_from_slice(&((8 + key_len + value.len()) as u32).to_be_bytes());
+    out.extend_from_slice(&(key_len as u32).to_be_bytes());
+    out.extend_from_slice(&(value.len() as u32).to_be_bytes());
+    out.extend_from_slice(&(row.len() as u16).to_be_bytes());
+    out.extend_from_slice(row);
+    out.push(family.len() as u8);
+    out.extend_from_slice(family);
+    out.extend_from_slice(qualifier);
+    out.extend_from_slice(&ts.to_be_bytes());
+    out.push(4);
+    out.extend_from_slice(value);
+}
+
+/// (row, qualifier, value) of each cell in a block.
+fn cells_of(mut block: Bytes) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    while block.has_remaining() {
+        let len = block.get_u32() as usize;
+        let mut kv = block.split_to(len);
+        let key_len = kv.get_u32() as usize;
+        let value_len = kv.get_u32() as usize;
+        let mut key = kv.split_to(key_len);
+        let value = kv.split_to(value_len);
+        let row_len = key.get_u16() as usize;
+        let row = key.split_to(row_len);
+        let fam_len = key.get_u8() as usize;
+        let _family = key.split_to(fam_len);
+        let qualifier = key.split_to(key.len() - 9);
+        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        out.push((s(&row), s(&qualifier), s(&value)));
+    }
+    out
+}
+
+async fn server(dir: &std::path::Path) -> shoal_server::RunningServer {
+    let mut c = support::config(dir);
+    c.hbase_rpc.max_message_bytes = shoal_server::config::ByteSize(1 << 20);
+    shoal_server::start(c).await.unwrap()
+}
+
+fn table(name: &str) -> pb::TableName {
+    pb::TableName {
+        namespace: Bytes::from_static(b"default"),
+        qualifier: Bytes::copy_from_slice(name.as_bytes()),
+    }
+}
+
+async fn create(addr: SocketAddr, name: &str, splits: &[&str]) {
+    let mut m = Conn::open(addr, "MasterService", false).await;
+    let a = m
+        .call(
+            "CreateTable",
+            &pb::CreateTableRequest {
+                table_schema: pb::TableSchema {
+                    table_name: Some(table(name)),
+                    column_families: vec![pb::ColumnFamilySchema {
+                        name: Bytes::from_static(b"cf"),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                },
+                split_keys: splits
+                    .iter()
+                    .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                    .collect(),
+                ..Default::default()
+            },
+            &[],
+        )
+        .await;
+    assert_eq!(a.exception(), None);
+}
+
+/// The region names of `table`, from a forward meta scan.
+async fn regions(addr: SocketAddr, name: &str) -> Vec<Bytes> {
+    let mut c = Conn::open(addr, "ClientService", false).await;
+    let a = c
+        .call(
+            "Scan",
+            &pb::ScanRequest {
+                region: Some(pb::RegionSpecifier {
+                    r#type: 1,
+                    value: Bytes::from_static(b"hbase:meta,,1"),
+                }),
+                scan: Some(pb::Scan {
+                    column: vec![pb::Column {
+                        family: Bytes::from_static(b"info"),
+                        qualifier: vec![],
+                    }],
+                    start_row: Some(Bytes::from(format!("{name},,"))),
+                    stop_row: Some(Bytes::from(format!("{name} ,,"))),
+                    ..Default::default()
+                }),
+                number_of_rows: Some(100),
+                ..Default::default()
+            },
+            &[],
+        )
+        .await;
+    let resp = pb::ScanResponse::decode(a.message).unwrap();
+    assert_eq!(resp.more_results_in_region, Some(false));
+    resp.results
+        .iter()
+        .map(|r| r.cell[0].row.clone().unwrap())
+        .collect()
+}
+
+fn region(name: &Bytes) -> pb::RegionSpecifier {
+    pb::RegionSpecifier {
+        r#type: 1,
+        value: name.clone(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registry_meta_and_calls_multiplexed_with_cell_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path()).await;
+    let addr = s.hbase_rpc_addr.unwrap();
+
+    // 2.6's registry preamble: the cluster id, then the server closes.
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"Regist").await.unwrap();
+    let a = read_answer(&mut tcp).await.unwrap();
+    assert_eq!(a.header.call_id, Some(u32::MAX));
+    let id = pb::GetConnectionRegistryResponse::decode(a.message).unwrap();
+    assert_eq!(id.cluster_id.len(), 36);
+    assert!(read_answer(&mut tcp).await.is_none(), "closed after it");
+
+    create(addr, "t", &["m"]).await;
+    let names = regions(addr, "t").await;
+    assert_eq!(names.len(), 2);
+    assert!(names[0].starts_with(b"t,,") && names[1].starts_with(b"t,m,"));
+
+    // Puts in a cell block to both regions, many calls in flight at once.
+    let mut c = Conn::open(addr, "ClientService", true).await;
+    let mut ids = Vec::new();
+    for i in 0..50 {
+        let row = format!("{}{i:03}", if i % 2 == 0 { "a" } else { "x" });
+        let r = if i % 2 == 0 { &names[0] } else { &names[1] };
+        let mut block = Vec::new();
+        kv(
+            &mut block,
+            row.as_bytes(),
+            b"cf",
+            b"q",
+            i64::MAX,
+            format!("v{i}").as_bytes(),
+        );
+        let req = pb::MutateRequest {
+            region: region(r),
+            mutation: pb::MutationProto {
+                mutate_type: Some(pb::mutation_proto::MutationType::Put as i32),
+                associated_cell_count: Some(1),
+                ..Default::default()
+            },
+            condition: None,
+            nonce_group: None,
+        };
+        ids.push(c.send("Mutate", &req, &block).await);
+    }
+    let mut answered = Vec::new();
+    for _ in 0..50 {
+        let a = read_answer(&mut c.tcp).await.unwrap();
+        assert_eq!(a.exception(), None);
+        answered.push(a.header.call_id.unwrap());
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, ids, "every call answered once, by its id");
+
+    // A row in the wrong region: NotServingRegionException (the client
+    // looks it up again).
+    let get = |r: &Bytes, row: &str| pb::GetRequest {
+        region: region(r),
+        get: pb::Get {
+            row: Bytes::from(row.to_string()),
+            ..Default::default()
+        },
+    };
+    let a = c.call("Get", &get(&names[0], "x001"), &[]).await;
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.NotServingRegionException")
+    );
+    let a = c.call("Get", &get(&names[1], "x001"), &[]).await;
+    let r = pb::GetResponse::decode(a.message).unwrap().result.unwrap();
+    assert_eq!(r.associated_cell_count, Some(1));
+    assert_eq!(
+        cells_of(a.cells),
+        vec![("x001".into(), "q".into(), "v1".into())]
+    );
+    // A region name that is not (or no longer) here.
+    let a = c
+        .call(
+            "Get",
+            &get(
+                &Bytes::from_static(b"t,,1.00000000000000000000000000000000."),
+                "a000",
+            ),
+            &[],
+        )
+        .await;
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.NotServingRegionException")
+    );
+
+    // A scanner over the second region, three rows a call, with its
+    // sequence checked.
+    let open = pb::ScanRequest {
+        region: Some(region(&names[1])),
+        scan: Some(pb::Scan::default()),
+        number_of_rows: Some(3),
+        ..Default::default()
+    };
+    let a = c.call("Scan", &open, &[]).await;
+    let first = pb::ScanResponse::decode(a.message).unwrap();
+    assert_eq!(first.cells_per_result, vec![1, 1, 1]);
+    assert_eq!(first.more_results_in_region, Some(true));
+    let id = first.scanner_id.unwrap();
+    let next = |seq: u64| pb::ScanRequest {
+        scanner_id: Some(id),
+        number_of_rows: Some(100),
+        next_call_seq: Some(seq),
+        ..Default::default()
+    };
+    let a = c.call("Scan", &next(0), &[]).await;
+    let rest = pb::ScanResponse::decode(a.message).unwrap();
+    assert_eq!(rest.cells_per_result.len(), 22, "25 rows in the region");
+    assert_eq!(rest.more_results_in_region, Some(false));
+    assert_eq!(cells_of(a.cells)[21].0, "x049");
+    // The scanner closed itself at the region's end.
+    let a = c.call("Scan", &next(1), &[]).await;
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.UnknownScannerException")
+    );
+    // A skipped sequence number is refused.
+    let a = c.call("Scan", &open, &[]).await;
+    let id2 = pb::ScanResponse::decode(a.message)
+        .unwrap()
+        .scanner_id
+        .unwrap();
+    let a = c
+        .call(
+            "Scan",
+            &pb::ScanRequest {
+                scanner_id: Some(id2),
+                number_of_rows: Some(1),
+                next_call_seq: Some(5),
+                ..Default::default()
+            },
+            &[],
+        )
+        .await;
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.exceptions.OutOfOrderScannerNextException")
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_an_exception_or_a_closed_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(dir.path()).await;
+    let addr = s.hbase_rpc_addr.unwrap();
+    create(addr, "t", &[]).await;
+    let names = regions(addr, "t").await;
+    let mut c = Conn::open(addr, "ClientService", true).await;
+    let mut block = Vec::new();
+    kv(&mut block, b"keep", b"cf", b"q", 7, b"safe");
+    let put = pb::MutateRequest {
+        region: region(&names[0]),
+        mutation: pb::MutationProto {
+            mutate_type: Some(pb::mutation_proto::MutationType::Put as i32),
+            associated_cell_count: Some(1),
+            ..Default::default()
+        },
+        condition: None,
+        nonce_group: None,
+    };
+    assert_eq!(c.call("Mutate", &put, &block).await.exception(), None);
+
+    // Garbage instead of a preamble: FatalConnectionException, closed.
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+    let a = read_answer(&mut tcp).await.unwrap();
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.ipc.FatalConnectionException")
+    );
+    assert!(read_answer(&mut tcp).await.is_none());
+    // Kerberos asked for: refused by name.
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"HBas\x00\x51").await.unwrap();
+    let a = read_answer(&mut tcp).await.unwrap();
+    let text = a.header.exception.unwrap().stack_trace.unwrap();
+    assert!(text.contains("SIMPLE"), "{text}");
+    // An unknown service.
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(&header("AccessControlService", false))
+        .await
+        .unwrap();
+    let a = read_answer(&mut tcp).await.unwrap();
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.ipc.FatalConnectionException")
+    );
+    // A length past the limit (1 MiB here): closed.
+    let mut big = Conn::open(addr, "ClientService", true).await;
+    big.tcp
+        .write_all(&(64u32 << 20).to_be_bytes())
+        .await
+        .unwrap();
+    let a = read_answer(&mut big.tcp).await.unwrap();
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.exceptions.RequestTooBigException")
+    );
+    assert!(read_answer(&mut big.tcp).await.is_none(), "closed");
+    // A frame whose header does not decode: closed.
+    let mut bad = Conn::open(addr, "ClientService", true).await;
+    bad.tcp
+        .write_all(&[0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff])
+        .await
+        .unwrap();
+    assert!(read_answer(&mut bad.tcp).await.is_none(), "closed");
+    // An unknown method and a malformed request: an exception, the
+    // connection stays.
+    let a = c.call("Frobnicate", &put, &[]).await;
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.exceptions.UnknownProtocolException")
+    );
+    let id = c.next_id;
+    c.next_id += 1;
+    c.tcp
+        .write_all(&frame(id, "Get", &[0xff, 0xff, 0xff], &[]))
+        .await
+        .unwrap();
+    let a = read_answer(&mut c.tcp).await.unwrap();
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.DoNotRetryIOException")
+    );
+    // A truncated cell block (a cell cut short inside a block whose size
+    // is right), and a mutation announcing more cells than the block has.
+    let cut = &block[..block.len() - 3];
+    let mut lying = (block.len() as u32 - 4 + 10).to_be_bytes().to_vec();
+    lying.extend_from_slice(&block[4..]);
+    for cells in [cut, &lying[..]] {
+        let a = c.call("Mutate", &put, cells).await;
+        assert_eq!(
+            a.exception().as_deref(),
+            Some("org.apache.hadoop.hbase.DoNotRetryIOException")
+        );
+    }
+    let mut two = put.clone();
+    two.mutation.associated_cell_count = Some(2);
+    let a = c.call("Mutate", &two, &block).await;
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.DoNotRetryIOException")
+    );
+
+    // The server is up and the row intact.
+    let a = c
+        .call(
+            "Get",
+            &pb::GetRequest {
+                region: region(&names[0]),
+                get: pb::Get {
+                    row: Bytes::from_static(b"keep"),
+                    ..Default::default()
+                },
+            },
+            &[],
+        )
+        .await;
+    assert_eq!(
+        cells_of(a.cells),
+        vec![("keep".into(), "q".into(), "safe".into())]
+    );
+    s.shutdown().await;
+}
