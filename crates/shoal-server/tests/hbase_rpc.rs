@@ -63,7 +63,7 @@ fn frame(id: u32, method: &str, param: &[u8], cells: &[u8]) -> Vec<u8> {
         call_id: Some(id),
         method_name: Some(method.into()),
         request_param: Some(true),
-        cell_block_meta: (!cells.is_empty()).then(|| pb::CellBlockMeta {
+        cell_block_meta: (!cells.is_empty()).then_some(pb::CellBlockMeta {
             length: Some(cells.len() as u32),
         }),
         ..Default::default()
