@@ -10,6 +10,8 @@
 //! Outside CI the test is skipped, with a note, when Java 17 or Maven is
 //! missing.
 
+#![allow(clippy::unwrap_used)] // test code
+
 mod support;
 
 use std::io::{BufRead, BufReader};
