@@ -3,7 +3,10 @@
 //! real `shoal serve`: the program in `tests/hbase-client-java` checks
 //! Admin, every data call, scans, filters and errors (`api`), a table
 //! split while the client writes and scans (`split`), and writes that go
-//! on across a kill -9 and restart of the server (`write`, then `verify`).
+//! on across a kill -9 and restart of the server (`write`, then `verify`),
+//! and `api` again against a two-server cluster (etcd), where the client
+//! finds each region's server in `hbase:meta` and table changes go to the
+//! master.
 //!
 //! Maven gives the client's classpath (offline: `scripts/test` fetches the
 //! jars first); the program is compiled with `javac` and run with `java`.
@@ -12,6 +15,8 @@
 
 #![allow(clippy::unwrap_used)] // test code
 
+#[path = "../../shoal-cluster/tests/support/mod.rs"]
+mod etcd_support;
 mod support;
 
 use std::io::{BufRead, BufReader};
@@ -71,7 +76,9 @@ fn client(version: &str, work: &Path) -> Option<String> {
         .arg(&classes)
         .arg("-cp")
         .arg(jars.trim())
+        // The benchmark's program too, so that it keeps compiling.
         .arg(project().join("src/main/java/shoal/it/HBaseClientIT.java"))
+        .arg(project().join("src/main/java/shoal/it/HBaseBench.java"))
         .output()
         .expect("run javac");
     assert!(
@@ -205,4 +212,55 @@ fn the_java_client_retries_across_a_kill_and_restart() {
         out.contains("ok every acknowledged write survived the restart"),
         "{out}"
     );
+}
+
+#[test]
+fn the_java_client_finds_regions_across_a_cluster() {
+    if !etcd_support::have_etcd() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(cp) = client(VERSIONS[0], dir.path()) else {
+        return;
+    };
+    let etcd = etcd_support::EtcdServer::start();
+    let bucket = dir.path().join("bucket");
+    std::fs::create_dir_all(&bucket).unwrap();
+    let servers: Vec<ServerProcess> = ["s1", "s2"]
+        .iter()
+        .map(|name| {
+            let cfg_dir = dir.path().join(format!("{name}-config"));
+            std::fs::create_dir_all(&cfg_dir).unwrap();
+            let cfg = support::write_config(
+                &cfg_dir,
+                &format!(
+                    "[object_store]\nurl = \"file://{}\"\n[wal]\nbackend = \"object\"\n\
+                     [cluster]\netcd = [\"{}\"]\nname = \"{name}\"\nlease_ttl = \"2s\"\n",
+                    bucket.display(),
+                    etcd.endpoint()
+                ),
+            );
+            ServerProcess::start(&dir.path().join(format!("{name}-data")), Some(&cfg))
+        })
+        .collect();
+    // The client knows only the first server; regions of its tables are
+    // spread over both by the balancer.
+    let addr = servers[0].hbase.expect("the native RPC port");
+    let out = java(&cp, addr, &["api"]).output().expect("run java");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.contains("done api"),
+        "hbase-client against a cluster failed:\nstdout:\n{stdout}\nstderr:\n{}\nservers:\n{}\n----\n{}",
+        tail(&String::from_utf8_lossy(&out.stderr), 60),
+        tail(&servers[0].stderr(), 30),
+        tail(&servers[1].stderr(), 30),
+    );
+    // Both servers served the client's regions.
+    for s in &servers {
+        let log = s.stderr();
+        assert!(
+            log.contains("region opened"),
+            "a server that opened no region:\n{log}"
+        );
+    }
 }

@@ -25,6 +25,10 @@ pub struct MemberInfo {
     /// there): a run no record and no member names can be deleted.
     #[serde(default)]
     pub wal: String,
+    /// Where HBase's Java client reaches it (its native RPC, `host:port`);
+    /// empty when it does not serve one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hbase: String,
 }
 
 /// Why joining failed.
@@ -73,6 +77,20 @@ impl Membership {
         wal: &str,
         ttl: Duration,
     ) -> Result<Membership, JoinError> {
+        Membership::join_with_native(etcd, prefix, name, addr, wal, ttl, "").await
+    }
+
+    /// As [`Membership::join`], also announcing the native-RPC address
+    /// `hbase` (HBase's Java client; empty: none).
+    pub async fn join_with_native(
+        etcd: &Etcd,
+        prefix: &str,
+        name: &str,
+        addr: &str,
+        wal: &str,
+        ttl: Duration,
+        hbase: &str,
+    ) -> Result<Membership, JoinError> {
         let lease = KeptLease::grant(etcd, ttl).await?;
         let info = MemberInfo {
             v: 1,
@@ -82,6 +100,7 @@ impl Membership {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
             wal: wal.to_owned(),
+            hbase: hbase.to_owned(),
         };
         let value = serde_json::to_vec(&info).unwrap_or_default();
         let key = format!("{}{name}", servers_prefix(prefix));

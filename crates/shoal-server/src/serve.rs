@@ -138,10 +138,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             crate::listen::warn_if_exposed(a, "HBase native RPC", tls.covers(L::HbaseRpc), auth);
         }
     }
+    let native_identity = hbase_rpc_addr
+        .map(|a| crate::hbase_rpc::ServerIdentity::new(&config.hbase_rpc.advertise_addr, a));
     let (host, node) = match config.cluster.clone() {
         None => (Host::open(config).await?, None),
         Some(section) => {
-            let joined = crate::cluster::join(&section, grpc_addr).await?;
+            let native = native_identity
+                .as_ref()
+                .map(|m| m.address())
+                .unwrap_or_default();
+            let joined = crate::cluster::join(&section, grpc_addr, &native).await?;
             let state = joined.state.clone();
             let run = joined.wal_run.clone();
             let host = Host::open_cluster(config, state, &run).await?;
@@ -232,11 +238,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             host.security().tls().cloned(),
         ));
     }
-    if let (Some(listener), Some(addr), Some(caller)) =
-        (hbase_rpc_listener, hbase_rpc_addr, native_caller)
+    if let (Some(listener), Some(me), Some(caller)) =
+        (hbase_rpc_listener, native_identity, native_caller)
     {
         let n = &host.config().hbase_rpc;
-        let me = crate::hbase_rpc::ServerIdentity::new(&n.advertise_addr, addr);
         let scanners = crate::hbase_rpc::Scanners::new(n.scanner_timeout, n.max_scanners);
         let rpc = Arc::new(crate::hbase_rpc::NativeRpc::new(
             host.clone(),

@@ -36,6 +36,7 @@ pub struct JoinedCluster {
     /// The WAL run the host writes to.
     pub wal_run: String,
     addr: String,
+    hbase: String,
 }
 
 impl std::fmt::Debug for JoinedCluster {
@@ -80,11 +81,21 @@ async fn join_as(
     section: &ClusterSection,
     name: &str,
     addr: &str,
+    hbase: &str,
 ) -> Result<(Membership, String), JoinError> {
     let deadline = Instant::now() + section.lease_ttl * 3 + Duration::from_secs(2);
     loop {
         let run = new_run(name);
-        match Membership::join(etcd, &section.prefix, name, addr, &run, section.lease_ttl).await {
+        let joined = Membership::join_with_native(
+            etcd,
+            &section.prefix,
+            name,
+            addr,
+            &run,
+            section.lease_ttl,
+            hbase,
+        );
+        match joined.await {
             Ok(m) => return Ok((m, run)),
             Err(JoinError::NameTaken(_)) if Instant::now() < deadline => {
                 tracing::info!(
@@ -99,10 +110,12 @@ async fn join_as(
 }
 
 /// Connects to etcd and joins the cluster as the server reachable at
-/// `grpc_addr` (unless `advertise_addr` says otherwise).
+/// `grpc_addr` (unless `advertise_addr` says otherwise), and at `hbase`
+/// for HBase's Java client ("" when the native RPC is off).
 pub async fn join(
     section: &ClusterSection,
     grpc_addr: std::net::SocketAddr,
+    hbase: &str,
 ) -> Result<JoinedCluster, StartError> {
     let addr = if section.advertise_addr.is_empty() {
         grpc_addr.to_string()
@@ -123,12 +136,15 @@ pub async fn join(
                 section.etcd.join(",")
             ))
         })?;
-    let (membership, wal_run) = join_as(&etcd, section, &name, &addr).await.map_err(|e| {
-        cluster_err(format!(
-            "joining the cluster at {}: {e}",
-            section.etcd.join(",")
-        ))
-    })?;
+    let (membership, wal_run) =
+        join_as(&etcd, section, &name, &addr, hbase)
+            .await
+            .map_err(|e| {
+                cluster_err(format!(
+                    "joining the cluster at {}: {e}",
+                    section.etcd.join(",")
+                ))
+            })?;
     let state = Arc::new(ClusterState::new(name));
     let _ = state.etcd.set((etcd.clone(), section.prefix.clone()));
     watch_lease(&membership, &state);
@@ -139,6 +155,7 @@ pub async fn join(
         state,
         wal_run,
         addr,
+        hbase: hbase.to_owned(),
     })
 }
 
@@ -183,6 +200,7 @@ struct Loop {
     section: ClusterSection,
     state: Arc<ClusterState>,
     addr: String,
+    hbase: String,
     membership: Option<Membership>,
     run: String,
     was_master: bool,
@@ -200,6 +218,7 @@ impl ClusterNode {
             section: joined.section,
             state: joined.state,
             addr: joined.addr,
+            hbase: joined.hbase,
             membership: Some(joined.membership),
             run: joined.wal_run,
             was_master: false,
@@ -331,6 +350,7 @@ impl Loop {
             d.servers.push(ServerView {
                 name: m.name.clone(),
                 addr: m.addr.clone(),
+                hbase: m.hbase.clone(),
                 regions: 0,
             });
         }
@@ -338,10 +358,10 @@ impl Loop {
             let Some(owner) = a.owner.clone() else {
                 continue;
             };
-            let addr = members
+            let (addr, hbase) = members
                 .iter()
                 .find(|m| m.name == owner)
-                .map(|m| m.addr.clone())
+                .map(|m| (m.addr.clone(), m.hbase.clone()))
                 .unwrap_or_default();
             let open = a.state == RegionState::Open && !addr.is_empty();
             if open && let Some(s) = d.servers.iter_mut().find(|s| s.name == owner) {
@@ -352,6 +372,7 @@ impl Loop {
                 Owner {
                     name: owner,
                     addr,
+                    hbase,
                     epoch: a.epoch,
                     open,
                 },
@@ -514,7 +535,9 @@ impl Loop {
         }
         let name = self.state.name.clone();
         let addr = self.addr.clone();
-        let (membership, run) = match join_as(&self.etcd, &self.section, &name, &addr).await {
+        let hbase = self.hbase.clone();
+        let (membership, run) = match join_as(&self.etcd, &self.section, &name, &addr, &hbase).await
+        {
             Ok(j) => j,
             Err(e) => {
                 self.etcd_failed("rejoining the cluster", &e);

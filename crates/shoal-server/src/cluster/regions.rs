@@ -375,9 +375,15 @@ impl Host {
             .regions
             .values()
             .filter_map(|(record, slot)| {
-                let (server, epoch) = match (slot, d.owners.get(&record.id)) {
-                    (Slot::Open(_), o) => (self.address().to_owned(), o.map_or(0, |o| o.epoch)),
-                    (_, Some(o)) if o.open && !o.addr.is_empty() => (o.addr.clone(), o.epoch),
+                let (server, epoch, hbase) = match (slot, d.owners.get(&record.id)) {
+                    (Slot::Open(_), o) => (
+                        self.address().to_owned(),
+                        o.map_or(0, |o| o.epoch),
+                        String::new(),
+                    ),
+                    (_, Some(o)) if o.open && !o.addr.is_empty() => {
+                        (o.addr.clone(), o.epoch, o.hbase.clone())
+                    }
                     _ => return None,
                 };
                 Some(crate::host::RegionLocation {
@@ -386,6 +392,7 @@ impl Host {
                     region_id: record.id.clone(),
                     server,
                     epoch,
+                    hbase,
                 })
             })
             .collect()

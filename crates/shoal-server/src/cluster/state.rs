@@ -15,6 +15,8 @@ pub struct Owner {
     pub name: String,
     /// Its gRPC address ("" if it is not a live member now).
     pub addr: String,
+    /// Its native-RPC address ("" if none or not a live member).
+    pub hbase: String,
     /// Assignment epoch.
     pub epoch: u64,
     /// True once the owner said it serves the region.
@@ -28,6 +30,8 @@ pub struct ServerView {
     pub name: String,
     /// gRPC address.
     pub addr: String,
+    /// Native-RPC address ("" if it serves none).
+    pub hbase: String,
     /// Regions it serves.
     pub regions: usize,
 }

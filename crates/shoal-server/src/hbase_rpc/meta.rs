@@ -14,6 +14,7 @@ use prost::Message;
 use shoal_proto::hbase as pb;
 use shoal_storage::cell::{Cell, CellType};
 use shoal_storage::region::RowResult;
+use std::collections::HashMap;
 
 /// Where this server says it is.
 #[derive(Debug, Clone)]
@@ -54,6 +55,21 @@ impl ServerIdentity {
         }
     }
 
+    /// `host:port`.
+    pub fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    /// Another server, at `host:port` (its start code unknown here).
+    pub fn parse(address: &str) -> Option<ServerIdentity> {
+        let (host, port) = address.rsplit_once(':')?;
+        Some(ServerIdentity {
+            host: host.to_string(),
+            port: port.parse().ok()?,
+            start_code: 1,
+        })
+    }
+
     /// As HBase's `ServerName`.
     pub fn server_name(&self) -> pb::ServerName {
         pb::ServerName {
@@ -79,11 +95,25 @@ pub struct RegionView {
     pub name: Bytes,
     /// Encoded name.
     pub encoded: String,
+    /// Where it is served.
+    pub server: Serving,
+}
+
+/// Where a region is served, as `hbase:meta` says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Serving {
+    /// By this server.
+    Here,
+    /// By another, at this native-RPC address.
+    At(String),
+    /// By none now (unassigned, moving, or a server with no native RPC):
+    /// its row has no `info:server`, and the client retries.
+    Nowhere,
 }
 
 impl RegionView {
     /// The view of a Shoal region.
-    pub fn new(table: &str, id: &str, start: Bytes, end: Bytes) -> RegionView {
+    pub fn new(table: &str, id: &str, start: Bytes, end: Bytes, server: Serving) -> RegionView {
         let number = names::region_number(id);
         let (name, encoded) = names::region_name(table, &start, number);
         RegionView {
@@ -93,6 +123,7 @@ impl RegionView {
             number,
             name,
             encoded,
+            server,
         }
     }
 
@@ -139,21 +170,38 @@ pub fn meta_region_info() -> pb::RegionInfo {
     }
 }
 
-/// The regions of a table as they are served now (a disabled table: as
-/// its catalog record lists them).
+/// The regions of a table, as its catalog record lists them, each with
+/// where it is served now (a disabled table's: here, so that calls get
+/// `TableNotEnabledException`).
 pub fn regions(access: &Access<'_>, record: &TableRecord) -> Vec<RegionView> {
-    if record.enabled
-        && let Ok(map) = access.region_map(&record.name)
-    {
-        return map
+    let map: HashMap<String, String> = if record.enabled {
+        access
+            .region_map(&record.name)
+            .unwrap_or_default()
             .into_iter()
-            .map(|l| RegionView::new(&record.name, &l.region_id, l.start_row, l.end_row))
-            .collect();
-    }
+            .map(|l| (l.region_id, l.hbase))
+            .collect()
+    } else {
+        HashMap::new()
+    };
     record
         .regions
         .iter()
-        .map(|r| RegionView::new(&record.name, &r.id, r.start_row.clone(), r.end_row.clone()))
+        .map(|r| {
+            let server = match map.get(&r.id) {
+                _ if !record.enabled => Serving::Here,
+                Some(h) if h.is_empty() => Serving::Here,
+                Some(h) => Serving::At(h.clone()),
+                None => Serving::Nowhere,
+            };
+            RegionView::new(
+                &record.name,
+                &r.id,
+                r.start_row.clone(),
+                r.end_row.clone(),
+                server,
+            )
+        })
         .collect()
 }
 
@@ -187,8 +235,6 @@ pub fn table_state(enabled: bool) -> Bytes {
 /// The meta rows of these tables, in row order.
 pub fn rows(access: &Access<'_>, tables: &[TableRecord], me: &ServerIdentity) -> Vec<RowResult> {
     let ts = me.start_code as i64;
-    let server = Bytes::from(format!("{}:{}", me.host, me.port));
-    let sn = Bytes::from(format!("{},{},{}", me.host, me.port, me.start_code));
     let mut out = Vec::new();
     for t in tables {
         let key = Bytes::copy_from_slice(t.name.as_bytes());
@@ -197,11 +243,20 @@ pub fn rows(access: &Access<'_>, tables: &[TableRecord], me: &ServerIdentity) ->
             row: key,
         });
         for r in regions(access, t) {
+            let at = match &r.server {
+                Serving::Here => Some(me.clone()),
+                Serving::At(a) => ServerIdentity::parse(a),
+                Serving::Nowhere => None,
+            };
             let mut info = b"PBUF".to_vec();
             // Encoding into a Vec cannot fail.
             let _ = r.info().encode(&mut info);
             let key = r.name.clone();
-            let state = if t.enabled { "OPEN" } else { "CLOSED" };
+            let state = match (&at, t.enabled) {
+                (_, false) => "CLOSED",
+                (Some(_), true) => "OPEN",
+                (None, true) => "OFFLINE",
+            };
             // Qualifiers in byte order, as a stored row would have them.
             let mut cells = vec![cell(&key, "info", "regioninfo", ts, Bytes::from(info))];
             cells.push(cell(
@@ -211,15 +266,18 @@ pub fn rows(access: &Access<'_>, tables: &[TableRecord], me: &ServerIdentity) ->
                 ts,
                 Bytes::copy_from_slice(&1u64.to_be_bytes()),
             ));
-            cells.push(cell(&key, "info", "server", ts, server.clone()));
-            cells.push(cell(
-                &key,
-                "info",
-                "serverstartcode",
-                ts,
-                Bytes::copy_from_slice(&me.start_code.to_be_bytes()),
-            ));
-            cells.push(cell(&key, "info", "sn", ts, sn.clone()));
+            if let Some(at) = &at {
+                cells.push(cell(&key, "info", "server", ts, Bytes::from(at.address())));
+                cells.push(cell(
+                    &key,
+                    "info",
+                    "serverstartcode",
+                    ts,
+                    Bytes::copy_from_slice(&at.start_code.to_be_bytes()),
+                ));
+                let sn = format!("{},{},{}", at.host, at.port, at.start_code);
+                cells.push(cell(&key, "info", "sn", ts, Bytes::from(sn)));
+            }
             cells.push(cell(
                 &key,
                 "info",
@@ -281,6 +339,7 @@ mod tests {
             "01hzzzzzzzzzzzzzzzzzzzzzzz",
             Bytes::from_static(b"m"),
             Bytes::new(),
+            Serving::Here,
         );
         assert!(r.holds(b"m") && r.holds(b"zz") && !r.holds(b"a"));
         assert!(r.name.starts_with(b"t,m,"));

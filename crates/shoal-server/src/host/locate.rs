@@ -18,6 +18,9 @@ pub struct RegionLocation {
     pub server: String,
     /// The assignment epoch (0 on a single node).
     pub epoch: u64,
+    /// The native-RPC address of the server serving it ("": this server,
+    /// or one that serves no native RPC).
+    pub hbase: String,
 }
 
 impl Host {
@@ -29,6 +32,18 @@ impl Host {
     /// The gRPC address clients reach this server at ("" before it listens).
     pub fn address(&self) -> &str {
         self.inner.address.get().map_or("", String::as_str)
+    }
+
+    /// Cluster mode: the master's native-RPC address (None on a single
+    /// node, or while unknown).
+    pub fn master_hbase_addr(&self) -> Option<String> {
+        let d = self.inner.cluster.as_ref()?.directory();
+        let (name, _) = d.master?;
+        d.servers
+            .into_iter()
+            .find(|s| s.name == name)
+            .map(|s| s.hbase)
+            .filter(|h| !h.is_empty())
     }
 
     /// The regions of `table` that serve now, in key order (a region being
@@ -51,6 +66,7 @@ impl Host {
                 region_id: record.id.clone(),
                 server: self.address().to_owned(),
                 epoch: 0,
+                hbase: String::new(),
             })
             .collect())
     }
