@@ -95,7 +95,7 @@ t0=$(ticks)
 "$SHOAL" bench ycsb load -P workloads/workloadc -p recordcount="$RECORDS" --threads 8 --addr "$ADDR" \
   --json "$OUT/grpc-load.json" > "$OUT/grpc-load.txt" 2>&1
 t1=$(ticks)
-tput=$(grep -m1 'Throughput' "$OUT/grpc-load.txt" | awk -F', ' '{print $3}')
+tput=$(grep -m1 'Throughput' "$OUT/grpc-load.txt" | awk -F', ' '{printf "%.0f", $3}')
 p50=$(grep -m1 '\[INSERT\], 50thPercentileLatency' "$OUT/grpc-load.txt" | awk -F', ' '{print $3}')
 p99=$(grep -m1 '\[INSERT\], 99thPercentileLatency' "$OUT/grpc-load.txt" | awk -F', ' '{print $3}')
 echo "grpc   put ops=$RECORDS ops_per_sec=$tput p50_us=$p50 p99_us=$p99 server_cpu_us_per_call=$(per_call "$t0" "$t1" "$RECORDS")" | tee -a "$summary"
@@ -110,7 +110,7 @@ t0=$(ticks)
 run_c "${DURATION}s" --json "$OUT/grpc-c.json" > "$OUT/grpc-c.txt" 2>&1
 t1=$(ticks)
 ops=$(grep -m1 '\[READ\], Operations' "$OUT/grpc-c.txt" | awk -F', ' '{print $3}')
-tput=$(grep -m1 'Throughput' "$OUT/grpc-c.txt" | awk -F', ' '{print $3}')
+tput=$(grep -m1 'Throughput' "$OUT/grpc-c.txt" | awk -F', ' '{printf "%.0f", $3}')
 p50=$(grep -m1 '\[READ\], 50thPercentileLatency' "$OUT/grpc-c.txt" | awk -F', ' '{print $3}')
 p99=$(grep -m1 '\[READ\], 99thPercentileLatency' "$OUT/grpc-c.txt" | awk -F', ' '{print $3}')
 echo "grpc   get ops=$ops ops_per_sec=$tput p50_us=$p50 p99_us=$p99 server_cpu_us_per_call=$(per_call "$t0" "$t1" "$ops")" | tee -a "$summary"

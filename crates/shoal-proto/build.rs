@@ -35,6 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "Client.proto",
             "Registry.proto",
             "ShoalMaster.proto",
+            "ShoalAdmin.proto",
         ],
         ["proto/hbase"],
     )?;

@@ -135,6 +135,7 @@ fn the_java_client_works_unchanged() {
             "ok scans: forward, reversed, bounds, caching, max result size, limit, batch",
             "ok filters and comparators",
             "ok unsupported filter: DoNotRetryIOException naming it",
+            "ok admin compact/majorCompact",
             "ok admin truncate",
         ] {
             assert!(

@@ -12,7 +12,7 @@ pub mod v1 {
 /// HBase 2.x's RPC messages (package `hbase.pb`), for the native-RPC front
 /// door: vendored from `hbase-protocol-shaded` 2.6.1 (`proto/hbase/`, Apache
 /// License 2.0, headers kept); `ShoalMaster.proto` holds the subset of
-/// `Master.proto` that Shoal serves.
+/// `Master.proto` that Shoal serves, `ShoalAdmin.proto` that of `Admin.proto`.
 pub mod hbase {
     tonic::include_proto!("hbase.pb");
 }

@@ -31,6 +31,11 @@ pub struct HbaseRpcSection {
     /// Calls one connection may have in progress at once (default 256);
     /// further calls wait to be read.
     pub max_calls_per_connection: usize,
+    /// A scan call that has found no row for this long answers a heartbeat
+    /// (default 5s; HBase answers after half its scanner timeout), so a
+    /// long filtered scan keeps its lease and the client its patience.
+    #[serde(with = "crate::config::humantime_serde_compat")]
+    pub heartbeat_interval: Duration,
 }
 
 impl Default for HbaseRpcSection {
@@ -43,6 +48,7 @@ impl Default for HbaseRpcSection {
             max_scanners: 10_000,
             max_message_bytes: crate::config::ByteSize(256 << 20),
             max_calls_per_connection: 256,
+            heartbeat_interval: Duration::from_secs(5),
         }
     }
 }
@@ -74,6 +80,15 @@ impl HbaseRpcSection {
                 format!(
                     "must be between 1 and 4096, got {}",
                     self.max_calls_per_connection
+                ),
+            ));
+        }
+        if self.heartbeat_interval >= self.scanner_timeout {
+            return Err((
+                "hbase_rpc.heartbeat_interval",
+                format!(
+                    "must be shorter than hbase_rpc.scanner_timeout ({:?}), got {:?}",
+                    self.scanner_timeout, self.heartbeat_interval
                 ),
             ));
         }

@@ -243,12 +243,10 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     {
         let n = &host.config().hbase_rpc;
         let scanners = crate::hbase_rpc::Scanners::new(n.scanner_timeout, n.max_scanners);
-        let rpc = Arc::new(crate::hbase_rpc::NativeRpc::new(
-            host.clone(),
-            caller,
-            me,
-            scanners,
-        ));
+        let rpc = Arc::new(
+            crate::hbase_rpc::NativeRpc::new(host.clone(), caller, me, scanners)
+                .with_heartbeat(n.heartbeat_interval),
+        );
         let policy = connections.policy();
         let limits = crate::hbase_rpc::ConnectionLimits {
             max_message_bytes: usize::try_from(n.max_message_bytes.0).unwrap_or(usize::MAX),

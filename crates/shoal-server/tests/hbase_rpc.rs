@@ -2,7 +2,8 @@
 //! preamble, calls multiplexed on one connection, cell blocks both ways,
 //! scanners, and bad input (garbage preambles, lengths past the limit,
 //! unknown services and methods, truncated cell blocks) — each a clear
-//! exception or a closed connection, the server up and the data intact.
+//! exception or a closed connection, the server up and the data intact;
+//! and heartbeats from a filtered scan that finds little.
 //! The stock Java client is run against `shoal serve` by
 //! `shoal-cli/tests/hbase_client_e2e.rs`.
 
@@ -509,5 +510,128 @@ async fn bad_input_gets_an_exception_or_a_closed_connection() {
         cells_of(a.cells),
         vec![("keep".into(), "q".into(), "safe".into())]
     );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filtered_scan_answers_heartbeats_until_it_finds_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = support::config(dir.path());
+    // Answer at once with what is ready.
+    c.hbase_rpc.heartbeat_interval = Duration::ZERO;
+    let s = shoal_server::start(c).await.unwrap();
+    let addr = s.hbase_rpc_addr.unwrap();
+    create(addr, "t", &[]).await;
+    let names = regions(addr, "t").await;
+    let mut c = Conn::open(addr, "ClientService", true).await;
+    // 5,000 rows; the filter takes only the last.
+    for chunk in 0..5 {
+        let mut block = Vec::new();
+        let mut actions = Vec::new();
+        for i in chunk * 1000..(chunk + 1) * 1000 {
+            kv(
+                &mut block,
+                format!("r{i:05}").as_bytes(),
+                b"cf",
+                b"q",
+                1,
+                format!("v{i}").as_bytes(),
+            );
+            actions.push(pb::Action {
+                index: Some(i as u32),
+                mutation: Some(pb::MutationProto {
+                    mutate_type: Some(pb::mutation_proto::MutationType::Put as i32),
+                    associated_cell_count: Some(1),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+        }
+        let multi = pb::MultiRequest {
+            region_action: vec![pb::RegionAction {
+                region: region(&names[0]),
+                atomic: None,
+                action: actions,
+                condition: None,
+            }],
+            ..Default::default()
+        };
+        assert_eq!(c.call("Multi", &multi, &block).await.exception(), None);
+    }
+    let filter = pb::Filter {
+        name: "org.apache.hadoop.hbase.filter.ValueFilter".into(),
+        serialized_filter: Some(Bytes::from(
+            pb::ValueFilter {
+                compare_filter: pb::CompareFilter {
+                    compare_op: pb::CompareType::Equal as i32,
+                    comparator: Some(pb::Comparator {
+                        name: "org.apache.hadoop.hbase.filter.BinaryComparator".into(),
+                        serialized_comparator: Some(Bytes::from(
+                            pb::BinaryComparator {
+                                comparable: pb::ByteArrayComparable {
+                                    value: Some(Bytes::from_static(b"v4999")),
+                                },
+                            }
+                            .encode_to_vec(),
+                        )),
+                    }),
+                },
+            }
+            .encode_to_vec(),
+        )),
+    };
+    let a = c
+        .call(
+            "Scan",
+            &pb::ScanRequest {
+                region: Some(region(&names[0])),
+                scan: Some(pb::Scan {
+                    filter: Some(filter),
+                    ..Default::default()
+                }),
+                number_of_rows: Some(10),
+                client_handles_heartbeats: Some(true),
+                ..Default::default()
+            },
+            &[],
+        )
+        .await;
+    let mut cells = a.cells.clone();
+    let mut resp = pb::ScanResponse::decode(a.message).unwrap();
+    let id = resp.scanner_id.unwrap();
+    let (mut heartbeats, mut found, mut seq) = (0, Vec::new(), 0);
+    loop {
+        if resp.heartbeat_message == Some(true) {
+            heartbeats += 1;
+            assert!(resp.cells_per_result.is_empty());
+            assert_eq!(resp.more_results_in_region, Some(true));
+        }
+        found.extend(cells_of(cells));
+        if resp.more_results_in_region == Some(false) {
+            break;
+        }
+        let a = c
+            .call(
+                "Scan",
+                &pb::ScanRequest {
+                    scanner_id: Some(id),
+                    number_of_rows: Some(10),
+                    next_call_seq: Some(seq),
+                    client_handles_heartbeats: Some(true),
+                    ..Default::default()
+                },
+                &[],
+            )
+            .await;
+        assert_eq!(a.exception(), None);
+        seq += 1;
+        cells = a.cells;
+        resp = pb::ScanResponse::decode(a.message).unwrap();
+    }
+    assert!(
+        heartbeats >= 1,
+        "a scan that finds nothing at first answers heartbeats"
+    );
+    assert_eq!(found, vec![("r04999".into(), "q".into(), "v4999".into())]);
     s.shutdown().await;
 }

@@ -7,7 +7,7 @@
 use super::convert::{self, Mutation, ResultWriter};
 use super::errors::{self, RpcError};
 use super::meta;
-use super::scanners::{ScannerState, Source};
+use super::scanners::{Feed, Next, ScannerState, Source};
 use super::{NativeRpc, Target};
 use bytes::Bytes;
 use shoal_proto::hbase as pb;
@@ -538,21 +538,40 @@ impl NativeRpc {
             ..Default::default()
         };
         let max_bytes = st.max_result_bytes;
+        // A client that takes heartbeats gets an answer within the
+        // heartbeat interval even while a filtered scan finds nothing; one
+        // that does not waits for rows or the region's end.
+        let heartbeats = req.client_handles_heartbeats.unwrap_or(false);
+        let started = std::time::Instant::now();
+        let budget = || {
+            if heartbeats {
+                self.heartbeat.saturating_sub(started.elapsed())
+            } else {
+                std::time::Duration::from_secs(24 * 3600)
+            }
+        };
         let mut bytes = 0u64;
         let mut taken = 0usize;
         let mut batch: Vec<(Vec<Cell>, bool)> = Vec::new();
         let mut failed = None;
+        let mut ended = false;
         while taken < wanted && bytes < max_bytes && st.rows_left != Some(0) {
-            let chunk = match st.next().await {
-                Ok(Some(c)) => c,
-                Ok(None) => break,
+            let chunk = match st.next(budget()).await {
+                Ok(Next::Row(c)) => c,
+                Ok(Next::End) => {
+                    ended = true;
+                    break;
+                }
+                Ok(Next::Pending) => break,
                 Err(e) => {
                     failed = Some(e);
                     break;
                 }
             };
-            // A chunk is partial when the next one is the same row.
-            let partial = match st.peek().await {
+            // A chunk is partial when the next one is the same row (a
+            // row's chunks are queued together).
+            let wait = budget().max(std::time::Duration::from_millis(20));
+            let partial = match st.peek(wait).await {
                 Ok(Some(next)) => next.row == chunk.row,
                 Ok(None) => false,
                 Err(e) => {
@@ -581,15 +600,18 @@ impl NativeRpc {
             self.scanners.close(id);
             return Err(e.into());
         }
-        let more_in_region = st.rows_left != Some(0)
-            && match st.peek().await {
-                Ok(next) => next.is_some(),
+        let more_in_region = !ended
+            && st.rows_left != Some(0)
+            && match st.peek(budget()).await {
+                Ok(Some(_)) => true,
+                Ok(None) => !st.ended,
                 Err(e) => {
                     drop(st);
                     self.scanners.close(id);
                     return Err(e.into());
                 }
             };
+        let heartbeat = heartbeats && more_in_region && batch.is_empty() && wanted > 0;
         let whole_scan_done =
             st.rows_left == Some(0) || (st.filter_ends_scan && st.filter_stopped());
         let close = !more_in_region || req.close_scanner.unwrap_or(false);
@@ -605,7 +627,7 @@ impl NativeRpc {
         }
         resp.more_results_in_region = Some(more_in_region);
         resp.more_results = Some(!whole_scan_done);
-        resp.heartbeat_message = Some(false);
+        resp.heartbeat_message = Some(heartbeat);
         if close {
             self.scanners.close(id);
         }
@@ -632,6 +654,7 @@ impl NativeRpc {
             rows_left: None,
             filter_ends_scan: false,
             max_result_bytes,
+            ended: false,
         };
         match target {
             Target::Meta => {
@@ -682,7 +705,7 @@ impl NativeRpc {
                     .access()
                     .scan_filtered(&view.table, shoal_scan, filter)?;
                 Ok(ScannerState {
-                    source: Source::Stream(Box::new(stream)),
+                    source: Source::Stream(Feed::start(stream)),
                     filter_ends_scan,
                     ..empty(max_result_bytes)
                 })

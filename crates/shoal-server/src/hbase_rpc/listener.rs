@@ -222,7 +222,7 @@ fn accept_header(bytes: &[u8]) -> Result<(Service, bool), RpcError> {
     let service = Service::named(&name).ok_or_else(|| {
         RpcError::fatal(
             errors::FATAL_CONNECTION,
-            format!("Unknown service name {name:?}: Shoal serves ClientService, MasterService and ClientMetaService"),
+            format!("Unknown service name {name:?}: Shoal serves ClientService, MasterService, ClientMetaService and AdminService"),
         )
     })?;
     let cell_blocks = match header.cell_block_codec_class.as_deref() {

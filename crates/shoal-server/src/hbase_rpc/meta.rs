@@ -85,6 +85,8 @@ impl ServerIdentity {
 pub struct RegionView {
     /// Shoal's table.
     pub table: String,
+    /// Shoal's region id.
+    pub id: String,
     /// First row (inclusive); empty = open.
     pub start: Bytes,
     /// End row (exclusive); empty = open.
@@ -118,6 +120,7 @@ impl RegionView {
         let (name, encoded) = names::region_name(table, &start, number);
         RegionView {
             table: table.to_string(),
+            id: id.to_string(),
             start,
             end,
             number,

@@ -13,6 +13,7 @@
 //! - `filters`: Java filter and comparator classes to Shoal's filters.
 //! - `client`, `scanners`: `ClientService` and its scanner leases.
 //! - `master`: `MasterService` (Admin) and `ClientMetaService` (registry).
+//! - `region_admin`: `AdminService`, a region server's flush and compact.
 //! - `errors`: failures as HBase's exception classes.
 //! - `listener`: the port, its connections and their calls.
 //!
@@ -27,6 +28,7 @@ mod listener;
 mod master;
 mod meta;
 mod names;
+mod region_admin;
 mod scanners;
 pub mod wire;
 
@@ -58,6 +60,8 @@ pub enum Service {
     Master,
     /// The registry: cluster id, master, meta location.
     Meta,
+    /// A region server's admin calls: flush, compact, region info.
+    Admin,
 }
 
 impl Service {
@@ -67,6 +71,7 @@ impl Service {
             "ClientService" => Some(Service::Client),
             "MasterService" => Some(Service::Master),
             "ClientMetaService" => Some(Service::Meta),
+            "AdminService" => Some(Service::Admin),
             _ => None,
         }
     }
@@ -91,6 +96,8 @@ pub struct NativeRpc {
     cluster_id: String,
     /// Regions by encoded name, as the client last learned them.
     regions: Mutex<HashMap<String, RegionView>>,
+    /// A scan call with no row found yet answers a heartbeat after this.
+    heartbeat: std::time::Duration,
 }
 
 impl NativeRpc {
@@ -118,7 +125,15 @@ impl NativeRpc {
             me,
             cluster_id,
             regions: Mutex::new(HashMap::new()),
+            heartbeat: std::time::Duration::from_secs(5),
         }
+    }
+
+    /// Answers a heartbeat after `every` when a scan call finds no row (a
+    /// client that takes heartbeats then keeps its scanner alive).
+    pub fn with_heartbeat(mut self, every: std::time::Duration) -> NativeRpc {
+        self.heartbeat = every;
+        self
     }
 
     /// The cluster id clients are told (stable for one object store).
@@ -249,6 +264,7 @@ impl NativeRpc {
         let message = match service {
             Service::Meta => self.registry(method)?,
             Service::Master => self.master(method, param).await?,
+            Service::Admin => self.region_admin(method, param).await?,
             Service::Client => match method {
                 "Get" => self.get(req(method, param)?, &mut w).await?.encode_to_vec(),
                 "Mutate" => self

@@ -1,9 +1,11 @@
 //! Server-side scanners of the native RPC: one per client scan of one
 //! region, keyed by scanner id. A scanner holds its place (a host scan
-//! clamped to the region, or the rows of a meta scan), the `next_call_seq`
-//! it expects, and a lease: one nobody asked rows from for
-//! `hbase_rpc.scanner_timeout` is closed. At most `hbase_rpc.max_scanners`
-//! are open at once.
+//! clamped to the region, read ahead by a task of its own into a small
+//! queue, or the rows of a meta scan), the `next_call_seq` it expects, and
+//! a lease: one nobody asked rows from for `hbase_rpc.scanner_timeout` is
+//! closed. At most `hbase_rpc.max_scanners` are open at once. Reading from
+//! the queue with a deadline is what lets a call answer a heartbeat while
+//! a filtered scan is still looking for its next row.
 
 use super::errors::{self, RpcError};
 use crate::host::ScanStream;
@@ -15,10 +17,70 @@ use std::time::{Duration, Instant};
 
 /// Where a scanner's rows come from.
 pub enum Source {
-    /// A scan of a Shoal table, clamped to one region.
-    Stream(Box<ScanStream>),
+    /// A scan of a Shoal table, clamped to one region, read ahead.
+    Stream(Feed),
     /// Rows made at open (the virtual `hbase:meta`).
     Rows(VecDeque<RowResult>),
+}
+
+/// Row chunks a feed reads ahead of the calls.
+const READ_AHEAD: usize = 32;
+
+/// A host scan read by a task of its own into a bounded queue; the task
+/// ends with the scan, or when the feed is dropped.
+pub struct Feed {
+    rx: tokio::sync::mpsc::Receiver<Result<RowResult, crate::error::ServiceError>>,
+    task: tokio::task::JoinHandle<()>,
+    filter_stopped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Feed {
+    /// Starts reading `stream`.
+    pub fn start(mut stream: ScanStream) -> Feed {
+        let (tx, rx) = tokio::sync::mpsc::channel(READ_AHEAD);
+        let filter_stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = filter_stopped.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                match stream.next().await {
+                    Ok(Some(row)) => {
+                        if tx.send(Ok(row)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => {
+                        stopped.store(stream.filter_stopped(), Ordering::Release);
+                        return;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                }
+            }
+        });
+        Feed {
+            rx,
+            task,
+            filter_stopped,
+        }
+    }
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What waiting for the next row chunk gave.
+pub enum Next {
+    /// A chunk.
+    Row(RowResult),
+    /// The scan (of this region) is over.
+    End,
+    /// Nothing yet: the wait ran out.
+    Pending,
 }
 
 /// One scanner's state.
@@ -36,27 +98,43 @@ pub struct ScannerState {
     pub filter_ends_scan: bool,
     /// Bytes of cells one call answers at most (at least one row chunk).
     pub max_result_bytes: u64,
+    /// A peek found the end.
+    pub ended: bool,
 }
 
 impl ScannerState {
-    /// The next row chunk.
-    pub async fn next(&mut self) -> Result<Option<RowResult>, crate::error::ServiceError> {
-        if let Some(p) = self.peeked.take() {
-            return Ok(Some(p));
-        }
+    async fn pull(&mut self, wait: Duration) -> Result<Next, crate::error::ServiceError> {
         match &mut self.source {
-            Source::Stream(s) => s.next().await,
-            Source::Rows(rows) => Ok(rows.pop_front()),
+            Source::Rows(rows) => Ok(rows.pop_front().map_or(Next::End, Next::Row)),
+            Source::Stream(feed) => match tokio::time::timeout(wait, feed.rx.recv()).await {
+                Err(_) => Ok(Next::Pending),
+                Ok(None) => Ok(Next::End),
+                Ok(Some(Ok(row))) => Ok(Next::Row(row)),
+                Ok(Some(Err(e))) => Err(e),
+            },
         }
     }
 
-    /// Looks at the next row chunk without taking it.
-    pub async fn peek(&mut self) -> Result<Option<&RowResult>, crate::error::ServiceError> {
+    /// The next row chunk, waiting at most `wait` for it.
+    pub async fn next(&mut self, wait: Duration) -> Result<Next, crate::error::ServiceError> {
+        if let Some(p) = self.peeked.take() {
+            return Ok(Next::Row(p));
+        }
+        self.pull(wait).await
+    }
+
+    /// Looks at the next row chunk without taking it, waiting at most
+    /// `wait`: None when there is none yet, or none at all (see `ended`).
+    pub async fn peek(
+        &mut self,
+        wait: Duration,
+    ) -> Result<Option<&RowResult>, crate::error::ServiceError> {
         if self.peeked.is_none() {
-            self.peeked = match &mut self.source {
-                Source::Stream(s) => s.next().await?,
-                Source::Rows(rows) => rows.pop_front(),
-            };
+            match self.pull(wait).await? {
+                Next::Row(r) => self.peeked = Some(r),
+                Next::End => self.ended = true,
+                Next::Pending => {}
+            }
         }
         Ok(self.peeked.as_ref())
     }
@@ -64,7 +142,7 @@ impl ScannerState {
     /// True if the host scan ended because its filter stopped.
     pub fn filter_stopped(&self) -> bool {
         match &self.source {
-            Source::Stream(s) => s.filter_stopped(),
+            Source::Stream(f) => f.filter_stopped.load(Ordering::Acquire),
             Source::Rows(_) => false,
         }
     }
@@ -212,6 +290,7 @@ mod tests {
             rows_left: None,
             filter_ends_scan: false,
             max_result_bytes: 1 << 20,
+            ended: false,
         }
     }
 

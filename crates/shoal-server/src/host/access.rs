@@ -442,6 +442,21 @@ impl<'a> Access<'a> {
             .await
     }
 
+    /// [`Host::region_work`]: CREATE or ADMIN on the table.
+    pub async fn region_work(
+        &self,
+        table: &str,
+        region: &str,
+        compact: Option<bool>,
+    ) -> Result<(), ServiceError> {
+        let op = match compact {
+            None => "flush",
+            Some(_) => "compact",
+        };
+        self.table_admin(op, table, self.host.region_work(table, region, compact))
+            .await
+    }
+
     /// [`Host::split`]: CREATE or ADMIN on the table.
     pub async fn split(
         &self,

@@ -571,4 +571,26 @@ impl Host {
         }
         Ok(regions.len())
     }
+
+    /// Flushes (or, with `compact`, compacts — major or not) one region of
+    /// the table, served here; NotServing if it is not.
+    pub async fn region_work(
+        &self,
+        table: &str,
+        region: &str,
+        compact: Option<bool>,
+    ) -> Result<(), ServiceError> {
+        let live = self.table(table)?;
+        if !live.record.enabled {
+            return Err(ServiceError::TableDisabled(table.to_string()));
+        }
+        let Some(r) = live.open_regions().into_iter().find(|r| r.id() == region) else {
+            return Err(self.not_serving(table, region));
+        };
+        match compact {
+            None => r.flush().await.map(|_| ()),
+            Some(major) => r.compact(major).await.map(|_| ()),
+        }
+        .map_err(ServiceError::Region)
+    }
 }

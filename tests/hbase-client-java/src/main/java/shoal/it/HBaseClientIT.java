@@ -232,6 +232,13 @@ public final class HBaseClientIT {
       admin.deleteTable(sn);
       admin.flush(tn);
       ok("admin flush");
+      admin.compact(tn);
+      admin.majorCompact(tn);
+      eq("NONE", admin.getCompactionState(tn).name(), "compactions done when asked");
+      try (Table t = conn.getTable(tn)) {
+        eq("v1", s(t.get(new Get(b("a1"))).getValue(CF, b("q"))), "data after compactions");
+      }
+      ok("admin compact/majorCompact");
 
       admin.disableTable(tn);
       admin.truncateTable(tn, true);
