@@ -110,6 +110,17 @@ pub enum CompressionName {
     Zstd,
 }
 
+impl CompressionName {
+    /// HBase's name for it (`Compression.Algorithm`).
+    pub fn hbase_name(self) -> &'static str {
+        match self {
+            CompressionName::None => "NONE",
+            CompressionName::Lz4 => "LZ4",
+            CompressionName::Zstd => "ZSTD",
+        }
+    }
+}
+
 /// What a family's bloom filter indexes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -120,6 +131,17 @@ pub enum BloomName {
     Row,
     /// Row + column.
     Rowcol,
+}
+
+impl BloomName {
+    /// HBase's name for it (`BloomType`).
+    pub fn hbase_name(self) -> &'static str {
+        match self {
+            BloomName::None => "NONE",
+            BloomName::Row => "ROW",
+            BloomName::Rowcol => "ROWCOL",
+        }
+    }
 }
 
 /// In-memory compaction of a family's memstore.

@@ -30,16 +30,8 @@ pub fn table_schema(t: &TableRecord) -> pb::TableSchema {
 }
 
 fn family_schema(f: &FamilySchema) -> pb::ColumnFamilySchema {
-    let compression = match f.compression {
-        CompressionName::None => "NONE",
-        CompressionName::Lz4 => "LZ4",
-        CompressionName::Zstd => "ZSTD",
-    };
-    let bloom = match f.bloom {
-        BloomName::None => "NONE",
-        BloomName::Row => "ROW",
-        BloomName::Rowcol => "ROWCOL",
-    };
+    let compression = f.compression.hbase_name();
+    let bloom = f.bloom.hbase_name();
     let imc = match f.in_memory_compaction {
         ImcName::None => "NONE",
         ImcName::Basic => "BASIC",

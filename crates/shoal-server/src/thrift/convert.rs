@@ -190,16 +190,8 @@ pub fn row_mutation(
 
 /// A `ColumnDescriptor` from the catalog (name with its trailing `:`).
 pub fn column_descriptor(f: &FamilySchema) -> Value {
-    let compression = match f.compression {
-        CompressionName::None => "NONE",
-        CompressionName::Lz4 => "LZ4",
-        CompressionName::Zstd => "ZSTD",
-    };
-    let bloom = match f.bloom {
-        BloomName::None => "NONE",
-        BloomName::Row => "ROW",
-        BloomName::Rowcol => "ROWCOL",
-    };
+    let compression = f.compression.hbase_name();
+    let bloom = f.bloom.hbase_name();
     let ttl = if f.ttl_seconds == 0 {
         -1
     } else {
