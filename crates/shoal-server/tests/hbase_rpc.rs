@@ -635,3 +635,51 @@ async fn a_filtered_scan_answers_heartbeats_until_it_finds_its_row() {
     assert_eq!(found, vec![("r04999".into(), "q".into(), "v4999".into())]);
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_auth_on_calls_act_as_the_configured_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, format!("admin sha256:{}\n", "00".repeat(32))).unwrap();
+    let config = |user: &str| {
+        let mut c = support::config(&dir.path().join("data"));
+        c.auth.enabled = true;
+        c.auth.tokens = tokens.clone();
+        c.auth.superusers = vec!["admin".into()];
+        c.thrift.enabled = false;
+        c.auth.hbase_rpc_user = user.into();
+        c
+    };
+    // No user named for the native RPC: its port stays closed.
+    let s = shoal_server::start(config("")).await.unwrap();
+    assert_eq!(s.hbase_rpc_addr, None);
+    s.shutdown().await;
+    // Calls act as `javaapps`, who holds no grant: refused, by name.
+    let s = shoal_server::start(config("javaapps")).await.unwrap();
+    let addr = s.hbase_rpc_addr.unwrap();
+    let mut m = Conn::open(addr, "MasterService", false).await;
+    let a = m
+        .call(
+            "CreateTable",
+            &pb::CreateTableRequest {
+                table_schema: pb::TableSchema {
+                    table_name: Some(table("t")),
+                    column_families: vec![pb::ColumnFamilySchema {
+                        name: Bytes::from_static(b"cf"),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            &[],
+        )
+        .await;
+    let e = a.header.exception.unwrap();
+    assert_eq!(
+        e.exception_class_name.as_deref(),
+        Some("org.apache.hadoop.hbase.security.AccessDeniedException")
+    );
+    assert!(e.stack_trace.unwrap().contains("javaapps"));
+    s.shutdown().await;
+}
