@@ -385,6 +385,33 @@ async fn registry_meta_and_calls_multiplexed_with_cell_blocks() {
         a.exception().as_deref(),
         Some("org.apache.hadoop.hbase.exceptions.OutOfOrderScannerNextException")
     );
+    // An open that asks for no rows answers at once; the rows follow.
+    let a = c
+        .call(
+            "Scan",
+            &pb::ScanRequest {
+                number_of_rows: Some(0),
+                ..open.clone()
+            },
+            &[],
+        )
+        .await;
+    let opened = pb::ScanResponse::decode(a.message).unwrap();
+    assert!(opened.cells_per_result.is_empty());
+    assert_eq!(opened.more_results_in_region, Some(true));
+    let a = c
+        .call(
+            "Scan",
+            &pb::ScanRequest {
+                scanner_id: opened.scanner_id,
+                number_of_rows: Some(100),
+                next_call_seq: Some(0),
+                ..Default::default()
+            },
+            &[],
+        )
+        .await;
+    assert_eq!(cells_of(a.cells).len(), 25);
     s.shutdown().await;
 }
 

@@ -600,17 +600,19 @@ impl NativeRpc {
             self.scanners.close(id);
             return Err(e.into());
         }
+        // A call that asked for no rows (an open) does not wait to know.
         let more_in_region = !ended
             && st.rows_left != Some(0)
-            && match st.peek(budget()).await {
-                Ok(Some(_)) => true,
-                Ok(None) => !st.ended,
-                Err(e) => {
-                    drop(st);
-                    self.scanners.close(id);
-                    return Err(e.into());
-                }
-            };
+            && (wanted == 0
+                || match st.peek(budget()).await {
+                    Ok(Some(_)) => true,
+                    Ok(None) => !st.ended,
+                    Err(e) => {
+                        drop(st);
+                        self.scanners.close(id);
+                        return Err(e.into());
+                    }
+                });
         let heartbeat = heartbeats && more_in_region && batch.is_empty() && wanted > 0;
         let whole_scan_done =
             st.rows_left == Some(0) || (st.filter_ends_scan && st.filter_stopped());
