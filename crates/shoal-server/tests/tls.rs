@@ -238,3 +238,51 @@ async fn the_thrift_port_speaks_tls() {
     assert!(!buf.starts_with(&[0x80, 0x01]), "plain Thrift answered");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_native_rpc_port_speaks_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let the_ca = ca("CA");
+    let files = write_leaf(dir.path(), &the_ca);
+    let server = start(&dir.path().join("data"), &files, false).await;
+    let native = server.hbase_rpc_addr.unwrap();
+
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls::pki_types::pem::PemObject;
+    for c in rustls::pki_types::CertificateDer::pem_slice_iter(the_ca.pem.as_bytes()) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(native).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut tls = connector.connect(name, tcp).await.unwrap();
+    // 2.6's registry preamble: one framed answer (the cluster id), then
+    // the server closes.
+    tls.write_all(b"Regist").await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    let len = u32::from_be_bytes(answer[..4].try_into().unwrap()) as usize;
+    assert_eq!(answer.len(), 4 + len, "one framed answer");
+
+    // The preamble in plain text on the TLS port: no answer.
+    let mut plain = tokio::net::TcpStream::connect(native).await.unwrap();
+    plain.write_all(b"Regist").await.unwrap();
+    let mut buf = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), plain.read_to_end(&mut buf)).await;
+    // Nothing, or a TLS alert record (content type 21): never an answer.
+    assert!(
+        buf.is_empty() || buf[0] == 21,
+        "plain text answered: {buf:?}"
+    );
+    server.shutdown().await;
+}
