@@ -110,8 +110,12 @@ fn ycsb_against_a_server_in_another_process_reports_its_cpu_per_operation() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("[CPU], per operation, server "), "{stdout}");
+    // Windows of the width asked for (the first may be empty, and so not
+    // listed, when the first call starts late on a loaded machine).
     assert!(
-        stdout.contains("[WINDOW], 0.0 s +200ms, operations "),
+        stdout
+            .lines()
+            .any(|l| l.starts_with("[WINDOW], ") && l.contains(" s +200ms, operations ")),
         "{stdout}"
     );
     assert!(stdout.contains("[SERVER], put calls "), "{stdout}");

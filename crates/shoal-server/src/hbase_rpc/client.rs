@@ -242,7 +242,7 @@ impl NativeRpc {
             plan: Planned,
         }
         struct PlannedRegion {
-            target: Result<meta::RegionView, RpcError>,
+            target: Result<std::sync::Arc<meta::RegionView>, RpcError>,
             atomic: bool,
             condition: Option<pb::Condition>,
             actions: Vec<PlannedAction>,

@@ -460,6 +460,19 @@ impl ResultWriter {
     /// A `Result` of these cells (sorted as HBase's client expects).
     pub fn result(&mut self, cells: &[Cell]) -> pb::Result {
         if self.cell_blocks {
+            self.block.reserve(
+                cells
+                    .iter()
+                    .map(|c| {
+                        4 + 8
+                            + 12
+                            + c.row.len()
+                            + c.family.len()
+                            + c.qualifier.len()
+                            + c.value.len()
+                    })
+                    .sum(),
+            );
             for c in cells {
                 cells::encode(
                     &mut self.block,

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 /// Pause after an accept error that is not about one connection.
@@ -246,7 +246,56 @@ fn accept_header(bytes: &[u8]) -> Result<(Service, bool), RpcError> {
     Ok((service, cell_blocks))
 }
 
-/// Reads calls and runs them side by side; a writer task sends answers.
+/// One call's answer, ready to frame.
+struct Answered {
+    id: u32,
+    answer: Result<(Vec<u8>, Vec<u8>), RpcError>,
+}
+
+/// Runs one call.
+async fn answer(
+    rpc: Arc<NativeRpc>,
+    service: Service,
+    call: wire::Call,
+    cell_blocks: bool,
+) -> Answered {
+    let id = call.id();
+    let method = call.header.method_name.unwrap_or_default();
+    let answer = rpc
+        .call(service, &method, call.param, call.cells, cell_blocks)
+        .await;
+    match &answer {
+        Ok((m, cells)) => tracing::trace!(
+            ?service,
+            method,
+            id,
+            bytes = m.len(),
+            cells = cells.len(),
+            "native RPC call answered"
+        ),
+        Err(e) => tracing::debug!(
+            ?service,
+            method,
+            id,
+            class = e.class,
+            error = %e.message,
+            "native RPC call failed"
+        ),
+    }
+    Answered { id, answer }
+}
+
+fn frame(out: &mut Vec<u8>, a: Answered) {
+    match a.answer {
+        Ok((message, block)) => wire::encode_answer(out, a.id, Ok((&message, &block))),
+        Err(e) => wire::encode_answer(out, a.id, Err(&e.to_exception())),
+    }
+}
+
+/// Reads calls, runs them side by side and writes their answers, all on
+/// this connection's one task: no task per call and no hand-off to a
+/// writer, so a call is read, served and answered without a cross-thread
+/// wake-up, and answers ready together go out in one write.
 async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     io: IO,
     rpc: Arc<NativeRpc>,
@@ -256,15 +305,18 @@ async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     service: Service,
     cell_blocks: bool,
 ) {
-    let (mut reader, writer) = tokio::io::split(io);
-    let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    let writing = tokio::spawn(write_answers(writer, rx));
-    let permits = Arc::new(Semaphore::new(limits.max_calls));
-    let mut running = JoinSet::new();
+    use futures::FutureExt;
+    use futures::stream::{FuturesUnordered, StreamExt};
+    let (mut reader, mut writer) = tokio::io::split(io);
+    let mut running = FuturesUnordered::new();
     let mut buf = BytesMut::with_capacity(16 << 10);
-    let reason = loop {
-        // A whole frame in the buffer?
-        if let Some(len) = wire::frame_length(&buf) {
+    let mut out: Vec<u8> = Vec::with_capacity(16 << 10);
+    let reason = 'conn: loop {
+        // Every whole call in the buffer starts, up to the limit.
+        while running.len() < limits.max_calls {
+            let Some(len) = wire::frame_length(&buf) else {
+                break;
+            };
             let len = len as usize;
             if len > limits.max_message_bytes {
                 tracing::debug!(
@@ -278,120 +330,70 @@ async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                         limits.max_message_bytes
                     ),
                 );
-                let mut out = Vec::new();
                 wire::encode_answer(&mut out, wire::NO_CALL, Err(&e.to_exception()));
-                let _ = tx.send(out);
-                break CloseReason::Client;
+                break 'conn CloseReason::Client;
             }
-            if buf.len() >= 4 + len {
-                let _ = buf.split_to(4);
-                let body = buf.split_to(len).freeze();
-                let call = match wire::decode_call(body) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "malformed native RPC call; connection closed");
-                        break CloseReason::Client;
-                    }
-                };
-                // At most max_calls at once: wait for one to finish.
-                let permit = tokio::select! {
-                    p = permits.clone().acquire_owned() => match p {
-                        Ok(p) => p,
-                        Err(_) => break CloseReason::Client,
-                    },
-                    _ = crate::listen::stopped(&mut stop) => break CloseReason::Shutdown,
-                };
-                let (rpc, tx) = (rpc.clone(), tx.clone());
-                running.spawn(async move {
-                    let id = call.id();
-                    let method = call.header.method_name.unwrap_or_default();
-                    let answer = rpc
-                        .call(service, &method, call.param, call.cells, cell_blocks)
-                        .await;
-                    match &answer {
-                        Ok((m, cells)) => tracing::trace!(
-                            ?service,
-                            method,
-                            id,
-                            bytes = m.len(),
-                            cells = cells.len(),
-                            "native RPC call answered"
-                        ),
-                        Err(e) => tracing::debug!(
-                            ?service,
-                            method,
-                            id,
-                            class = e.class,
-                            error = %e.message,
-                            "native RPC call failed"
-                        ),
-                    }
-                    let mut out = Vec::new();
-                    match answer {
-                        Ok((message, block)) => {
-                            wire::encode_answer(&mut out, id, Ok((&message, &block)))
-                        }
-                        Err(e) => wire::encode_answer(&mut out, id, Err(&e.to_exception())),
-                    }
-                    drop(permit);
-                    let _ = tx.send(out);
-                });
-                continue;
+            if buf.len() < 4 + len {
+                buf.reserve(4 + len - buf.len());
+                break;
             }
-            buf.reserve(4 + len - buf.len());
+            let _ = buf.split_to(4);
+            let body = buf.split_to(len).freeze();
+            match wire::decode_call(body) {
+                Ok(call) => running.push(answer(rpc.clone(), service, call, cell_blocks)),
+                Err(e) => {
+                    tracing::debug!(error = %e, "malformed native RPC call; connection closed");
+                    break 'conn CloseReason::Client;
+                }
+            }
         }
-        // Reap finished calls; wait for bytes, for idleness, or for stop.
-        while running.try_join_next().is_some() {}
         let idle = running.is_empty() && buf.is_empty();
         let wait = if idle {
             limits.idle
         } else {
             Duration::from_secs(3600)
         };
-        buf.reserve(16 << 10);
+        let room = running.len() < limits.max_calls;
+        if buf.capacity() - buf.len() < 4 << 10 {
+            buf.reserve(16 << 10);
+        }
         tokio::select! {
-            r = tokio::time::timeout(wait, reader.read_buf(&mut buf)) => match r {
+            r = tokio::time::timeout(wait, reader.read_buf(&mut buf)), if room => match r {
                 Ok(Ok(0)) | Ok(Err(_)) => break CloseReason::Client,
                 Ok(Ok(_)) => {}
                 Err(_) if idle => break CloseReason::Idle,
                 Err(_) => {}
             },
-            Some(_) = running.join_next(), if !running.is_empty() => {}
+            Some(done) = running.next(), if !running.is_empty() => {
+                frame(&mut out, done);
+                // Others ready now go in the same write.
+                while out.len() < 1 << 20 {
+                    match running.next().now_or_never() {
+                        Some(Some(more)) => frame(&mut out, more),
+                        _ => break,
+                    }
+                }
+                if writer.write_all(&out).await.is_err() {
+                    out.clear();
+                    break CloseReason::Client;
+                }
+                out.clear();
+                if out.capacity() > 4 << 20 {
+                    out = Vec::with_capacity(16 << 10);
+                }
+            }
             _ = crate::listen::stopped(&mut stop) => break CloseReason::Shutdown,
         }
     };
-    // Calls in progress finish and are answered.
-    while running.join_next().await.is_some() {}
-    drop(tx);
-    let _ = writing.await;
-    slot.set_reason(reason);
-}
-
-/// Writes answers as they come, several at once when they queue up.
-async fn write_answers(
-    mut writer: impl AsyncWrite + Unpin,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
-) {
-    let mut out: Vec<u8> = Vec::with_capacity(16 << 10);
-    while let Some(first) = rx.recv().await {
-        out.clear();
-        out.extend_from_slice(&first);
-        while out.len() < (1 << 20) {
-            match rx.try_recv() {
-                Ok(more) => out.extend_from_slice(&more),
-                Err(_) => break,
-            }
-        }
-        if writer.write_all(&out).await.is_err() {
-            // The client went away: drain the rest unsent.
-            while rx.recv().await.is_some() {}
-            return;
-        }
-        if out.capacity() > 4 << 20 {
-            out = Vec::with_capacity(16 << 10);
-        }
+    // Calls in progress finish and are answered (with any final error).
+    while let Some(done) = running.next().await {
+        frame(&mut out, done);
+    }
+    if !out.is_empty() {
+        let _ = writer.write_all(&out).await;
     }
     let _ = writer.shutdown().await;
+    slot.set_reason(reason);
 }
 
 /// Bytes a test sends: a preamble and a header for `service`.

@@ -82,7 +82,7 @@ pub(crate) enum Target {
     /// The virtual `hbase:meta`.
     Meta,
     /// A region of a Shoal table.
-    Region(RegionView),
+    Region(std::sync::Arc<RegionView>),
 }
 
 /// The native RPC's state, shared by every connection.
@@ -95,7 +95,7 @@ pub struct NativeRpc {
     me: ServerIdentity,
     cluster_id: String,
     /// Regions by encoded name, as the client last learned them.
-    regions: Mutex<HashMap<String, RegionView>>,
+    regions: Mutex<HashMap<String, std::sync::Arc<RegionView>>>,
     /// A scan call with no row found yet answers a heartbeat after this.
     heartbeat: std::time::Duration,
 }
@@ -150,7 +150,7 @@ impl NativeRpc {
         self.host.access(&self.caller)
     }
 
-    fn cached(&self, encoded: &str) -> Option<RegionView> {
+    fn cached(&self, encoded: &str) -> Option<std::sync::Arc<RegionView>> {
         self.regions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -168,7 +168,7 @@ impl NativeRpc {
             map.clear();
         }
         for v in views {
-            map.insert(v.encoded.clone(), v);
+            map.insert(v.encoded.clone(), std::sync::Arc::new(v));
         }
         Ok(())
     }
@@ -184,6 +184,10 @@ impl NativeRpc {
         };
         match T::try_from(spec.r#type) {
             Ok(T::RegionName) => {
+                // The common case first: a name already known, no allocation.
+                if let Some(v) = names::encoded_part(&spec.value).and_then(|e| self.cached(e)) {
+                    return Ok(Target::Region(v));
+                }
                 let (table, encoded) = names::parse_region_name(&spec.value).ok_or_else(unknown)?;
                 let table = match table {
                     TableRef::Meta => return Ok(Target::Meta),

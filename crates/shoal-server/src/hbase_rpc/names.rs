@@ -76,6 +76,18 @@ pub fn region_name(table: &str, start: &[u8], number: u64) -> (Bytes, String) {
     (Bytes::from(base), encoded)
 }
 
+/// The encoded name at the end of a full region name (`.<32 hex>.`).
+pub fn encoded_part(name: &[u8]) -> Option<&str> {
+    let n = name.len();
+    if n > 34 && name[n - 1] == b'.' && name[n - 34] == b'.' {
+        let e = &name[n - 33..n - 1];
+        if e.iter().all(u8::is_ascii_hexdigit) {
+            return std::str::from_utf8(e).ok();
+        }
+    }
+    None
+}
+
 /// What a region name the client sent names: the table and the encoded
 /// name (None for the meta region or a name of another shape).
 pub fn parse_region_name(name: &[u8]) -> Option<(TableRef, Option<String>)> {
@@ -84,13 +96,7 @@ pub fn parse_region_name(name: &[u8]) -> Option<(TableRef, Option<String>)> {
     }
     let comma = name.iter().position(|b| *b == b',')?;
     let table = table_ref_str(&name[..comma]);
-    // `.<32 hex>.` at the end.
-    let n = name.len();
-    let encoded = (n > 34 && name[n - 1] == b'.' && name[n - 34] == b'.')
-        .then(|| &name[n - 33..n - 1])
-        .filter(|e| e.iter().all(u8::is_ascii_hexdigit))
-        .map(|e| String::from_utf8_lossy(e).into_owned());
-    Some((table, encoded))
+    Some((table, encoded_part(name).map(str::to_string)))
 }
 
 #[cfg(test)]

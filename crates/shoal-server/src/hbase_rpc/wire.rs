@@ -182,6 +182,7 @@ pub fn encode_answer(
         ),
     };
     let start = out.len();
+    out.reserve(4 + 5 + header.encoded_len() + 5 + message.map_or(0, <[u8]>::len) + cells.len());
     out.extend_from_slice(&[0; 4]);
     // Encoding into a Vec cannot fail: it grows as needed.
     let _ = header.encode_length_delimited(out);
