@@ -265,22 +265,24 @@ impl NativeRpc {
         let mut cells = CallCells {
             cells: decoded.into_iter(),
         };
+        // Each method's future is boxed: this one (held per call in the
+        // connection's set of calls in progress, and moved into it) stays
+        // small instead of as large as the largest method's.
         let message = match service {
             Service::Meta => self.registry(method)?,
-            Service::Master => self.master(method, param).await?,
-            Service::Admin => self.region_admin(method, param).await?,
+            Service::Master => Box::pin(self.master(method, param)).await?,
+            Service::Admin => Box::pin(self.region_admin(method, param)).await?,
             Service::Client => match method {
-                "Get" => self.get(req(method, param)?, &mut w).await?.encode_to_vec(),
-                "Mutate" => self
-                    .mutate(req(method, param)?, &mut cells, &mut w)
+                "Get" => Box::pin(self.get(req(method, param)?, &mut w))
                     .await?
                     .encode_to_vec(),
-                "Multi" => self
-                    .multi(req(method, param)?, &mut cells, &mut w)
+                "Mutate" => Box::pin(self.mutate(req(method, param)?, &mut cells, &mut w))
                     .await?
                     .encode_to_vec(),
-                "Scan" => self
-                    .scan(req(method, param)?, &mut w)
+                "Multi" => Box::pin(self.multi(req(method, param)?, &mut cells, &mut w))
+                    .await?
+                    .encode_to_vec(),
+                "Scan" => Box::pin(self.scan(req(method, param)?, &mut w))
                     .await?
                     .encode_to_vec(),
                 _ => {
