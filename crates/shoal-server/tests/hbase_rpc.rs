@@ -710,3 +710,25 @@ async fn with_auth_on_calls_act_as_the_configured_user() {
     assert!(e.stack_trace.unwrap().contains("javaapps"));
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_never_finished_is_closed_after_the_idle_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = support::config(dir.path());
+    c.server.idle_timeout = Duration::from_secs(1);
+    let s = shoal_server::start(c).await.unwrap();
+    let addr = s.hbase_rpc_addr.unwrap();
+    let mut conn = Conn::open(addr, "ClientService", true).await;
+    // A call announced as 100 bytes, of which 10 ever come.
+    conn.tcp.write_all(&100u32.to_be_bytes()).await.unwrap();
+    conn.tcp.write_all(&[0u8; 10]).await.unwrap();
+    let started = std::time::Instant::now();
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), conn.tcp.read_to_end(&mut rest)).await;
+    assert!(read.is_ok(), "still open after 20 s");
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "closed before the idle timeout"
+    );
+    s.shutdown().await;
+}

@@ -347,7 +347,9 @@ async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
                 }
             }
         }
-        let idle = running.is_empty() && buf.is_empty();
+        // With no call in progress, the connection has `idle_timeout` to
+        // send the next (or the rest of one it started).
+        let idle = running.is_empty();
         let wait = if idle {
             limits.idle
         } else {
