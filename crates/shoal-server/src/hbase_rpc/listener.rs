@@ -22,10 +22,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
-
-/// Pause after an accept error that is not about one connection.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+use tokio::task::JoinHandle;
 
 /// The codec whose cell blocks are served.
 const KEY_VALUE_CODEC: &str = "org.apache.hadoop.hbase.codec.KeyValueCodec";
@@ -53,42 +50,18 @@ pub fn serve_hbase_rpc(
     stop: watch::Receiver<bool>,
     tls: Option<Arc<crate::security::tls::TlsListeners>>,
 ) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut tasks = JoinSet::new();
-        let mut stopping = stop.clone();
-        let mut sweep = tokio::time::interval(Duration::from_secs(1));
-        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                biased;
-                _ = crate::listen::stopped(&mut stopping) => break,
-                Some(done) = tasks.join_next(), if !tasks.is_empty() => {
-                    if let Err(e) = done {
-                        tracing::error!(error = %e, "a native RPC connection task failed");
-                    }
-                }
-                _ = sweep.tick() => rpc.scanners().sweep(),
-                accepted = listener.accept() => match accepted {
-                    Ok((tcp, peer)) => {
-                        let Some(slot) = connections.admit(Listener::HbaseRpc, peer) else {
-                            continue;
-                        };
-                        crate::listen::configure(&tcp, connections.policy());
-                        let acceptor = tls
-                            .as_ref()
-                            .and_then(|t| t.acceptor(Listener::HbaseRpc.tls_name()));
-                        tasks.spawn(connection(tcp, rpc.clone(), slot, limits, stop.clone(), acceptor));
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, "native RPC accept failed");
-                        tokio::time::sleep(ACCEPT_BACKOFF).await;
-                    }
-                }
-            }
-        }
-        drop(listener);
-        while tasks.join_next().await.is_some() {}
-    })
+    let sweeper = rpc.clone();
+    tokio::spawn(crate::listen::run_raw(
+        listener,
+        Listener::HbaseRpc,
+        connections,
+        stop.clone(),
+        tls,
+        move || sweeper.scanners().sweep(),
+        move |tcp, slot, acceptor| {
+            connection(tcp, rpc.clone(), slot, limits, stop.clone(), acceptor)
+        },
+    ))
 }
 
 async fn connection(

@@ -115,6 +115,68 @@ pub(super) async fn run<S, B>(
     }
 }
 
+/// The accept loop of a listener that is not HTTP (Thrift, HBase's native
+/// RPC): admit under the connection cap, set the socket options, run
+/// `serve` on each connection in a task of its own (with its TLS acceptor,
+/// when the listener has TLS), call `tick` every second (scanner leases);
+/// on stop, stop accepting and wait for the connections.
+pub(crate) async fn run_raw<F, Fut>(
+    listener: TcpListener,
+    on: Listener,
+    connections: Arc<Connections>,
+    stop: watch::Receiver<bool>,
+    tls: Option<Arc<crate::security::tls::TlsListeners>>,
+    tick: impl Fn(),
+    serve: F,
+) where
+    F: Fn(TcpStream, super::Slot, Option<tokio_rustls::TlsAcceptor>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut tasks = JoinSet::new();
+    let mut stopping = stop.clone();
+    let mut every_second = tokio::time::interval(Duration::from_secs(1));
+    every_second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            biased;
+            _ = super::stopped(&mut stopping) => break,
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(e) = done {
+                    tracing::error!(error = %e, listener = on.as_str(), "a connection task failed");
+                }
+            }
+            _ = every_second.tick() => tick(),
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, peer)) => {
+                    let Some(slot) = connections.admit(on, peer) else {
+                        continue; // dropping `tcp` closes it
+                    };
+                    configure(&tcp, connections.policy());
+                    let acceptor = tls.as_ref().and_then(|t| t.acceptor(on.tls_name()));
+                    tasks.spawn(serve(tcp, slot, acceptor));
+                }
+                Err(e) if is_about_one_connection(&e) => {}
+                Err(e) => {
+                    if let Some(n) = connections.accept_errors.hit() {
+                        tracing::warn!(error = %e, errors = n, listener = on.as_str(), "accept failed");
+                    }
+                    let mut stop = stop.clone();
+                    tokio::select! {
+                        _ = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                        _ = super::stopped(&mut stop) => break,
+                    }
+                }
+            }
+        }
+    }
+    drop(listener);
+    while let Some(done) = tasks.join_next().await {
+        if let Err(e) = done {
+            tracing::error!(error = %e, listener = on.as_str(), "a connection task failed");
+        }
+    }
+}
+
 /// TCP_NODELAY (without it small responses wait for delayed ACKs, ~40 ms
 /// per call) and TCP keepalive (finds peers that vanished).
 pub(crate) fn configure(tcp: &TcpStream, policy: &ConnectionPolicy) {

@@ -39,7 +39,7 @@ mod descriptors;
 pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
 mod preface;
 mod serving;
-pub(crate) use accept::configure;
+pub(crate) use accept::run_raw;
 pub use serving::ServingThreads;
 
 use crate::config::ServerSection;

@@ -17,13 +17,10 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 /// A pause in a large message's bytes after which it is decoded again.
 const RETRY_PAUSE: Duration = Duration::from_millis(5);
-
-/// Pause after an accept error that is not about one connection.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Serves the gateway on `listener` until `stop` turns true; also expires
 /// idle scanners.
@@ -35,50 +32,30 @@ pub fn serve_thrift(
     stop: watch::Receiver<bool>,
     tls: Option<Arc<crate::security::tls::TlsListeners>>,
 ) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut tasks = JoinSet::new();
-        let mut stopping = stop.clone();
-        let mut sweep = tokio::time::interval(Duration::from_secs(1));
-        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                biased;
-                _ = crate::listen::stopped(&mut stopping) => break,
-                Some(done) = tasks.join_next(), if !tasks.is_empty() => {
-                    if let Err(e) = done {
-                        tracing::error!(error = %e, "a Thrift connection task failed");
-                    }
-                }
-                _ = sweep.tick() => {
-                    gateway.scanners().sweep();
-                }
-                accepted = listener.accept() => match accepted {
-                    Ok((tcp, peer)) => {
-                        let Some(slot) = connections.admit(Listener::Thrift, peer) else {
-                            continue;
-                        };
-                        crate::listen::configure(&tcp, connections.policy());
-                        let policy = connections.policy().clone();
-                        tasks.spawn(connection(
-                            tcp,
-                            gateway.clone(),
-                            slot,
-                            limits,
-                            (policy.handshake_timeout, policy.idle_timeout),
-                            stop.clone(),
-                            tls.as_ref().and_then(|t| t.acceptor(Listener::Thrift.tls_name())),
-                        ));
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, "Thrift accept failed");
-                        tokio::time::sleep(ACCEPT_BACKOFF).await;
-                    }
-                }
-            }
-        }
-        drop(listener);
-        while tasks.join_next().await.is_some() {}
-    })
+    let policy = connections.policy().clone();
+    let timeouts = (policy.handshake_timeout, policy.idle_timeout);
+    let sweeper = gateway.clone();
+    tokio::spawn(crate::listen::run_raw(
+        listener,
+        Listener::Thrift,
+        connections,
+        stop.clone(),
+        tls,
+        move || {
+            sweeper.scanners().sweep();
+        },
+        move |tcp, slot, acceptor| {
+            connection(
+                tcp,
+                gateway.clone(),
+                slot,
+                limits,
+                timeouts,
+                stop.clone(),
+                acceptor,
+            )
+        },
+    ))
 }
 
 /// How reading the next message ended.
