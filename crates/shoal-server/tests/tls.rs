@@ -191,6 +191,23 @@ async fn mutual_tls_refuses_clients_without_a_trusted_certificate() {
     server.shutdown().await;
 }
 
+/// A raw TLS client trusting `ca`.
+fn connector(ca: &Ca) -> tokio_rustls::TlsConnector {
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls::pki_types::pem::PemObject;
+    for c in rustls::pki_types::CertificateDer::pem_slice_iter(ca.pem.as_bytes()) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
 #[tokio::test]
 async fn the_thrift_port_speaks_tls() {
     let dir = tempfile::tempdir().unwrap();
@@ -206,19 +223,7 @@ async fn the_thrift_port_speaks_tls() {
     call.extend_from_slice(&1u32.to_be_bytes());
     call.push(0); // end of the argument struct
 
-    let mut roots = rustls::RootCertStore::empty();
-    use rustls::pki_types::pem::PemObject;
-    for c in rustls::pki_types::CertificateDer::pem_slice_iter(the_ca.pem.as_bytes()) {
-        roots.add(c.unwrap()).unwrap();
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::aws_lc_rs::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = connector(&the_ca);
     let tcp = tokio::net::TcpStream::connect(thrift).await.unwrap();
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
     let mut tls = connector.connect(name, tcp).await.unwrap();
@@ -247,19 +252,7 @@ async fn the_native_rpc_port_speaks_tls() {
     let server = start(&dir.path().join("data"), &files, false).await;
     let native = server.hbase_rpc_addr.unwrap();
 
-    let mut roots = rustls::RootCertStore::empty();
-    use rustls::pki_types::pem::PemObject;
-    for c in rustls::pki_types::CertificateDer::pem_slice_iter(the_ca.pem.as_bytes()) {
-        roots.add(c.unwrap()).unwrap();
-    }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::aws_lc_rs::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = connector(&the_ca);
     let tcp = tokio::net::TcpStream::connect(native).await.unwrap();
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
     let mut tls = connector.connect(name, tcp).await.unwrap();

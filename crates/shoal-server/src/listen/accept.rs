@@ -93,26 +93,16 @@ pub(super) async fn run<S, B>(
                         serving.pick(),
                     );
                 }
-                Err(e) if is_about_one_connection(&e) => {}
                 Err(e) => {
-                    if let Some(n) = connections.accept_errors.hit() {
-                        tracing::warn!(error = %e, errors = n, listener = on.as_str(), "accept failed");
-                    }
-                    let mut stop = stop.clone();
-                    tokio::select! {
-                        _ = tokio::time::sleep(ACCEPT_BACKOFF) => {}
-                        _ = super::stopped(&mut stop) => break,
+                    if !accept_failed(&e, on, &connections, &stop).await {
+                        break;
                     }
                 }
             }
         }
     }
     drop(listener);
-    while let Some(done) = tasks.join_next().await {
-        if let Err(e) = done {
-            tracing::error!(error = %e, listener = on.as_str(), "a connection task failed");
-        }
-    }
+    drain(tasks, on).await;
 }
 
 /// The accept loop of a listener that is not HTTP (Thrift, HBase's native
@@ -155,21 +145,42 @@ pub(crate) async fn run_raw<F, Fut>(
                     let acceptor = tls.as_ref().and_then(|t| t.acceptor(on.tls_name()));
                     tasks.spawn(serve(tcp, slot, acceptor));
                 }
-                Err(e) if is_about_one_connection(&e) => {}
                 Err(e) => {
-                    if let Some(n) = connections.accept_errors.hit() {
-                        tracing::warn!(error = %e, errors = n, listener = on.as_str(), "accept failed");
-                    }
-                    let mut stop = stop.clone();
-                    tokio::select! {
-                        _ = tokio::time::sleep(ACCEPT_BACKOFF) => {}
-                        _ = super::stopped(&mut stop) => break,
+                    if !accept_failed(&e, on, &connections, &stop).await {
+                        break;
                     }
                 }
             }
         }
     }
     drop(listener);
+    drain(tasks, on).await;
+}
+
+/// After a failed accept: nothing to do if it concerned one connection;
+/// otherwise logged (throttled) and a pause. False if the server stopped
+/// meanwhile.
+async fn accept_failed(
+    e: &io::Error,
+    on: Listener,
+    connections: &Connections,
+    stop: &watch::Receiver<bool>,
+) -> bool {
+    if is_about_one_connection(e) {
+        return true;
+    }
+    if let Some(n) = connections.accept_errors.hit() {
+        tracing::warn!(error = %e, errors = n, listener = on.as_str(), "accept failed");
+    }
+    let mut stop = stop.clone();
+    tokio::select! {
+        _ = tokio::time::sleep(ACCEPT_BACKOFF) => true,
+        _ = super::stopped(&mut stop) => false,
+    }
+}
+
+/// Waits for every connection task to end.
+async fn drain(mut tasks: JoinSet<()>, on: Listener) {
     while let Some(done) = tasks.join_next().await {
         if let Err(e) = done {
             tracing::error!(error = %e, listener = on.as_str(), "a connection task failed");
