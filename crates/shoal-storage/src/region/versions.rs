@@ -185,12 +185,16 @@ impl FamilyResolver {
 
     /// True if `cell` (the next in order) is visible.
     pub fn accept(&mut self, cell: &Cell) -> bool {
-        let spec = &self.spec;
-        if cell.seq > spec.read_point {
-            return false;
-        }
+        // The column first, even for a cell the read cannot see: otherwise
+        // `column_complete` would still speak of the previous column, and a
+        // reader skipping "the rest of this column" would skip the visible
+        // older versions of a column whose newest write is after the read
+        // point (a row read during updates missing a field).
         if self.column.as_deref() != Some(&cell.qualifier[..]) {
             self.reset_column(Some(cell.qualifier.clone()));
+        }
+        if cell.seq > self.spec.read_point {
+            return false;
         }
         let ts = cell.timestamp;
         if cell.kind.is_delete() {
@@ -402,6 +406,38 @@ mod tests {
         let mut s = spec(3);
         s.read_point = 2;
         assert_eq!(resolve(cells, s), ["a@5#1"]);
+    }
+
+    /// As a reader that skips a column once `column_complete` says so
+    /// (SEEK_NEXT_COL): a column whose newest write is after the read
+    /// point, after a complete column, still gives its visible version.
+    #[test]
+    fn a_column_updated_after_the_read_point_is_not_skipped() {
+        let mut cells = vec![
+            put("a", 5, 1),
+            put("b", 5, 2),
+            put("b", 7, 9), // after the read point
+            put("c", 5, 3),
+        ];
+        cells.sort_by(compare_cells);
+        let mut s = spec(1);
+        s.read_point = 5;
+        let mut r = FamilyResolver::new(s);
+        let mut seen = Vec::new();
+        let mut skip: Option<Bytes> = None;
+        for c in &cells {
+            if skip.as_ref().is_some_and(|q| *q == c.qualifier) {
+                continue;
+            }
+            skip = None;
+            if r.accept(c) {
+                seen.push(String::from_utf8_lossy(&c.value).into_owned());
+            }
+            if r.column_complete() {
+                skip = Some(c.qualifier.clone());
+            }
+        }
+        assert_eq!(seen, ["a@5#1", "b@5#2", "c@5#3"]);
     }
 
     #[test]
