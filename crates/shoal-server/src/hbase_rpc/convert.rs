@@ -108,13 +108,7 @@ pub fn get(g: &pb::Get) -> Result<GetSpec, RpcError> {
     })
 }
 
-/// The smallest row after `row`.
-pub fn successor(row: &[u8]) -> Bytes {
-    let mut v = Vec::with_capacity(row.len() + 1);
-    v.extend_from_slice(row);
-    v.push(0);
-    Bytes::from(v)
-}
+use crate::host::row_successor as successor;
 
 /// A scan's rows as Shoal's `[start, stop)` (empty ends open), from
 /// HBase's start/stop rows with their inclusive flags (a reversed scan

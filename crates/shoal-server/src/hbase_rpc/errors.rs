@@ -38,6 +38,14 @@ pub const NO_NAMESPACE: &str = "org.apache.hadoop.hbase.NamespaceNotFoundExcepti
 /// `org.apache.hadoop.hbase.TableNotFoundException`.
 pub const TABLE_NOT_FOUND: &str = "org.apache.hadoop.hbase.TableNotFoundException";
 
+/// Decodes a call's request message; a malformed one is bad input.
+pub fn request<M: prost::Message + Default>(
+    method: &str,
+    param: bytes::Bytes,
+) -> Result<M, RpcError> {
+    M::decode(param).map_err(|e| RpcError::invalid(format!("{method}: malformed request: {e}")))
+}
+
 impl RpcError {
     /// A permanent failure of this class.
     pub fn fatal(class: &'static str, message: impl Into<String>) -> RpcError {

@@ -183,10 +183,6 @@ impl NativeRpc {
     /// One MasterService call: the encoded answer.
     pub(super) async fn master(&self, method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
         use prost::Message;
-        fn req<M: Message + Default>(method: &str, param: Bytes) -> Result<M, RpcError> {
-            M::decode(param)
-                .map_err(|e| RpcError::invalid(format!("{method}: malformed request: {e}")))
-        }
         let access = self.access();
         let done = |proc_id: u64| pb::CreateTableResponse {
             proc_id: Some(proc_id),
@@ -197,7 +193,7 @@ impl NativeRpc {
             }
             .encode_to_vec(),
             "CreateTable" => {
-                let r: pb::CreateTableRequest = req(method, param)?;
+                let r: pb::CreateTableRequest = errors::request(method, param)?;
                 let name = self.user_table(
                     r.table_schema
                         .table_name
@@ -214,33 +210,33 @@ impl NativeRpc {
                 done(self.procedure()).encode_to_vec()
             }
             "DeleteTable" => {
-                let r: pb::DeleteTableRequest = req(method, param)?;
+                let r: pb::DeleteTableRequest = errors::request(method, param)?;
                 access.drop_table(&self.user_table(&r.table_name)?).await?;
                 done(self.procedure()).encode_to_vec()
             }
             "TruncateTable" | "truncateTable" => {
-                let r: pb::TruncateTableRequest = req(method, param)?;
+                let r: pb::TruncateTableRequest = errors::request(method, param)?;
                 access
                     .truncate_table(&self.user_table(&r.table_name)?)
                     .await?;
                 done(self.procedure()).encode_to_vec()
             }
             "EnableTable" => {
-                let r: pb::EnableTableRequest = req(method, param)?;
+                let r: pb::EnableTableRequest = errors::request(method, param)?;
                 access
                     .enable_table(&self.user_table(&r.table_name)?)
                     .await?;
                 done(self.procedure()).encode_to_vec()
             }
             "DisableTable" => {
-                let r: pb::DisableTableRequest = req(method, param)?;
+                let r: pb::DisableTableRequest = errors::request(method, param)?;
                 access
                     .disable_table(&self.user_table(&r.table_name)?)
                     .await?;
                 done(self.procedure()).encode_to_vec()
             }
             "ModifyTable" => {
-                let r: pb::ModifyTableRequest = req(method, param)?;
+                let r: pb::ModifyTableRequest = errors::request(method, param)?;
                 let name = self.user_table(&r.table_name)?;
                 let current = access.describe_table(&name).await?;
                 let upsert = r
@@ -259,7 +255,7 @@ impl NativeRpc {
                 done(self.procedure()).encode_to_vec()
             }
             "AddColumn" | "ModifyColumn" => {
-                let r: pb::AddColumnRequest = req(method, param)?;
+                let r: pb::AddColumnRequest = errors::request(method, param)?;
                 let name = self.user_table(&r.table_name)?;
                 let current = access.describe_table(&name).await?;
                 let patch = family_patch(&r.column_families)?;
@@ -286,19 +282,19 @@ impl NativeRpc {
                 done(self.procedure()).encode_to_vec()
             }
             "DeleteColumn" => {
-                let r: pb::DeleteColumnRequest = req(method, param)?;
+                let r: pb::DeleteColumnRequest = errors::request(method, param)?;
                 let name = self.user_table(&r.table_name)?;
                 let family = String::from_utf8_lossy(&r.column_name).into_owned();
                 access.alter_table(&name, Vec::new(), vec![family]).await?;
                 done(self.procedure()).encode_to_vec()
             }
             "FlushTable" => {
-                let r: pb::FlushTableRequest = req(method, param)?;
+                let r: pb::FlushTableRequest = errors::request(method, param)?;
                 access.flush_table(&self.user_table(&r.table_name)?).await?;
                 done(self.procedure()).encode_to_vec()
             }
             "ExecProcedure" | "ExecProcedureWithRet" => {
-                let r: pb::ExecProcedureRequest = req(method, param)?;
+                let r: pb::ExecProcedureRequest = errors::request(method, param)?;
                 let p = r.procedure;
                 if p.signature != "flush-table-proc" {
                     return Err(RpcError::invalid(format!(
@@ -325,7 +321,7 @@ impl NativeRpc {
             }
             .encode_to_vec(),
             "getProcedureResult" => {
-                let r: pb::GetProcedureResultRequest = req(method, param)?;
+                let r: pb::GetProcedureResultRequest = errors::request(method, param)?;
                 let known = r.proc_id > 0
                     && r.proc_id < self.procedures.load(std::sync::atomic::Ordering::Relaxed);
                 pb::GetProcedureResultResponse {
@@ -339,7 +335,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "SplitRegion" | "SplitTableRegion" => {
-                let r: pb::SplitTableRegionRequest = req(method, param)?;
+                let r: pb::SplitTableRegionRequest = errors::request(method, param)?;
                 let name = self.user_table(&r.region_info.table_name)?;
                 access
                     .split(&name, r.split_row.filter(|r| !r.is_empty()))
@@ -350,7 +346,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "GetTableDescriptors" => {
-                let r: pb::GetTableDescriptorsRequest = req(method, param)?;
+                let r: pb::GetTableDescriptorsRequest = errors::request(method, param)?;
                 let tables = self
                     .listed_tables(r.regex.as_deref(), r.namespace.as_deref())
                     .await?;
@@ -372,7 +368,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "GetTableNames" => {
-                let r: pb::GetTableNamesRequest = req(method, param)?;
+                let r: pb::GetTableNamesRequest = errors::request(method, param)?;
                 let tables = self
                     .listed_tables(r.regex.as_deref(), r.namespace.as_deref())
                     .await?;
@@ -382,7 +378,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "ListTableDescriptorsByNamespace" => {
-                let r: pb::ListTableDescriptorsByNamespaceRequest = req(method, param)?;
+                let r: pb::ListTableDescriptorsByNamespaceRequest = errors::request(method, param)?;
                 let tables = self.listed_tables(None, Some(&r.namespace_name)).await?;
                 pb::ListTableDescriptorsByNamespaceResponse {
                     table_schema: tables.iter().map(table_schema).collect(),
@@ -390,7 +386,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "ListTableNamesByNamespace" => {
-                let r: pb::ListTableNamesByNamespaceRequest = req(method, param)?;
+                let r: pb::ListTableNamesByNamespaceRequest = errors::request(method, param)?;
                 let tables = self.listed_tables(None, Some(&r.namespace_name)).await?;
                 pb::ListTableNamesByNamespaceResponse {
                     table_name: tables.iter().map(|t| meta::table_name(&t.name)).collect(),
@@ -398,7 +394,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "GetTableState" => {
-                let r: pb::GetTableStateRequest = req(method, param)?;
+                let r: pb::GetTableStateRequest = errors::request(method, param)?;
                 let enabled =
                     match names::table_ref(&r.table_name.namespace, &r.table_name.qualifier) {
                         TableRef::Meta => true,
@@ -431,7 +427,7 @@ impl NativeRpc {
             }
             .encode_to_vec(),
             "GetNamespaceDescriptor" => {
-                let r: pb::GetNamespaceDescriptorRequest = req(method, param)?;
+                let r: pb::GetNamespaceDescriptorRequest = errors::request(method, param)?;
                 if r.namespace_name != names::DEFAULT_NAMESPACE
                     && r.namespace_name != names::SYSTEM_NAMESPACE
                 {
@@ -443,7 +439,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "GetSchemaAlterStatus" => {
-                let r: pb::GetSchemaAlterStatusRequest = req(method, param)?;
+                let r: pb::GetSchemaAlterStatusRequest = errors::request(method, param)?;
                 let t = access
                     .describe_table(&self.user_table(&r.table_name)?)
                     .await?;

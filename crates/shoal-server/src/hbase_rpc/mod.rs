@@ -252,10 +252,6 @@ impl NativeRpc {
         cells: Bytes,
         cell_blocks: bool,
     ) -> Result<(Vec<u8>, Vec<u8>), RpcError> {
-        fn req<M: Message + Default>(method: &str, param: Bytes) -> Result<M, RpcError> {
-            M::decode(param)
-                .map_err(|e| RpcError::invalid(format!("{method}: malformed request: {e}")))
-        }
         let mut w = ResultWriter::new(cell_blocks);
         let decoded = if cells.is_empty() {
             Vec::new()
@@ -273,16 +269,20 @@ impl NativeRpc {
             Service::Master => Box::pin(self.master(method, param)).await?,
             Service::Admin => Box::pin(self.region_admin(method, param)).await?,
             Service::Client => match method {
-                "Get" => Box::pin(self.get(req(method, param)?, &mut w))
+                "Get" => Box::pin(self.get(errors::request(method, param)?, &mut w))
                     .await?
                     .encode_to_vec(),
-                "Mutate" => Box::pin(self.mutate(req(method, param)?, &mut cells, &mut w))
-                    .await?
-                    .encode_to_vec(),
-                "Multi" => Box::pin(self.multi(req(method, param)?, &mut cells, &mut w))
-                    .await?
-                    .encode_to_vec(),
-                "Scan" => Box::pin(self.scan(req(method, param)?, &mut w))
+                "Mutate" => {
+                    Box::pin(self.mutate(errors::request(method, param)?, &mut cells, &mut w))
+                        .await?
+                        .encode_to_vec()
+                }
+                "Multi" => {
+                    Box::pin(self.multi(errors::request(method, param)?, &mut cells, &mut w))
+                        .await?
+                        .encode_to_vec()
+                }
+                "Scan" => Box::pin(self.scan(errors::request(method, param)?, &mut w))
                     .await?
                     .encode_to_vec(),
                 _ => {

@@ -30,14 +30,10 @@ impl NativeRpc {
         method: &str,
         param: Bytes,
     ) -> Result<Vec<u8>, RpcError> {
-        fn req<M: Message + Default>(method: &str, param: Bytes) -> Result<M, RpcError> {
-            M::decode(param)
-                .map_err(|e| RpcError::invalid(format!("{method}: malformed request: {e}")))
-        }
         let access = self.access();
         Ok(match method {
             "GetRegionInfo" => {
-                let r: pb::GetRegionInfoRequest = req(method, param)?;
+                let r: pb::GetRegionInfoRequest = errors::request(method, param)?;
                 let view = self.user_region(&r.region).await?;
                 pb::GetRegionInfoResponse {
                     region_info: view.info(),
@@ -51,7 +47,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "FlushRegion" => {
-                let r: pb::FlushRegionRequest = req(method, param)?;
+                let r: pb::FlushRegionRequest = errors::request(method, param)?;
                 let view = self.user_region(&r.region).await?;
                 access.region_work(&view.table, &view.id, None).await?;
                 let now = std::time::SystemTime::now()
@@ -65,7 +61,7 @@ impl NativeRpc {
                 .encode_to_vec()
             }
             "CompactRegion" => {
-                let r: pb::CompactRegionRequest = req(method, param)?;
+                let r: pb::CompactRegionRequest = errors::request(method, param)?;
                 let view = self.user_region(&r.region).await?;
                 if r.family.as_ref().is_some_and(|f| !f.is_empty()) {
                     return Err(RpcError::invalid(

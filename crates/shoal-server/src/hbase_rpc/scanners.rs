@@ -160,7 +160,6 @@ pub struct Scanners {
     started: Instant,
     timeout: Duration,
     max: usize,
-    expired: AtomicU64,
 }
 
 /// A scanner taken for one call.
@@ -186,7 +185,6 @@ impl Scanners {
             started: Instant::now(),
             timeout,
             max,
-            expired: AtomicU64::new(0),
         }
     }
 
@@ -257,24 +255,8 @@ impl Scanners {
         map.retain(|_, o| now.saturating_sub(o.last_used_ms.load(Ordering::Relaxed)) < limit);
         let gone = before - map.len();
         if gone > 0 {
-            self.expired.fetch_add(gone as u64, Ordering::Relaxed);
             tracing::debug!(expired = gone, "native RPC scanners expired");
         }
-    }
-
-    /// Open scanners now.
-    pub fn len(&self) -> usize {
-        self.map().len()
-    }
-
-    /// True if none is open.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Scanners closed by their lease so far.
-    pub fn expired(&self) -> u64 {
-        self.expired.load(Ordering::Relaxed)
     }
 }
 
@@ -310,7 +292,7 @@ mod tests {
         );
         // A zero lease: everything idle expires.
         s.sweep();
-        assert!(s.is_empty());
-        assert_eq!(s.expired(), 1);
+        assert!(s.get(b).is_err(), "expired");
+        assert!(s.open(rows()).is_ok(), "room again");
     }
 }

@@ -565,7 +565,7 @@ impl ScanStream {
 }
 
 /// The smallest row after `row`.
-fn row_successor(row: &[u8]) -> Bytes {
+pub(crate) fn row_successor(row: &[u8]) -> Bytes {
     let mut v = Vec::with_capacity(row.len() + 1);
     v.extend_from_slice(row);
     v.push(0);

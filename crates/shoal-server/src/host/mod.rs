@@ -20,6 +20,7 @@ mod locate;
 mod split;
 
 pub use data::ScanStream;
+pub(crate) use data::row_successor;
 pub use locate::RegionLocation;
 
 use crate::catalog::{CatalogStore, RegionRecord, TableRecord};
