@@ -65,6 +65,24 @@ struct Args {
         default_value = "shoal,slatedb-durable,slatedb-async"
     )]
     systems: Vec<String>,
+    /// Memory cache for data blocks, MiB, given to both systems (default 48:
+    /// with 16 MiB for index and filter blocks, the 64 MiB budget).
+    #[arg(long, default_value_t = 48)]
+    memory_data_mib: u64,
+    /// Shoal's data block size in bytes (its family BLOCKSIZE); default
+    /// Shoal's own default, 64 KiB. SlateDB keeps its 4 KiB.
+    #[arg(long)]
+    shoal_block_size: Option<usize>,
+}
+
+impl Args {
+    /// The shared conditions, rooted at `dir`, with this run's overrides.
+    fn setup(&self, dir: PathBuf) -> Setup {
+        let mut setup = Setup::standard(dir);
+        setup.memory_data_bytes = self.memory_data_mib << 20;
+        setup.shoal_block_bytes = self.shoal_block_size;
+        setup
+    }
 }
 
 #[tokio::main]
@@ -84,7 +102,7 @@ async fn main() -> anyhow::Result<()> {
             .prefix("shoal-vs-slatedb-")
             .tempdir_in(&data_dir)
             .context("creating a data directory")?;
-        let setup = Setup::standard(dir.path().to_path_buf());
+        let setup = args.setup(dir.path().to_path_buf());
         eprintln!("== {name} in {}", dir.path().display());
         let result = match name.as_str() {
             "shoal" => run_shoal(&setup, &args).await?,
@@ -97,7 +115,7 @@ async fn main() -> anyhow::Result<()> {
     let report = Report {
         slatedb_version: SLATEDB_VERSION.into(),
         object_store_version: OBJECT_STORE_VERSION.into(),
-        conditions: conditions(&args, &Setup::standard(data_dir)),
+        conditions: conditions(&args, &args.setup(data_dir)),
         ratios: Report::ratios(&systems),
         systems,
     };
@@ -221,5 +239,6 @@ fn conditions(args: &Args, setup: &Setup) -> serde_json::Value {
         "memory_cache_bytes": { "data": setup.memory_data_bytes, "meta": setup.memory_meta_bytes },
         "disk_cache_bytes": setup.disk_bytes,
         "write_buffer_bytes": setup.write_buffer_bytes,
+        "shoal_block_bytes": setup.shoal_block_bytes,
     })
 }

@@ -21,6 +21,8 @@ pub struct Setup {
     pub disk_bytes: u64,
     /// Bytes of writes buffered in memory before they are written out as an SST.
     pub write_buffer_bytes: u64,
+    /// Shoal's data block size; `None` keeps Shoal's default (64 KiB).
+    pub shoal_block_bytes: Option<usize>,
 }
 
 impl Setup {
@@ -39,6 +41,7 @@ impl Setup {
             memory_meta_bytes: 16 << 20,
             disk_bytes: 1 << 30,
             write_buffer_bytes: 64 << 20,
+            shoal_block_bytes: None,
         }
     }
 }

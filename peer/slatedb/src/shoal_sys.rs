@@ -61,7 +61,13 @@ impl Shoal {
         let mut config = RegionConfig::new(
             "usertable-1",
             "data/usertable/1",
-            vec![FamilyConfig::new(FAMILY)],
+            vec![{
+                let mut family = FamilyConfig::new(FAMILY);
+                if let Some(bytes) = setup.shoal_block_bytes {
+                    family.sst.block_size = bytes;
+                }
+                family
+            }],
         );
         config.flush_size = usize::try_from(setup.write_buffer_bytes)?;
         let region = Region::open(config, env)

@@ -170,6 +170,26 @@ impl FlatCells {
         self.arena.slice(start + 4 + klen..end)
     }
 
+    /// Cell `i` with every field a slice of the arena (no copy), or `None`
+    /// past the end (or for a key that does not decode, which validation on
+    /// insert rules out).
+    pub fn cell(&self, i: usize) -> Option<crate::cell::Cell> {
+        if i >= self.len() {
+            return None;
+        }
+        let key = self.key_bytes(i);
+        let k = KeyRef::decode(key).ok()?;
+        Some(crate::cell::Cell {
+            row: self.arena.slice_ref(k.row),
+            family: self.arena.slice_ref(k.family),
+            qualifier: self.arena.slice_ref(k.qualifier),
+            timestamp: k.timestamp,
+            kind: k.kind,
+            seq: k.seq,
+            value: self.value(i),
+        })
+    }
+
     /// Cell `i` as a memstore entry.
     pub fn entry(&self, i: usize) -> Option<(MemKey, Bytes)> {
         if i >= self.len() {
@@ -185,6 +205,51 @@ impl FlatCells {
             Ok(k) => k.cmp(target),
             Err(_) => Ordering::Greater,
         }
+    }
+
+    /// As [`FlatCells::lower_bound`], for a caller that knows every cell
+    /// before `from` is below `target`: an exponential search from `from`,
+    /// so a target a few cells ahead costs a few comparisons, not a search
+    /// of the whole run.
+    pub fn lower_bound_from(&self, from: usize, target: &MemKey, strict: bool) -> usize {
+        let Ok(t) = target.key() else {
+            return self.len();
+        };
+        let before = |i: usize| {
+            let ord = self.cmp_at(i, &t);
+            if strict {
+                ord != Ordering::Greater
+            } else {
+                ord == Ordering::Less
+            }
+        };
+        // `lo` is known before the target; find `hi` not before it.
+        if from >= self.len() || !before(from) {
+            return from.min(self.len());
+        }
+        let (mut lo, mut step) = (from, 1usize);
+        let mut hi = loop {
+            let probe = lo.saturating_add(step);
+            if probe >= self.len() {
+                break self.len();
+            }
+            if !before(probe) {
+                break probe;
+            }
+            lo = probe;
+            step = step.saturating_mul(2);
+        };
+        // Invariant: cell `lo` is before the target; `hi` is not (or the end).
+        let mut lo = lo + 1;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// Index of the first cell whose key is ≥ `target` (or > it if `strict`).
@@ -272,6 +337,7 @@ mod tests {
         let empty = FlatBuilder::default().finish();
         let t = MemKey::from_encoded(&KeyRef::first_of_row(b"a").encode().unwrap());
         assert_eq!(empty.lower_bound(&t, false), 0);
+        assert_eq!(empty.lower_bound_from(0, &t, false), 0);
     }
 
     fn check_run(seed: u64, shared: &[u8]) {
@@ -328,6 +394,21 @@ mod tests {
                         })
                         .unwrap_or(keys.len());
                     assert_eq!(flat.lower_bound(&mk, strict), want, "seed {seed}");
+                    // From any start at or before the answer, the exponential
+                    // search agrees.
+                    for from in [
+                        0,
+                        want / 2,
+                        want.saturating_sub(1),
+                        want,
+                        want.saturating_sub(7),
+                    ] {
+                        assert_eq!(
+                            flat.lower_bound_from(from, &mk, strict),
+                            want,
+                            "seed {seed} from {from}"
+                        );
+                    }
                 }
             }
         }

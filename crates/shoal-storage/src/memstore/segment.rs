@@ -99,6 +99,15 @@ impl Segment {
         matches!(self.kind, Kind::Flat(_))
     }
 
+    /// The cells of a flat segment (`None` for a skiplist): immutable, so a
+    /// reader can walk them by index.
+    pub fn flat(&self) -> Option<&FlatCells> {
+        match &self.kind {
+            Kind::Flat(f) => Some(f),
+            Kind::Skip(_) => None,
+        }
+    }
+
     /// Inserts a cell; returns the bytes accounted for it (0 for an exact
     /// duplicate key, which replaces the old entry). Flat segments are
     /// immutable and refuse.

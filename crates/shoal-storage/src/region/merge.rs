@@ -13,13 +13,16 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
-/// A memstore segment walked by re-seeking from the last key returned, so the
-/// cursor holds no borrow and can live across awaits.
+/// A memstore segment walked without holding a borrow, so the cursor can
+/// live across awaits: a skiplist by re-seeking from the last key returned,
+/// a flat (immutable) segment by index.
 pub(crate) struct MemCursor {
     segment: Arc<Segment>,
     /// The bound to start from (taken on the first step).
     from: Option<(MemKey, bool)>,
     last: Option<MemKey>,
+    /// Flat segments: the index of the last cell returned.
+    pos: Option<usize>,
     /// The bound to stop at.
     stop: Bound<CellKey>,
     reverse: bool,
@@ -46,6 +49,7 @@ impl MemCursor {
             segment,
             from,
             last: None,
+            pos: None,
             stop,
             reverse,
             done: false,
@@ -57,6 +61,28 @@ impl MemCursor {
             return None;
         }
         let seg = &self.segment;
+        if let Some(flat) = seg.flat() {
+            let i = match (self.pos, self.from.take(), self.reverse) {
+                (Some(p), _, false) => Some(p + 1),
+                (Some(p), _, true) => p.checked_sub(1),
+                (None, Some((k, true)), false) => Some(flat.lower_bound(&k, false)),
+                (None, Some((k, false)), false) => Some(flat.lower_bound(&k, true)),
+                (None, Some((k, true)), true) => flat.lower_bound(&k, true).checked_sub(1),
+                (None, Some((k, false)), true) => flat.lower_bound(&k, false).checked_sub(1),
+                (None, None, false) => Some(0),
+                (None, None, true) => flat.len().checked_sub(1),
+            };
+            let Some(cell) = i.and_then(|i| flat.cell(i)) else {
+                self.done = true;
+                return None;
+            };
+            if !self.within(&cell) {
+                self.done = true;
+                return None;
+            }
+            self.pos = i;
+            return Some(cell);
+        }
         let entry = match (self.last.as_ref(), self.from.take(), self.reverse) {
             (Some(l), _, false) => seg.next_after(Some(l)),
             (Some(l), _, true) => seg.prev_before(Some(l)),
@@ -75,31 +101,50 @@ impl MemCursor {
             self.done = true;
             return None;
         };
-        let within = match (&self.stop, self.reverse) {
-            (Bound::Unbounded, _) => true,
-            (Bound::Included(e), false) => cell.key() <= e.as_ref(),
-            (Bound::Excluded(e), false) => cell.key() < e.as_ref(),
-            (Bound::Included(s), true) => cell.key() >= s.as_ref(),
-            (Bound::Excluded(s), true) => cell.key() > s.as_ref(),
-        };
-        if !within {
+        if !self.within(&cell) {
             self.done = true;
             return None;
         }
         self.last = Some(key);
         Some(cell)
     }
+
+    /// True if `cell` is on this side of the stop bound.
+    fn within(&self, cell: &Cell) -> bool {
+        match (&self.stop, self.reverse) {
+            (Bound::Unbounded, _) => true,
+            (Bound::Included(e), false) => cell.key() <= e.as_ref(),
+            (Bound::Excluded(e), false) => cell.key() < e.as_ref(),
+            (Bound::Included(s), true) => cell.key() >= s.as_ref(),
+            (Bound::Excluded(s), true) => cell.key() > s.as_ref(),
+        }
+    }
 }
 
 impl MemCursor {
     /// Forward only: the first cell ≥ `target`, found with one lookup
     /// instead of stepping (and decoding) through the cells before it.
-    fn seek(&mut self, target: MemKey) -> Option<Cell> {
+    fn seek(&mut self, target: &MemKey) -> Option<Cell> {
         if self.done {
             return None;
         }
-        self.from = Some((target, true));
+        if let (Some(flat), Some(p), false) = (self.segment.flat(), self.pos, self.reverse) {
+            // The cell at `p` was returned, so it is below the target.
+            let i = flat.lower_bound_from(p + 1, target, false);
+            let Some(cell) = flat.cell(i) else {
+                self.done = true;
+                return None;
+            };
+            if !self.within(&cell) {
+                self.done = true;
+                return None;
+            }
+            self.pos = Some(i);
+            return Some(cell);
+        }
+        self.from = Some((target.clone(), true));
         self.last = None;
+        self.pos = None;
         self.next()
     }
 }
@@ -156,7 +201,7 @@ impl Source {
         mem_target: &MemKey,
     ) -> Result<Option<Cell>, SstError> {
         match self {
-            Source::Mem(m) => Ok(m.seek(mem_target.clone())),
+            Source::Mem(m) => Ok(m.seek(mem_target)),
             Source::Sst(it) => {
                 for _ in 0..STEPS_BEFORE_SEEK {
                     match it.next().await? {

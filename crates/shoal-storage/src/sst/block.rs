@@ -289,16 +289,35 @@ impl BlockIter {
         result
     }
 
+    /// The full key stored at restart point `i`, read in place (a restart
+    /// entry shares nothing with the entry before it).
+    fn restart_key(&self, i: usize) -> Result<&[u8], BlockError> {
+        let data = &self.block.data[..self.block.restarts_at];
+        let at = self.block.restart(i);
+        let mut pos = at;
+        let limit = data.len();
+        let (Some(shared), Some(unshared), Some(_)) = (
+            get_len(data, &mut pos, limit),
+            get_len(data, &mut pos, limit),
+            get_len(data, &mut pos, limit),
+        ) else {
+            return malformed(format!("truncated entry header at restart {i} ({at})"));
+        };
+        if shared != 0 {
+            return malformed(format!("restart point {i} ({at}) shares {shared} bytes"));
+        }
+        data.get(pos..pos + unshared)
+            .ok_or_else(|| BlockError(format!("restart point {i} ({at}) overruns the block")))
+    }
+
     fn seek_inner(&mut self, target: &KeyRef<'_>) -> Result<bool, BlockError> {
         // Binary search for the last restart whose key is < target.
         let (mut lo, mut hi) = (0usize, self.block.num_restarts);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            self.seek_to_restart(mid);
-            if !self.advance()? {
-                return malformed(format!("restart point {mid} has no entry"));
-            }
-            if self.current_cmp(target)? == Ordering::Less {
+            let key = KeyRef::decode(self.restart_key(mid)?)
+                .map_err(|e| BlockError(format!("bad key at restart {mid}: {e}")))?;
+            if key.cmp(target) == Ordering::Less {
                 lo = mid;
             } else {
                 hi = mid;

@@ -76,6 +76,9 @@ pub struct SstIter {
     started: bool,
     done: bool,
     fill_cache: bool,
+    /// False once a cell at or above the start bound was returned: keys only
+    /// grow from there, so later cells skip the comparison.
+    check_start: bool,
 }
 
 impl SstIter {
@@ -88,6 +91,7 @@ impl SstIter {
             started: false,
             done: false,
             fill_cache,
+            check_start: true,
         }
     }
 
@@ -102,6 +106,7 @@ impl SstIter {
         self.started = true;
         self.done = false;
         self.cursor = None;
+        self.check_start = true;
         let target = match &self.range.start {
             Bound::Included(s) | Bound::Excluded(s) if s.as_ref() > target => s.clone(),
             _ => target.to_owned_key(),
@@ -171,9 +176,12 @@ impl SstIter {
                 self.done = true;
                 return Ok(None);
             }
-            if !self.range.above_start(&key) {
-                // Only an exclusive start bound equal to this key lands here.
-                continue;
+            if self.check_start {
+                if !self.range.above_start(&key) {
+                    // Only an exclusive start bound equal to this key lands here.
+                    continue;
+                }
+                self.check_start = false;
             }
             return Ok(Some(Cell {
                 row: key_bytes.slice_ref(key.row),

@@ -12,6 +12,12 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// Reads a varint at `*pos`, advancing it. `None` if truncated or longer than
 /// ten bytes (a u64 never needs more).
 pub(crate) fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    // Lengths inside blocks are nearly always below 128: one byte.
+    let first = *buf.get(*pos)?;
+    if first < 0x80 {
+        *pos += 1;
+        return Some(u64::from(first));
+    }
     let mut v: u64 = 0;
     for i in 0..10 {
         let b = *buf.get(*pos + i)?;
