@@ -14,6 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ".shoal.v1.Put",
         ".shoal.v1.RowMutation",
         ".shoal.v1.GetSpec",
+        ".shoal.v1.PeerBlocksResponse",
     ] {
         config = config.bytes(path);
     }

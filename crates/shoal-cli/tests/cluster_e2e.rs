@@ -783,6 +783,132 @@ async fn a_table_is_altered_across_the_cluster() {
     assert_eq!(t.count(shoal_client::Scan::new()).await.unwrap(), 6);
 }
 
+/// SST files under `dir`, recursively.
+fn sst_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        sst_files(&p)
+                    } else {
+                        usize::from(p.extension().is_some_and(|x| x == "sst"))
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// A counter from a server's `/metrics` (0 if absent).
+fn metric(server: &ServerProcess, name: &str) -> f64 {
+    let (code, body) = server.http_get("/metrics");
+    assert_eq!(code, 200);
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moved_region_reads_its_blocks_from_the_former_owner_not_the_object_store() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cluster = Cluster::start(2);
+    let c = client(&cluster.addrs()).await;
+    let admin = c.admin();
+    let until = |cond: fn(&BTreeMap<String, Vec<String>>, &str) -> bool| {
+        let admin = admin.clone();
+        async move {
+            let start = Instant::now();
+            loop {
+                if let Some((l, master)) = layout(&admin).await
+                    && cond(&l, &master)
+                {
+                    return l;
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(30),
+                    "{:?}",
+                    layout(&admin).await
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    until(|l, master| l.len() == 2 && !master.is_empty()).await;
+    admin.balance_switch(false).await.unwrap();
+    admin
+        .create_table("p", vec![Admin::family("cf")], Vec::new())
+        .await
+        .unwrap();
+    // One region of 3,000 rows of 1 KB, flushed: its file is in the
+    // owner's L2 (cache on write).
+    let t = c.table("p");
+    let value = vec![b'x'; 1000];
+    for chunk in 0..6 {
+        let rows = (0..500)
+            .map(|i| {
+                shoal_client::RowMutation::new(format!("row{:05}", chunk * 500 + i))
+                    .put("cf", "q", &value)
+            })
+            .collect();
+        for r in t.mutate_many(rows).await.unwrap() {
+            r.unwrap();
+        }
+    }
+    admin.flush("p").await.unwrap();
+    let l = until(|l, _| l.values().map(Vec::len).sum::<usize>() == 1).await;
+    let (owner, regions) = l.iter().find(|(_, r)| !r.is_empty()).unwrap();
+    let region = regions[0].clone();
+    let from = (0..2).find(|&i| &Cluster::name(i) == owner).unwrap();
+    let to = 1 - from;
+    let gets_before = metric(cluster.server(to), "shoal_cache_object_store_gets_total");
+    admin
+        .move_region(&region, &Cluster::name(to))
+        .await
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some((l, _)) = layout(&admin).await
+            && l.get(&Cluster::name(to))
+                .is_some_and(|r| r.contains(&region))
+        {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the move never finished:\n{}",
+            cluster.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Every row reads back right on the new owner.
+    let rows = t.scan_collect(shoal_client::Scan::new()).await.unwrap();
+    assert_eq!(rows.len(), 3000);
+    assert!(rows.iter().all(|r| r.cells[0].value == value));
+    let new_owner = cluster.server(to);
+    let old_owner = cluster.server(from);
+    let peer_hits = metric(new_owner, "shoal_cache_peer_hits_total");
+    let gets = metric(new_owner, "shoal_cache_object_store_gets_total") - gets_before;
+    // 3 MB in 64 KiB blocks: about 50 data blocks, all from the peer (the
+    // region's reads and its prefetch); the object store served only each
+    // file's tail (index and bloom).
+    let files = sst_files(&cluster.root.path().join("bucket"));
+    assert!(peer_hits >= 40.0, "peer hits {peer_hits}");
+    assert!(
+        gets <= files as f64,
+        "object-store GETs {gets} on the new owner, {files} files"
+    );
+    assert!(metric(old_owner, "shoal_cache_peer_served_blocks_total") >= peer_hits);
+    assert_eq!(metric(new_owner, "shoal_cache_peer_corrupt_total"), 0.0);
+    assert!(metric(new_owner, "shoal_cluster_peer_calls_total") >= 1.0);
+    assert_eq!(metric(new_owner, "shoal_cluster_peer_hinted_regions"), 1.0);
+}
+
 #[test]
 fn an_unreachable_etcd_is_a_clear_error_at_start() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -57,6 +57,19 @@ pub struct Assignment {
     /// For a move: the server to take the region once its owner has closed it.
     #[serde(default)]
     pub to: Option<String>,
+    /// The server that served the region before its current (or next)
+    /// owner: its L2 may still hold the region's blocks, so the new owner
+    /// reads from it before the object store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_owner: Option<String>,
+}
+
+impl Assignment {
+    /// The server to remember as the last one that served the region when
+    /// its owner changes now: the current owner, else the one remembered.
+    pub fn owner_or_last(&self) -> Option<String> {
+        self.owner.clone().or_else(|| self.last_owner.clone())
+    }
 }
 
 impl Assignment {
@@ -71,6 +84,7 @@ impl Assignment {
             replay: Vec::new(),
             owner_wal: None,
             to: None,
+            last_owner: None,
         }
     }
 }

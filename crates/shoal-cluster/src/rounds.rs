@@ -14,11 +14,13 @@ use std::future::Future;
 pub trait RegionHost {
     /// Opens `region` as its owner at `epoch`, first replaying its entries
     /// from the dead servers' WAL runs in `replay`. Err: the reason.
+    /// `last_owner` served it before (its L2 may hold the region's blocks).
     fn open(
         &self,
         region: &str,
         epoch: u64,
         replay: &[String],
+        last_owner: Option<&str>,
     ) -> impl Future<Output = Result<(), String>> + Send;
 
     /// Flushes and closes `region` (it is moving away). Err: the reason.
@@ -89,6 +91,7 @@ pub async fn master_round(
                     owner_wal: None,
                     to: None,
                     replay,
+                    last_owner: a.owner_or_last(),
                     ..a.clone()
                 })
             }
@@ -212,6 +215,12 @@ pub async fn master_round(
                             .filter(|w| !w.is_empty())
                             .map(|w| (*w).to_owned()),
                         to: None,
+                        // A dead owner's L2 may come back with it.
+                        last_owner: prev
+                            .owner
+                            .clone()
+                            .filter(|o| o != to)
+                            .or_else(|| prev.last_owner.clone()),
                         ..prev
                     },
                 )
@@ -317,7 +326,11 @@ pub async fn server_round<H: RegionHost>(
     let opened: std::collections::HashMap<String, Result<(), String>> =
         futures::future::join_all(to_open.iter().map(|(region, a)| async move {
             let replay = replay_for(a, my_wal);
-            ((*region).clone(), host.open(region, a.epoch, &replay).await)
+            let last = a.last_owner.as_deref().filter(|l| *l != me);
+            (
+                (*region).clone(),
+                host.open(region, a.epoch, &replay, last).await,
+            )
         }))
         .await
         .into_iter()
@@ -374,11 +387,13 @@ pub async fn server_round<H: RegionHost>(
             RegionState::Closing => match host.close(&region).await {
                 Ok(()) => {
                     round.closed += 1;
-                    // Flushed: nothing of it is left to replay.
+                    // Flushed: nothing of it is left to replay. Its blocks
+                    // are still in this server's L2 for the next owner.
                     Assignment {
                         state: RegionState::Offline,
                         owner: None,
                         owner_wal: None,
+                        last_owner: Some(me.to_owned()),
                         ..a
                     }
                 }

@@ -24,11 +24,23 @@ const TTL: Duration = Duration::from_secs(2);
 struct FakeHost {
     open: Mutex<BTreeSet<String>>,
     replayed: Mutex<BTreeMap<String, Vec<String>>>,
+    /// Per region opened: the server it was told served it before.
+    last_owner: Mutex<BTreeMap<String, Option<String>>>,
 }
 
 impl RegionHost for FakeHost {
-    async fn open(&self, region: &str, _epoch: u64, replay: &[String]) -> Result<(), String> {
+    async fn open(
+        &self,
+        region: &str,
+        _epoch: u64,
+        replay: &[String],
+        last_owner: Option<&str>,
+    ) -> Result<(), String> {
         self.open.lock().unwrap().insert(region.to_owned());
+        self.last_owner
+            .lock()
+            .unwrap()
+            .insert(region.to_owned(), last_owner.map(str::to_owned));
         self.replayed
             .lock()
             .unwrap()
@@ -146,7 +158,38 @@ async fn regions_are_served_once_and_move_when_a_server_or_the_master_dies() {
             .find_map(|s| s.host.replayed.lock().unwrap().get(r).cloned())
             .unwrap();
         assert_eq!(told, ["wal/c/run1"], "{r}");
+        // ... and told c served it: c's L2 may come back with c.
+        let last = [&a, &b]
+            .iter()
+            .find_map(|s| s.host.last_owner.lock().unwrap().get(r).cloned())
+            .unwrap();
+        assert_eq!(last.as_deref(), Some("c"), "{r}");
     }
+    // A region first opened names no former owner.
+    for r in &b_first {
+        assert_eq!(b.host.last_owner.lock().unwrap().get(r), Some(&None), "{r}");
+    }
+
+    // A graceful move: b's region goes to a, which is told b served it.
+    let moving = b_first[0].clone();
+    shoal_cluster::assignment::request_move(&etcd, PREFIX, &moving, "a")
+        .await
+        .unwrap()
+        .unwrap();
+    let start = Instant::now();
+    while !a.host.open.lock().unwrap().contains(&moving) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the move never finished"
+        );
+        round(&etcd, &[&a, &b], &regions).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        a.host.last_owner.lock().unwrap().get(&moving),
+        Some(&Some("b".to_owned()))
+    );
+    settle(&etcd, &[&a, &b], &regions, Duration::from_secs(20)).await;
 
     // The master (a) dies: b becomes master and takes a's regions.
     assert_eq!(
@@ -167,10 +210,11 @@ async fn regions_are_served_once_and_move_when_a_server_or_the_master_dies() {
         Some("b")
     );
     // Epochs only grew: a region that moved carries a higher epoch than its
-    // first assignment; those b served from the start never moved.
+    // first assignment; those b served from the start never moved (but the
+    // one moved to a and back).
     let records = read_all(&etcd, PREFIX).await.unwrap();
     for (region, (r, _)) in &records {
-        let expected_moved = !b_first.contains(region);
+        let expected_moved = !b_first.contains(region) || *region == moving;
         assert_eq!(r.epoch >= 2, expected_moved, "{region}: epoch {}", r.epoch);
     }
 }

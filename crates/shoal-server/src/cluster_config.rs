@@ -22,6 +22,22 @@ pub struct ClusterSection {
     /// Key prefix of this cluster in etcd (default `/shoal`), so clusters can
     /// share an etcd.
     pub prefix: String,
+    /// Read a region's blocks from the L2 of the server that served it
+    /// before, ahead of the object store, after it moved here (default on).
+    pub peer_reads: bool,
+    /// How long a peer has to answer a block read before the object store
+    /// is asked instead (default 50ms); a peer that misses it is skipped
+    /// for `peer_backoff`.
+    #[serde(with = "crate::config::humantime_serde_compat")]
+    pub peer_read_timeout: Duration,
+    /// How long a peer that failed or missed its deadline is not asked
+    /// (default 30s).
+    #[serde(with = "crate::config::humantime_serde_compat")]
+    pub peer_backoff: Duration,
+    /// How long after a region moved here its former owner is asked for its
+    /// blocks (default 10m; prefetch-on-open has copied them by then).
+    #[serde(with = "crate::config::humantime_serde_compat")]
+    pub peer_window: Duration,
 }
 
 impl Default for ClusterSection {
@@ -32,6 +48,10 @@ impl Default for ClusterSection {
             advertise_addr: String::new(),
             lease_ttl: Duration::from_secs(3),
             prefix: "/shoal".into(),
+            peer_reads: true,
+            peer_read_timeout: Duration::from_millis(50),
+            peer_backoff: Duration::from_secs(30),
+            peer_window: Duration::from_secs(600),
         }
     }
 }
@@ -73,6 +93,27 @@ impl ClusterSection {
                 ),
             ));
         }
+        if !(Duration::from_millis(1)..=Duration::from_secs(10)).contains(&self.peer_read_timeout) {
+            return Err((
+                "cluster.peer_read_timeout",
+                format!(
+                    "must be between 1ms and 10s, got {:?}",
+                    self.peer_read_timeout
+                ),
+            ));
+        }
+        if self.peer_backoff > Duration::from_secs(3600) {
+            return Err((
+                "cluster.peer_backoff",
+                format!("must be at most 1h, got {:?}", self.peer_backoff),
+            ));
+        }
+        if self.peer_window > Duration::from_secs(7 * 24 * 3600) {
+            return Err((
+                "cluster.peer_window",
+                format!("must be at most 7 days, got {:?}", self.peer_window),
+            ));
+        }
         if !self.prefix.starts_with('/') || self.prefix.ends_with('/') {
             return Err((
                 "cluster.prefix",
@@ -110,5 +151,13 @@ mod tests {
             "cluster.advertise_addr"
         );
         assert_eq!(bad(|c| c.prefix = "shoal".into()), "cluster.prefix");
+        assert_eq!(
+            bad(|c| c.peer_read_timeout = Duration::ZERO),
+            "cluster.peer_read_timeout"
+        );
+        assert_eq!(
+            bad(|c| c.peer_backoff = Duration::from_secs(7200)),
+            "cluster.peer_backoff"
+        );
     }
 }

@@ -69,6 +69,8 @@ pub struct ClusterView {
     pub balancer_on: bool,
     /// The last failovers here.
     pub recent: Vec<crate::cluster::Failover>,
+    /// Peer reads (blocks of moved regions asked of their former owner).
+    pub peer_calls: crate::cluster::PeerCallStats,
 }
 
 /// The write path: memstore limits, backpressure, flushes and in-memory

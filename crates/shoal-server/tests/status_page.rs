@@ -111,6 +111,7 @@ fn view(step: u64) -> StatusView {
         shared_misses: step / 3,
         prefetch_bytes_total: 3 << 30,
         prefetch_bytes_done: 1 << 30,
+        peer: Default::default(),
         l2: Some(DiskCacheMetrics {
             hits: l1_misses - l2_misses,
             misses: l2_misses,

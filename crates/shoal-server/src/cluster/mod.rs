@@ -8,11 +8,16 @@
 //! A graceful stop drains: the master moves this server's regions away
 //! (each flushed, so none is replayed) before it leaves.
 //!
+//! Peer reads (`peer_reads.rs`): a region that moved here reads its blocks
+//! from the former owner's L2 before the object store.
+//!
 //! The protocol itself (records, rounds, membership) is `shoal-cluster`.
 
 mod node;
+mod peer_reads;
 mod regions;
 mod state;
 
 pub use node::{ClusterNode, JoinedCluster, join};
+pub use peer_reads::{MAX_PEER_BLOCKS, MAX_PEER_BYTES, PeerCallStats, PeerReads};
 pub use state::{ClusterState, Directory, Failover, Owner, ServerView};

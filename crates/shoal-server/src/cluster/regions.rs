@@ -117,8 +117,15 @@ impl Host {
     }
 
     /// Opens region `id` as its owner, replaying `replay` (WAL runs of
-    /// former owners) first.
-    pub(crate) async fn open_assigned(&self, id: &str, replay: &[String]) -> Result<(), String> {
+    /// former owners) first. `last_owner` served it before: with peer reads
+    /// on, blocks this server lacks are asked of it before the object store
+    /// (the region's prefetch-on-open included).
+    pub(crate) async fn open_assigned(
+        &self,
+        id: &str,
+        replay: &[String],
+        last_owner: Option<&str>,
+    ) -> Result<(), String> {
         if self.open_region_here(id).is_some() || self.installing(id) {
             return Ok(());
         }
@@ -148,6 +155,9 @@ impl Host {
         }
         let replayed = foreign.len();
         let config = self.region_config(&table, &record);
+        if let (Some(reads), Some(last)) = (&self.inner.peer_reads, last_owner) {
+            reads.hint(&config.region_dir, last);
+        }
         let region = Region::open_with_recovered(config, self.region_env(), foreign)
             .await
             .map_err(|e| e.to_string())?;
@@ -403,8 +413,14 @@ impl Host {
 pub(crate) struct Regions<'a>(pub(crate) &'a Host);
 
 impl RegionHost for Regions<'_> {
-    async fn open(&self, region: &str, _epoch: u64, replay: &[String]) -> Result<(), String> {
-        self.0.open_assigned(region, replay).await
+    async fn open(
+        &self,
+        region: &str,
+        _epoch: u64,
+        replay: &[String],
+        last_owner: Option<&str>,
+    ) -> Result<(), String> {
+        self.0.open_assigned(region, replay, last_owner).await
     }
 
     async fn close(&self, region: &str) -> Result<(), String> {

@@ -310,6 +310,32 @@ impl pb::admin_server::Admin for AdminService {
         .await
     }
 
+    async fn peer_blocks(
+        &self,
+        req: Request<pb::PeerBlocksRequest>,
+    ) -> Result<Response<pb::PeerBlocksResponse>, Status> {
+        let caller = self.caller(&req)?;
+        let r = req.into_inner();
+        self.timed(async {
+            let mut blocks = Vec::with_capacity(r.blocks.len());
+            for b in &r.blocks {
+                let file = shoal_storage::sst::FileId::parse(&b.file).ok_or_else(|| {
+                    ServiceError::InvalidArgument(format!("{:?} is not a file id", b.file))
+                })?;
+                blocks.push(shoal_storage::sst::BlockAddr {
+                    file,
+                    offset: b.offset,
+                    len: b.len,
+                });
+            }
+            let frames = self.host.access(&caller).peer_blocks(&blocks).await?;
+            Ok(pb::PeerBlocksResponse {
+                frames: frames.into_iter().map(Option::unwrap_or_default).collect(),
+            })
+        })
+        .await
+    }
+
     async fn balance_switch(
         &self,
         req: Request<pb::BalanceSwitchRequest>,

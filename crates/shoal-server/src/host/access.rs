@@ -498,6 +498,16 @@ impl<'a> Access<'a> {
         self.audited("register_split", &table_object(table), result)
     }
 
+    /// Cluster mode, for another server: frames of `blocks` from this
+    /// server's L2 (a server's token: global admin).
+    pub async fn peer_blocks(
+        &self,
+        blocks: &[shoal_storage::sst::BlockAddr],
+    ) -> Result<Vec<Option<bytes::Bytes>>, ServiceError> {
+        self.need_global("peer_blocks", Action::Admin)?;
+        self.host.peer_blocks(blocks).await
+    }
+
     // ---- permissions
 
     fn need_grant_admin(&self, op: &str, scope: &Scope) -> Result<(), ServiceError> {

@@ -322,6 +322,7 @@ impl Host {
                 replay: Vec::new(),
                 owner_wal: record.owner_wal.clone(),
                 to: None,
+                last_owner: None,
             };
             if !assignment::write(etcd, prefix, &child, 0)
                 .await

@@ -168,6 +168,8 @@ pub(crate) struct Inner {
     pub(crate) address: std::sync::OnceLock<String>,
     /// Cluster mode: the lease, the directory and the master flag.
     pub(crate) cluster: Option<Arc<crate::cluster::ClusterState>>,
+    /// Cluster mode with `cluster.peer_reads`: the cache's peer tier.
+    pub(crate) peer_reads: Option<Arc<crate::cluster::PeerReads>>,
     /// The WAL regions open now log to (in cluster mode a new run replaces
     /// it when the server rejoins after losing its lease).
     pub(crate) wal: RwLock<Wal>,
@@ -283,6 +285,20 @@ impl Host {
             );
             env = env.with_cache(cache);
         }
+        let peer_reads = match (&cluster, &env.cache) {
+            (Some((state, _)), Some(cache))
+                if config.cluster.as_ref().is_some_and(|c| c.peer_reads) =>
+            {
+                let reads = Arc::new(crate::cluster::PeerReads::new(
+                    config.clone(),
+                    security.clone(),
+                    state.clone(),
+                ));
+                cache.set_peer_tier(Some(reads.clone()));
+                Some(reads)
+            }
+            _ => None,
+        };
         let catalog = CatalogStore::open(bucket.clone()).await?;
         security.set_grants(catalog.current());
         let host = Host {
@@ -301,6 +317,7 @@ impl Host {
                 stopping: AtomicBool::new(false),
                 address: std::sync::OnceLock::new(),
                 cluster: cluster.map(|(state, _)| state),
+                peer_reads,
                 wal: RwLock::new(wal),
             }),
         };
@@ -626,6 +643,12 @@ impl Host {
                     lease_losses: c.lease_losses.load(Relaxed),
                     balancer_on: c.balancer_on.load(Relaxed),
                     recent: c.recent_failovers(),
+                    peer_calls: self
+                        .inner
+                        .peer_reads
+                        .as_ref()
+                        .map(|p| p.stats())
+                        .unwrap_or_default(),
                 }
             }),
             version: env!("CARGO_PKG_VERSION"),

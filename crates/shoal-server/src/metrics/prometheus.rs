@@ -172,6 +172,30 @@ fn cluster(o: &mut Out, c: &crate::status::ClusterView) {
             "Live servers in the cluster.",
             c.servers.len() as f64,
         ),
+        (
+            "shoal_cluster_peer_calls_total",
+            "counter",
+            "Block reads asked of another server's L2 (calls, each for one or more blocks).",
+            c.peer_calls.calls as f64,
+        ),
+        (
+            "shoal_cluster_peer_call_failures_total",
+            "counter",
+            "Peer block reads that failed or missed cluster.peer_read_timeout.",
+            c.peer_calls.failures as f64,
+        ),
+        (
+            "shoal_cluster_peer_call_seconds_total",
+            "counter",
+            "Time spent in peer block reads.",
+            c.peer_calls.micros as f64 / 1e6,
+        ),
+        (
+            "shoal_cluster_peer_hinted_regions",
+            "gauge",
+            "Regions whose former owner is asked for blocks now (within cluster.peer_window of their move).",
+            c.peer_calls.hinted_regions as f64,
+        ),
     ] {
         o.single(name, kind, help, value);
     }
@@ -455,6 +479,41 @@ fn cache(o: &mut Out, c: &CacheMetricsSnapshot) {
             "shoal_cache_shared_misses_total",
             "Misses that joined another caller's fetch (single-flight).",
             c.shared_misses,
+        ),
+        (
+            "shoal_cache_peer_hits_total",
+            "Blocks read from another server's L2 instead of the object store (cluster mode).",
+            c.peer.hits,
+        ),
+        (
+            "shoal_cache_peer_bytes_total",
+            "Bytes of blocks read from another server's L2.",
+            c.peer.bytes,
+        ),
+        (
+            "shoal_cache_peer_misses_total",
+            "Blocks asked of a peer that it did not hold.",
+            c.peer.misses,
+        ),
+        (
+            "shoal_cache_peer_corrupt_total",
+            "Blocks a peer returned that failed their checksum (read from the object store instead).",
+            c.peer.corrupt,
+        ),
+        (
+            "shoal_cache_peer_fallbacks_total",
+            "Blocks read from the object store because their peer failed or missed its deadline.",
+            c.peer.fallbacks,
+        ),
+        (
+            "shoal_cache_peer_served_blocks_total",
+            "Blocks this server's L2 handed to other servers.",
+            c.peer.served,
+        ),
+        (
+            "shoal_cache_peer_served_bytes_total",
+            "Bytes of blocks this server's L2 handed to other servers.",
+            c.peer.served_bytes,
         ),
         (
             "shoal_prefetch_target_bytes_total",

@@ -77,6 +77,8 @@ pub struct CacheMetricsSnapshot {
     pub prefetch_bytes_total: u64,
     /// Bytes prefetches have warmed (or found cached) so far.
     pub prefetch_bytes_done: u64,
+    /// The peer tier's figures (cluster mode), both directions.
+    pub peer: super::PeerSnapshot,
     /// The L2 tier's own figures (inserts, drops, evictions, bytes, index
     /// memory, recovery), when there is an L2.
     pub l2: Option<super::DiskCacheMetrics>,

@@ -10,7 +10,10 @@
 //! 2. **L2, on local disk** (an [`L2`] implementation, optional): block frames
 //!    exactly as stored in the SST, persistent across restarts. Every frame's
 //!    crc32c is verified when read from L2; a bad frame is a miss.
-//! 3. **The object store**: one ranged GET per missing block, shared by every
+//! 3. **A peer's L2** (cluster mode, a [`PeerTier`], optional): the server
+//!    that served a region before it moved here may still hold its blocks;
+//!    its frames are verified like L2's (see `peer.rs`).
+//! 4. **The object store**: one ranged GET per missing block, shared by every
 //!    concurrent miss of the same block (single-flight).
 //!
 //! Keys are (file id, offset): files are immutable and their ids (ULIDs) are
@@ -25,10 +28,12 @@ mod disk;
 mod flight;
 mod l1;
 mod metrics;
+mod peer;
 mod prefetch;
 
 pub use disk::{DiskCache, DiskCacheConfig, DiskCacheError, DiskCacheMetrics};
 pub use metrics::{CacheMetricsSnapshot, PoolSnapshot};
+pub use peer::{PeerAnswer, PeerSnapshot, PeerTier};
 pub use prefetch::{PrefetchFile, PrefetchHandle, PrefetchProgress};
 
 use crate::sst::{Block, BlockAddr, BlockFetcher, BlockKind, FileId, SstError};
@@ -150,6 +155,8 @@ struct Inner {
     shared_misses: AtomicU64,
     prefetch_total: AtomicU64,
     prefetch_done: AtomicU64,
+    peers: std::sync::RwLock<Option<Arc<dyn PeerTier>>>,
+    peer: peer::PeerCounters,
 }
 
 /// The server-wide block cache.
@@ -190,6 +197,8 @@ impl BlockCache {
                 shared_misses: AtomicU64::new(0),
                 prefetch_total: AtomicU64::new(0),
                 prefetch_done: AtomicU64::new(0),
+                peers: std::sync::RwLock::new(None),
+                peer: peer::PeerCounters::default(),
             }),
         }
     }
@@ -267,6 +276,7 @@ impl BlockCache {
             shared_misses: i.shared_misses.load(Ordering::Relaxed),
             prefetch_bytes_total: i.prefetch_total.load(Ordering::Relaxed),
             prefetch_bytes_done: i.prefetch_done.load(Ordering::Relaxed),
+            peer: i.peer.snapshot(),
             l2: i.l2.as_ref().map(|l2| l2.metrics()),
         }
     }
@@ -294,27 +304,45 @@ impl BlockCache {
                 }
             }
         }
-        let source = inner.source.clone();
+        let cache = self.clone();
         let owned_path = path.to_string();
         let (result, led) = inner
             .block_flights
             .run((addr.file, addr.offset), move || {
-                async move { source.fetch(&owned_path, addr, kind).await }.boxed()
+                async move { cache.fetch_missing(&owned_path, addr, kind).await }.boxed()
             })
             .await;
         if !led {
             inner.shared_misses.fetch_add(1, Ordering::Relaxed);
         }
         let frame = result.map_err(|e| shared_error(path, e))?;
-        if led {
-            inner.source_gets.fetch_add(1, Ordering::Relaxed);
-            inner
-                .source_bytes
-                .fetch_add(frame.len() as u64, Ordering::Relaxed);
-            if fill_l2 && let Some(l2) = &inner.l2 {
-                l2.insert(addr.file, addr.offset, frame.clone());
-            }
+        if led
+            && fill_l2
+            && let Some(l2) = &inner.l2
+        {
+            l2.insert(addr.file, addr.offset, frame.clone());
         }
+        Ok(frame)
+    }
+
+    /// A block missing from L1 and L2: from a peer's L2 when one holds it
+    /// (verified), else from the object store (counted as a GET).
+    async fn fetch_missing(
+        &self,
+        path: &str,
+        addr: BlockAddr,
+        kind: BlockKind,
+    ) -> Result<Bytes, SstError> {
+        if let Some(mut frames) = self.peer_frames(path, std::slice::from_ref(&addr)).await
+            && let Some(Some(frame)) = frames.pop()
+        {
+            return Ok(frame);
+        }
+        let frame = self.inner.source.fetch(path, addr, kind).await?;
+        self.inner.source_gets.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .source_bytes
+            .fetch_add(frame.len() as u64, Ordering::Relaxed);
         Ok(frame)
     }
 

@@ -10,6 +10,9 @@
 //! [`RUN_BYTES`], cut into frames that are each verified before they enter
 //! L2, with [`RUNS_IN_FLIGHT`] GETs at once. One GET per 64 KiB block would
 //! spend a first-byte latency (~30 ms on S3) per block: about 2 MB/s.
+//! With a peer tier (cluster mode), a run is first asked of the peer that
+//! served the region before (one call for the run); only the blocks it
+//! does not hold are read from the object store.
 
 use super::BlockCache;
 use crate::sst::{BlockAddr, BlockKind};
@@ -44,6 +47,8 @@ pub struct PrefetchProgress {
     pub skipped_blocks: AtomicU64,
     /// Blocks fetched from the object store.
     pub fetched_blocks: AtomicU64,
+    /// Blocks copied from a peer's L2 instead.
+    pub peer_blocks: AtomicU64,
     /// Blocks whose fetch failed (left for reads to fetch).
     pub failed_blocks: AtomicU64,
 }
@@ -169,40 +174,27 @@ impl BlockCache {
                             return;
                         }
                     }
-                    let whole = BlockAddr {
-                        file: blocks[0].file,
-                        offset: blocks[0].offset,
-                        len: bytes,
-                    };
-                    match cache
-                        .inner
-                        .source
-                        .fetch(&path, whole, BlockKind::DataNoFill)
-                        .await
-                    {
-                        Ok(data) if data.len() as u64 == bytes => {
-                            cache.inner.source_gets.fetch_add(1, Ordering::Relaxed);
-                            cache.inner.source_bytes.fetch_add(bytes, Ordering::Relaxed);
-                            for b in &blocks {
-                                let at = (b.offset - whole.offset) as usize;
-                                let frame = data.slice(at..at + b.len as usize);
-                                if super::frame_is_sound(&frame, b.len) {
+                    let mut missing = blocks.clone();
+                    if let Some(frames) = cache.peer_frames(&path, &blocks).await {
+                        missing.clear();
+                        for (b, frame) in blocks.iter().zip(frames) {
+                            match frame {
+                                Some(frame) => {
                                     l2.insert(b.file, b.offset, frame);
-                                    p.fetched_blocks.fetch_add(1, Ordering::Relaxed);
-                                } else {
-                                    tracing::debug!(path = %path, offset = b.offset, "prefetched frame failed its checksum; left for reads");
-                                    p.failed_blocks.fetch_add(1, Ordering::Relaxed);
+                                    p.peer_blocks.fetch_add(1, Ordering::Relaxed);
                                 }
+                                None => missing.push(*b),
                             }
                         }
-                        Ok(_) | Err(_) => {
-                            tracing::debug!(path = %path, offset = whole.offset, len = bytes, "prefetch GET failed; the blocks are left for reads");
-                            p.failed_blocks
-                                .fetch_add(blocks.len() as u64, Ordering::Relaxed);
-                        }
+                    }
+                    for run in contiguous(&missing) {
+                        fetch_run(cache, l2, p, &path, run).await;
                     }
                     p.done_bytes.fetch_add(bytes, Ordering::Relaxed);
-                    cache.inner.prefetch_done.fetch_add(bytes, Ordering::Relaxed);
+                    cache
+                        .inner
+                        .prefetch_done
+                        .fetch_add(bytes, Ordering::Relaxed);
                 }
             }))
             .buffer_unordered(RUNS_IN_FLIGHT);
@@ -217,6 +209,65 @@ impl BlockCache {
             cancel,
             progress,
             task: Some(task),
+        }
+    }
+}
+
+/// `blocks` (ascending) cut where one does not start where the last ended.
+fn contiguous(blocks: &[BlockAddr]) -> Vec<&[BlockAddr]> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for i in 1..=blocks.len() {
+        if i == blocks.len() || blocks[i - 1].offset + blocks[i - 1].len != blocks[i].offset {
+            if i > start {
+                runs.push(&blocks[start..i]);
+            }
+            start = i;
+        }
+    }
+    runs
+}
+
+/// Reads consecutive `blocks` of `path` from the object store in one GET and
+/// puts each verified frame into L2.
+async fn fetch_run(
+    cache: &BlockCache,
+    l2: &Arc<dyn super::L2>,
+    p: &PrefetchProgress,
+    path: &str,
+    blocks: &[BlockAddr],
+) {
+    let bytes: u64 = blocks.iter().map(|b| b.len).sum();
+    let whole = BlockAddr {
+        file: blocks[0].file,
+        offset: blocks[0].offset,
+        len: bytes,
+    };
+    match cache
+        .inner
+        .source
+        .fetch(path, whole, BlockKind::DataNoFill)
+        .await
+    {
+        Ok(data) if data.len() as u64 == bytes => {
+            cache.inner.source_gets.fetch_add(1, Ordering::Relaxed);
+            cache.inner.source_bytes.fetch_add(bytes, Ordering::Relaxed);
+            for b in blocks {
+                let at = (b.offset - whole.offset) as usize;
+                let frame = data.slice(at..at + b.len as usize);
+                if super::frame_is_sound(&frame, b.len) {
+                    l2.insert(b.file, b.offset, frame);
+                    p.fetched_blocks.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    tracing::debug!(path = %path, offset = b.offset, "prefetched frame failed its checksum; left for reads");
+                    p.failed_blocks.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        Ok(_) | Err(_) => {
+            tracing::debug!(path = %path, offset = whole.offset, len = bytes, "prefetch GET failed; the blocks are left for reads");
+            p.failed_blocks
+                .fetch_add(blocks.len() as u64, Ordering::Relaxed);
         }
     }
 }

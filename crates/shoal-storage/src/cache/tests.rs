@@ -298,3 +298,231 @@ async fn prefetch_is_rate_limited_and_cancellable() {
     assert!(after <= fetched + 1, "stopped after cancel: {after}");
     assert!(l2.0.lock().unwrap().len() < blocks.len());
 }
+
+/// A peer tier over another cache's L2 (as the server's gRPC peer reads
+/// are), that can corrupt what it returns or fail.
+struct TestPeer {
+    other: BlockCache,
+    mode: Mutex<PeerMode>,
+    calls: AtomicU64,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum PeerMode {
+    Honest,
+    Corrupt,
+    Dead,
+}
+
+impl PeerTier for TestPeer {
+    fn frames<'a>(&'a self, _path: &'a str, blocks: &'a [BlockAddr]) -> BoxFuture<'a, PeerAnswer> {
+        Box::pin(async move {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            let mode = *self.mode.lock().unwrap();
+            match mode {
+                PeerMode::Dead => PeerAnswer::Failed,
+                PeerMode::Honest => PeerAnswer::Frames(self.other.l2_frames(blocks).await),
+                PeerMode::Corrupt => PeerAnswer::Frames(
+                    self.other
+                        .l2_frames(blocks)
+                        .await
+                        .into_iter()
+                        .map(|f| {
+                            f.map(|f| {
+                                let mut b = f.to_vec();
+                                b[0] ^= 0x55;
+                                Bytes::from(b)
+                            })
+                        })
+                        .collect(),
+                ),
+            }
+        })
+    }
+}
+
+/// Two caches over one source: `old` (warm: every block in its L2) and
+/// `new` (cold), with `old` as `new`'s peer.
+struct Moved {
+    source: Arc<MemoryFetcher>,
+    f: SstFile,
+    new: BlockCache,
+    peer: Arc<TestPeer>,
+    /// The file opened on `new` (its tail read from the object store).
+    reader: SstReader,
+    /// The object store's request count once `reader` is open.
+    before: u64,
+}
+
+async fn moved(id: u128, mode: PeerMode) -> Moved {
+    let (source, f) = file(2000, id).await;
+    let old = BlockCache::new(
+        CacheConfig::default(),
+        source.clone(),
+        Some(Arc::new(MapL2::default())),
+    );
+    let reader = SstReader::open(old.family(FamilyCachePolicy::default()), f.clone())
+        .await
+        .unwrap();
+    assert_eq!(scan_all(&reader).await, 2000);
+    let tiny = CacheConfig {
+        l1_data_bytes: 0,
+        ..CacheConfig::default()
+    };
+    let new = BlockCache::new(tiny, source.clone(), Some(Arc::new(MapL2::default())));
+    let peer = Arc::new(TestPeer {
+        other: old,
+        mode: Mutex::new(mode),
+        calls: AtomicU64::new(0),
+    });
+    new.set_peer_tier(Some(peer.clone()));
+    let reader = SstReader::open(new.family(FamilyCachePolicy::default()), f.clone())
+        .await
+        .unwrap();
+    let before = source.fetch_count();
+    Moved {
+        source,
+        f,
+        new,
+        peer,
+        reader,
+        before,
+    }
+}
+
+#[tokio::test]
+async fn a_moved_files_blocks_come_from_the_peer_not_the_object_store() {
+    let Moved {
+        source,
+        new,
+        peer,
+        reader,
+        before,
+        ..
+    } = moved(10, PeerMode::Honest).await;
+    assert_eq!(scan_all(&reader).await, 2000);
+    let blocks = reader.data_block_count() as u64;
+    assert_eq!(
+        source.fetch_count(),
+        before,
+        "no block read from the object store"
+    );
+    let m = new.metrics();
+    assert_eq!(m.peer.hits, blocks);
+    assert_eq!(m.object_store_gets, 1, "only the tail");
+    assert_eq!(peer.other.metrics().peer.served, blocks);
+    // The peer's blocks entered L2: a rescan asks nobody.
+    let calls = peer.calls.load(Ordering::Relaxed);
+    assert_eq!(scan_all(&reader).await, 2000);
+    assert_eq!(peer.calls.load(Ordering::Relaxed), calls);
+    assert_eq!(source.fetch_count(), before);
+}
+
+#[tokio::test]
+async fn corrupt_peer_frames_are_never_returned() {
+    let Moved {
+        source,
+        new,
+        peer: _,
+        reader,
+        before,
+        ..
+    } = moved(11, PeerMode::Corrupt).await;
+    // Every cell is right: each block came from the object store.
+    let mut it = reader.iter(ScanRange::all());
+    let mut n = 0;
+    while let Some(c) = it.next().await.unwrap() {
+        assert_eq!(c.row, format!("row{n:06}").as_bytes());
+        assert_eq!(&c.value[..], &[b'v'; 100][..]);
+        n += 1;
+    }
+    assert_eq!(n, 2000);
+    let blocks = reader.data_block_count() as u64;
+    let m = new.metrics();
+    assert_eq!(m.peer.corrupt, blocks);
+    assert_eq!(m.peer.hits, 0);
+    assert_eq!(source.fetch_count() - before, blocks);
+}
+
+#[tokio::test]
+async fn a_dead_peer_falls_back_to_the_object_store() {
+    let Moved {
+        source,
+        new,
+        peer: _,
+        reader,
+        before,
+        ..
+    } = moved(12, PeerMode::Dead).await;
+    assert_eq!(scan_all(&reader).await, 2000);
+    let blocks = reader.data_block_count() as u64;
+    let m = new.metrics();
+    assert_eq!(m.peer.fallbacks, blocks);
+    assert_eq!(source.fetch_count() - before, blocks);
+}
+
+#[tokio::test]
+async fn prefetch_copies_from_the_peer_and_reads_only_what_it_lacks() {
+    let Moved {
+        source,
+        f,
+        new,
+        peer,
+        reader,
+        ..
+    } = moved(13, PeerMode::Honest).await;
+    let blocks: Vec<BlockAddr> = (0..reader.data_block_count())
+        .filter_map(|i| reader.block_addr(i))
+        .collect();
+    // The peer lost two blocks in the middle.
+    let lost = [blocks[5], blocks[6]];
+    let before = source.fetch_count();
+    // A peer holding every block but those two.
+    let old_l2 = MapL2::default();
+    for b in &blocks {
+        if !lost.contains(b)
+            && let Some(Some(frame)) = peer.other.l2_frames(&[*b]).await.pop()
+        {
+            old_l2.insert(b.file, b.offset, frame);
+        }
+    }
+    let old = BlockCache::new(
+        CacheConfig::default(),
+        source.clone(),
+        Some(Arc::new(old_l2)),
+    );
+    let partial = Arc::new(TestPeer {
+        other: old,
+        mode: Mutex::new(PeerMode::Honest),
+        calls: AtomicU64::new(0),
+    });
+    new.set_peer_tier(Some(partial));
+    let handle = new.prefetch(
+        vec![PrefetchFile {
+            path: f.path.clone(),
+            blocks: blocks.clone(),
+        }],
+        0,
+    );
+    let progress = handle.progress();
+    handle.wait().await;
+    assert_eq!(
+        progress.peer_blocks.load(Ordering::Relaxed),
+        blocks.len() as u64 - 2
+    );
+    assert_eq!(progress.fetched_blocks.load(Ordering::Relaxed), 2);
+    assert_eq!(
+        source.fetch_count() - before,
+        1,
+        "one GET for the two lost blocks"
+    );
+    // Everything is in L2 now: a scan asks neither the object store nor the peer.
+    let reader = SstReader::open(new.family(FamilyCachePolicy::default()), f)
+        .await
+        .unwrap();
+    let before = source.fetch_count();
+    let hits = new.metrics().peer.hits;
+    assert_eq!(scan_all(&reader).await, 2000);
+    assert_eq!(source.fetch_count(), before);
+    assert_eq!(new.metrics().peer.hits, hits);
+}
