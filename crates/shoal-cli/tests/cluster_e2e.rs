@@ -46,17 +46,21 @@ struct Cluster {
     root: tempfile::TempDir,
     servers: Vec<Option<ServerProcess>>,
     regions: String,
+    /// Extra keys for each server's `[cluster]` table.
+    cluster_keys: String,
 }
 
-/// `regions`: extra keys for write_config's `[regions]` table.
-fn config(root: &Path, etcd: &str, name: &str, regions: &str) -> PathBuf {
+/// `regions`: extra keys for write_config's `[regions]` table;
+/// `cluster_keys`: extra keys for `[cluster]`.
+fn config(root: &Path, etcd: &str, name: &str, regions: &str, cluster_keys: &str) -> PathBuf {
     let dir = root.join(format!("{name}-config"));
     std::fs::create_dir_all(&dir).unwrap();
     support::write_config(
         &dir,
         &format!(
             "{regions}[object_store]\nurl = \"file://{}\"\n[wal]\nbackend = \"object\"\n\
-             [cluster]\netcd = [\"{etcd}\"]\nname = \"{name}\"\nlease_ttl = \"{LEASE}\"\n",
+             [cluster]\netcd = [\"{etcd}\"]\nname = \"{name}\"\nlease_ttl = \"{LEASE}\"\n\
+             {cluster_keys}",
             root.join("bucket").display()
         ),
     )
@@ -68,6 +72,10 @@ impl Cluster {
     }
 
     fn start_with(n: usize, regions: &str) -> Cluster {
+        Cluster::start_with_keys(n, regions, "")
+    }
+
+    fn start_with_keys(n: usize, regions: &str, cluster_keys: &str) -> Cluster {
         let etcd = EtcdServer::start();
         let root = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(root.path().join("bucket")).unwrap();
@@ -76,6 +84,7 @@ impl Cluster {
             root,
             servers: Vec::new(),
             regions: regions.to_owned(),
+            cluster_keys: cluster_keys.to_owned(),
         };
         for i in 0..n {
             let s = c.spawn(i);
@@ -95,6 +104,7 @@ impl Cluster {
             &self.etcd.endpoint(),
             &name,
             &self.regions,
+            &self.cluster_keys,
         );
         let data = self.root.path().join(format!("{name}-data"));
         ServerProcess::start(&data, Some(&cfg))
@@ -407,13 +417,14 @@ async fn a_paused_server_acknowledges_nothing_for_regions_it_lost() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let cluster = Cluster::start(3);
+    // Nothing comes back to the paused server by retained assignment...
+    let cluster = Cluster::start_with_keys(3, "", "retain = \"0s\"\n");
     let c = client(&cluster.addrs()).await;
     create_table(&c).await;
     let admin = c.admin();
     let (layout0, master) = settled(&admin, 6, 3, Duration::from_secs(30)).await;
-    // Nothing comes back to the paused server by balancing: its former
-    // regions must stay elsewhere for the check below.
+    // ... nor by balancing: its former regions must stay elsewhere for the
+    // check below.
     admin.balance_switch(false).await.unwrap();
     let victim = (0..3).find(|&i| Cluster::name(i) != master).unwrap();
     let lost = layout0[&Cluster::name(victim)].clone();
@@ -919,7 +930,13 @@ fn an_unreachable_etcd_is_a_clear_error_at_start() {
         .local_addr()
         .unwrap()
         .port();
-    let cfg = config(root.path(), &format!("http://127.0.0.1:{port}"), "s1", "");
+    let cfg = config(
+        root.path(),
+        &format!("http://127.0.0.1:{port}"),
+        "s1",
+        "",
+        "",
+    );
     let started = Instant::now();
     let out = std::process::Command::new(support::shoal_bin())
         .arg("serve")

@@ -62,6 +62,12 @@ pub struct Assignment {
     /// reads from it before the object store.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_owner: Option<String>,
+    /// When `last_owner` left involuntarily (it died, or it drained for a
+    /// restart), in ms since the Unix epoch by the master's clock: if it
+    /// returns within the retain bound, the region goes back to it (its L2
+    /// still holds the region's blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_at_ms: Option<u64>,
 }
 
 impl Assignment {
@@ -85,6 +91,7 @@ impl Assignment {
             owner_wal: None,
             to: None,
             last_owner: None,
+            left_at_ms: None,
         }
     }
 }
@@ -204,6 +211,8 @@ async fn request_close(
     let next = Assignment {
         state: RegionState::Closing,
         to: Some(to.to_owned()),
+        // Moved by hand: it stays where it is sent.
+        left_at_ms: None,
         ..a
     };
     if write(etcd, prefix, &next, revision).await? {
@@ -223,8 +232,8 @@ pub enum Step {
         /// The server.
         to: String,
     },
-    /// Take a region from a live owner to `to` (balance): the owner closes
-    /// it (flushing), then `to` opens it.
+    /// Take a region from a live owner to `to`: the owner closes it
+    /// (flushing), then `to` opens it.
     Move {
         /// The region.
         region: String,
@@ -232,18 +241,60 @@ pub enum Step {
         from: String,
         /// The server to take it.
         to: String,
+        /// Why it moves.
+        why: MoveWhy,
     },
 }
 
-/// The master's plan for one round: every region that must be served and
-/// has no live owner is assigned to the least-loaded live server; then at
-/// most `max_moves` regions move from the most to the least loaded server
-/// while they differ by more than one. Deterministic for the same input.
+/// Why the master moves a region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveWhy {
+    /// Load: from the busiest server to the least busy.
+    Balance,
+    /// Its owner drains (stops gracefully): it may come back for it.
+    Drain,
+    /// Back to the server that served it before it died or drained, which
+    /// returned within the retain bound: its L2 holds the region's blocks.
+    Home,
+}
+
+/// What the plan needs to know about time, for retained assignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Retain {
+    /// Now, in ms since the Unix epoch (the master's clock).
+    pub now_ms: u64,
+    /// How long a server that died or drained gets its regions back when it
+    /// returns (0: never).
+    pub bound_ms: u64,
+}
+
+impl Retain {
+    /// True if `a`'s former owner left within the bound.
+    fn home_of<'a>(&self, a: &'a Assignment) -> Option<&'a str> {
+        let left = a.left_at_ms?;
+        (self.bound_ms > 0 && self.now_ms < left.saturating_add(self.bound_ms))
+            .then_some(a.last_owner.as_deref())
+            .flatten()
+    }
+}
+
+/// The master's plan for one round, deterministic for the same input:
+///
+/// 1. **Home**: a region whose former owner died or drained less than
+///    `retain.bound_ms` ago, and is live again, moves back to it (its L2
+///    holds the region's blocks; the region was served elsewhere meanwhile).
+/// 2. Every region that must be served and has no live owner is assigned to
+///    the server that served it last when that server is live and at most
+///    one region busier than the least-loaded (its blocks are cached there),
+///    else to the least-loaded live server.
+/// 3. At most `max_moves` regions move from the most to the least loaded
+///    server while they differ by more than one.
 pub fn plan(
     regions: &[String],
     live: &[String],
     assignments: &BTreeMap<String, (Assignment, i64)>,
     max_moves: usize,
+    retain: Retain,
 ) -> Vec<Step> {
     let mut steps = Vec::new();
     if live.is_empty() {
@@ -272,8 +323,44 @@ pub fn plan(
             .min_by_key(|(name, list)| (list.len(), **name))
             .map(|(name, _)| *name)
     }
+    let record = |region: &str| assignments.get(region).map(|(a, _)| a);
+    // 1. Home: served elsewhere while their server was away.
+    let served: Vec<(&str, &str)> = load
+        .iter()
+        .flat_map(|(owner, list)| list.iter().map(move |r| (*owner, *r)))
+        .collect();
+    for (owner, region) in served {
+        let Some(home) = record(region)
+            .and_then(|a| retain.home_of(a))
+            .filter(|h| *h != owner)
+            .and_then(|h| load.get_key_value(h).map(|(k, _)| *k))
+        else {
+            continue;
+        };
+        steps.push(Step::Move {
+            region: region.to_owned(),
+            from: owner.to_owned(),
+            to: home.to_owned(),
+            why: MoveWhy::Home,
+        });
+        if let Some(list) = load.get_mut(owner) {
+            list.retain(|r| *r != region);
+        }
+        if let Some(list) = load.get_mut(home) {
+            list.push(region);
+        }
+    }
+    // 2. Unserved: where their blocks are cached, unless that server is busy.
     for region in unserved {
-        if let Some(to) = least(&load) {
+        let cached_at = record(region)
+            .and_then(|a| a.last_owner.as_deref())
+            .and_then(|l| load.get_key_value(l).map(|(k, _)| *k));
+        let least_load = least(&load).map_or(0, |l| load[l].len());
+        let to = match cached_at {
+            Some(l) if load[l].len() <= least_load + 1 => Some(l),
+            _ => least(&load),
+        };
+        if let Some(to) = to {
             steps.push(Step::Assign {
                 region: region.to_owned(),
                 to: to.to_owned(),
@@ -304,6 +391,7 @@ pub fn plan(
             region: region.to_owned(),
             from: from.to_owned(),
             to: to.to_owned(),
+            why: MoveWhy::Balance,
         });
         if let Some(list) = load.get_mut(to) {
             list.push(region);
@@ -346,7 +434,7 @@ mod tests {
     fn unserved_regions_spread_evenly() {
         let regions = names(10, "r");
         let live = names(3, "s");
-        let steps = plan(&regions, &live, &BTreeMap::new(), 5);
+        let steps = plan(&regions, &live, &BTreeMap::new(), 5, Retain::default());
         assert_eq!(steps.len(), 10);
         let per: Vec<usize> = live.iter().map(|s| count(&steps, s)).collect();
         assert_eq!(per, [4, 3, 3]);
@@ -366,7 +454,7 @@ mod tests {
         .into_iter()
         .collect();
         let live = vec!["a".to_string(), "b".to_string()];
-        let steps = plan(&regions, &live, &assignments, 0);
+        let steps = plan(&regions, &live, &assignments, 0, Retain::default());
         assert_eq!(steps.len(), 2);
         assert!(
             steps.iter().all(
@@ -383,7 +471,7 @@ mod tests {
         let live = vec!["a".to_string(), "b".to_string(), "c".to_string()];
         let mut rounds = 0;
         loop {
-            let steps = plan(&regions, &live, &assignments, 2);
+            let steps = plan(&regions, &live, &assignments, 2, Retain::default());
             assert!(steps.len() <= 2);
             if steps.is_empty() {
                 break;
@@ -404,11 +492,123 @@ mod tests {
         };
         assert_eq!((per("a"), per("b"), per("c")), (3, 3, 3));
         // Balanced: another round plans nothing.
-        assert!(plan(&regions, &live, &assignments, 2).is_empty());
+        assert!(plan(&regions, &live, &assignments, 2, Retain::default()).is_empty());
+    }
+
+    /// `region` served by `owner` after `home` left at `left_ms`.
+    fn away(region: &str, owner: &str, home: &str, left_ms: u64) -> (String, (Assignment, i64)) {
+        let (r, (mut a, rev)) = owned(region, owner);
+        a.last_owner = Some(home.to_owned());
+        a.left_at_ms = Some(left_ms);
+        (r, (a, rev))
+    }
+
+    #[test]
+    fn a_server_back_within_the_bound_gets_its_regions_back_and_not_after() {
+        let regions = names(4, "r");
+        let assignments: BTreeMap<_, _> = [
+            away("r0", "a", "c", 1_000),
+            away("r1", "b", "c", 1_000),
+            owned("r2", "a"),
+            owned("r3", "b"),
+        ]
+        .into_iter()
+        .collect();
+        let live = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let within = Retain {
+            now_ms: 20_000,
+            bound_ms: 30_000,
+        };
+        let steps = plan(&regions, &live, &assignments, 2, within);
+        let home: Vec<&Step> = steps
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s,
+                    Step::Move {
+                        why: MoveWhy::Home,
+                        ..
+                    }
+                )
+            })
+            .collect();
+        assert_eq!(home.len(), 2, "{steps:?}");
+        assert!(
+            home.iter()
+                .all(|s| matches!(s, Step::Move { to, region, .. } if to == "c" && (region == "r0" || region == "r1")))
+        );
+        // Back home, the load is even: the balancer moves nothing more.
+        assert_eq!(steps.len(), 2, "{steps:?}");
+        // After the bound: nothing goes home; the balancer evens the load.
+        let late = Retain {
+            now_ms: 40_000,
+            bound_ms: 30_000,
+        };
+        let steps = plan(&regions, &live, &assignments, 2, late);
+        assert!(
+            !steps.iter().any(|s| matches!(
+                s,
+                Step::Move {
+                    why: MoveWhy::Home,
+                    ..
+                }
+            )),
+            "{steps:?}"
+        );
+        // A bound of zero: never.
+        let off = Retain {
+            now_ms: 2_000,
+            bound_ms: 0,
+        };
+        assert!(
+            !plan(&regions, &live, &assignments, 0, off)
+                .iter()
+                .any(|s| matches!(
+                    s,
+                    Step::Move {
+                        why: MoveWhy::Home,
+                        ..
+                    }
+                ))
+        );
+        // Not back (not live): nothing moves home.
+        let live2 = vec!["a".to_string(), "b".to_string()];
+        assert!(plan(&regions, &live2, &assignments, 0, within).is_empty());
+    }
+
+    #[test]
+    fn an_unserved_region_goes_where_its_blocks_are_cached_unless_that_server_is_busy() {
+        let regions = names(5, "r");
+        let mut offline = Assignment::new("r0");
+        offline.last_owner = Some("b".into());
+        let mut assignments: BTreeMap<_, _> =
+            [("r0".to_string(), (offline.clone(), 3)), owned("r1", "b")]
+                .into_iter()
+                .collect();
+        let live = vec!["a".to_string(), "b".to_string()];
+        // b holds one region, a none: b is within one of the least loaded.
+        let steps = plan(&regions[..2], &live, &assignments, 0, Retain::default());
+        assert_eq!(
+            steps,
+            [Step::Assign {
+                region: "r0".into(),
+                to: "b".into()
+            }]
+        );
+        // b busier by two: the least loaded server takes it.
+        assignments.extend([owned("r2", "b")]);
+        let steps = plan(&regions[..3], &live, &assignments, 0, Retain::default());
+        assert_eq!(
+            steps,
+            [Step::Assign {
+                region: "r0".into(),
+                to: "a".into()
+            }]
+        );
     }
 
     #[test]
     fn no_live_server_plans_nothing() {
-        assert!(plan(&names(3, "r"), &[], &BTreeMap::new(), 3).is_empty());
+        assert!(plan(&names(3, "r"), &[], &BTreeMap::new(), 3, Retain::default()).is_empty());
     }
 }

@@ -48,13 +48,19 @@ pub struct MasterRound {
 /// (enabled tables); `known`: every region the catalog still has (a
 /// disabled table's too), whose unflushed edits must stay findable.
 /// At most `max_moves` regions move for balance (0: balancer off).
+/// A server that died or drained gets its regions back if it returns within
+/// `retain` (zero: never; see [`assignment::plan`]).
 pub async fn master_round(
     etcd: &Etcd,
     prefix: &str,
     regions: &[String],
     known: &std::collections::BTreeSet<String>,
     max_moves: usize,
+    retain: std::time::Duration,
 ) -> Result<MasterRound, EtcdError> {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
     let members = membership::members(etcd, prefix).await?;
     let live: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
     let runs: std::collections::HashMap<&str, &str> = members
@@ -158,7 +164,16 @@ pub async fn master_round(
             _ => placeable.push(region.clone()),
         }
     }
-    steps.extend(assignment::plan(&placeable, &targets, &planned, max_moves));
+    steps.extend(assignment::plan(
+        &placeable,
+        &targets,
+        &planned,
+        max_moves,
+        assignment::Retain {
+            now_ms,
+            bound_ms: retain.as_millis() as u64,
+        },
+    ));
     let mut load: std::collections::BTreeMap<&str, usize> =
         targets.iter().map(|t| (t.as_str(), 0)).collect();
     for (a, _) in planned.values() {
@@ -184,6 +199,7 @@ pub async fn master_round(
             region,
             from: a.owner.clone().unwrap_or_default(),
             to,
+            why: assignment::MoveWhy::Drain,
         });
     }
     for step in steps {
@@ -215,7 +231,14 @@ pub async fn master_round(
                             .filter(|w| !w.is_empty())
                             .map(|w| (*w).to_owned()),
                         to: None,
-                        // A dead owner's L2 may come back with it.
+                        // A dead owner's L2 may come back with it; if it
+                        // does within the retain bound, so does the region.
+                        left_at_ms: match &prev.owner {
+                            Some(o) if o != to && prev.state != RegionState::Offline => {
+                                Some(now_ms)
+                            }
+                            _ => prev.left_at_ms,
+                        },
                         last_owner: prev
                             .owner
                             .clone()
@@ -225,7 +248,9 @@ pub async fn master_round(
                     },
                 )
             }
-            Step::Move { region, to, .. } => {
+            Step::Move {
+                region, to, why, ..
+            } => {
                 let Some((prev, _)) = records.get(region).cloned() else {
                     continue;
                 };
@@ -237,6 +262,9 @@ pub async fn master_round(
                     Assignment {
                         state: RegionState::Closing,
                         to: Some(to.clone()),
+                        // Only a drained owner gets the region back when it
+                        // returns; a balance or homecoming move is final.
+                        left_at_ms: (*why == assignment::MoveWhy::Drain).then_some(now_ms),
                         ..prev
                     },
                 )

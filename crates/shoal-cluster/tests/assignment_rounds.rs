@@ -83,11 +83,22 @@ async fn server(etcd: &Etcd, name: &str) -> Server {
 
 /// One round everywhere: whoever is master plans, every server acts.
 async fn round(etcd: &Etcd, servers: &[&Server], regions: &[String]) {
+    round_retaining(etcd, servers, regions, Duration::ZERO).await
+}
+
+async fn round_retaining(etcd: &Etcd, servers: &[&Server], regions: &[String], retain: Duration) {
     for s in servers {
         if s.member.campaign().await.unwrap() {
-            master_round(etcd, PREFIX, regions, &regions.iter().cloned().collect(), 2)
-                .await
-                .unwrap();
+            master_round(
+                etcd,
+                PREFIX,
+                regions,
+                &regions.iter().cloned().collect(),
+                2,
+                retain,
+            )
+            .await
+            .unwrap();
         }
     }
     for s in servers {
@@ -217,4 +228,53 @@ async fn regions_are_served_once_and_move_when_a_server_or_the_master_dies() {
         let expected_moved = !b_first.contains(region) || *region == moving;
         assert_eq!(r.epoch >= 2, expected_moved, "{region}: epoch {}", r.epoch);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_back_within_the_retain_bound_gets_its_regions_back() {
+    if !have_etcd() {
+        return;
+    }
+    let etcd_server = EtcdServer::start();
+    let etcd = Etcd::connect(&[etcd_server.endpoint()], Duration::from_secs(2))
+        .await
+        .unwrap();
+    let regions: Vec<String> = (0..6).map(|i| format!("r{i}")).collect();
+    let a = server(&etcd, "a").await;
+    let b = server(&etcd, "b").await;
+    settle(&etcd, &[&a, &b], &regions, Duration::from_secs(20)).await;
+    let b_regions = b.host.open_regions();
+    assert_eq!(b_regions.len(), 3);
+    // b dies: a serves everything meanwhile.
+    drop(b.member);
+    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
+    assert_eq!(loads(&[&a]), [6]);
+    // b comes back (same name, new lease) within the bound: its own three
+    // regions go back to it, each told that a served it meanwhile.
+    let b = server(&etcd, "b").await;
+    let start = Instant::now();
+    loop {
+        round_retaining(&etcd, &[&a, &b], &regions, Duration::from_secs(30)).await;
+        let mut back = b.host.open_regions();
+        back.sort();
+        if back == b_regions && a.host.open_regions().len() == 3 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "b has {back:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for r in &b_regions {
+        assert_eq!(
+            b.host.last_owner.lock().unwrap().get(r),
+            Some(&Some("a".to_owned())),
+            "{r}"
+        );
+    }
+    // Home for good: more rounds move nothing.
+    for _ in 0..5 {
+        round_retaining(&etcd, &[&a, &b], &regions, Duration::from_secs(30)).await;
+    }
+    let mut back = b.host.open_regions();
+    back.sort();
+    assert_eq!(back, b_regions);
 }

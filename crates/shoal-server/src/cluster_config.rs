@@ -38,6 +38,11 @@ pub struct ClusterSection {
     /// blocks (default 10m; prefetch-on-open has copied them by then).
     #[serde(with = "crate::config::humantime_serde_compat")]
     pub peer_window: Duration,
+    /// A server that died or drained (a restart) and is back within this
+    /// long gets its regions back, where its L2 holds their blocks; they are
+    /// served elsewhere meanwhile (default 30s; 0s: never).
+    #[serde(with = "crate::config::humantime_serde_compat")]
+    pub retain: Duration,
 }
 
 impl Default for ClusterSection {
@@ -52,6 +57,7 @@ impl Default for ClusterSection {
             peer_read_timeout: Duration::from_millis(50),
             peer_backoff: Duration::from_secs(30),
             peer_window: Duration::from_secs(600),
+            retain: Duration::from_secs(30),
         }
     }
 }
@@ -112,6 +118,12 @@ impl ClusterSection {
             return Err((
                 "cluster.peer_window",
                 format!("must be at most 7 days, got {:?}", self.peer_window),
+            ));
+        }
+        if self.retain > Duration::from_secs(24 * 3600) {
+            return Err((
+                "cluster.retain",
+                format!("must be at most 24h, got {:?}", self.retain),
             ));
         }
         if !self.prefix.starts_with('/') || self.prefix.ends_with('/') {

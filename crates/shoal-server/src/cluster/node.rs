@@ -427,7 +427,13 @@ impl Loop {
             .is_none_or(|kv| kv.value != b"off");
         self.state.balancer_on.store(balancer_on, Ordering::Relaxed);
         let moves = if balancer_on { BALANCE_MOVES } else { 0 };
-        let round = master_round(&self.etcd, prefix, &required, &known, moves).await?;
+        let retain = self
+            .host
+            .config()
+            .cluster
+            .as_ref()
+            .map_or(Duration::ZERO, |c| c.retain);
+        let round = master_round(&self.etcd, prefix, &required, &known, moves, retain).await?;
         if round.assigned + round.moves + round.retired > 0 {
             tracing::info!(
                 assigned = round.assigned,

@@ -323,6 +323,7 @@ impl Host {
                 owner_wal: record.owner_wal.clone(),
                 to: None,
                 last_owner: None,
+                left_at_ms: None,
             };
             if !assignment::write(etcd, prefix, &child, 0)
                 .await
