@@ -923,6 +923,59 @@ async fn a_moved_region_reads_its_blocks_from_the_former_owner_not_the_object_st
     assert_eq!(metric(new_owner, "shoal_cluster_peer_hinted_regions"), 1.0);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_balancer_warms_a_region_on_its_new_server_before_moving_it() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cluster = Cluster::start(1);
+    let c = client(&cluster.addrs()).await;
+    // Two regions of 1,000 rows of 1 KB on the one server, flushed: their
+    // files are in its L2.
+    c.admin()
+        .create_table("w", vec![Admin::family("cf")], vec![b"m".to_vec()])
+        .await
+        .unwrap();
+    let t = c.table("w");
+    let value = vec![b'y'; 1000];
+    for half in ["a", "n"] {
+        let rows = (0..1000)
+            .map(|i| shoal_client::RowMutation::new(format!("{half}{i:05}")).put("cf", "q", &value))
+            .collect();
+        for r in t.mutate_many(rows).await.unwrap() {
+            r.unwrap();
+        }
+    }
+    c.admin().flush("w").await.unwrap();
+    // A second server joins: the balancer gives it one region, warmed first.
+    cluster.servers.push(Some(cluster.spawn(1)));
+    let c = client(&cluster.addrs()).await;
+    settled(&c.admin(), 2, 2, Duration::from_secs(30)).await;
+    let logs = cluster.server(1).stderr();
+    assert!(
+        logs.contains("warm handoff: region copied before the move"),
+        "{logs}"
+    );
+    let rows = t.scan_collect(shoal_client::Scan::new()).await.unwrap();
+    assert_eq!(rows.len(), 2000);
+    assert!(rows.iter().all(|r| r.cells[0].value == value));
+    let new = cluster.server(1);
+    let peer_hits = metric(new, "shoal_cache_peer_hits_total");
+    let gets = metric(new, "shoal_cache_object_store_gets_total");
+    let files = sst_files(&cluster.root.path().join("bucket"));
+    eprintln!(
+        "warm handoff: {peer_hits} blocks from the peer, {gets} object-store GETs, {files} files"
+    );
+    // About 16 data blocks of 64 KiB: all from the old owner's L2; the
+    // object store served file tails only.
+    assert!(peer_hits >= 12.0, "peer hits {peer_hits}");
+    assert!(
+        gets <= files as f64,
+        "object-store GETs {gets}, {files} files"
+    );
+}
+
 #[test]
 fn an_unreachable_etcd_is_a_clear_error_at_start() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

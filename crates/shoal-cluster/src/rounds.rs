@@ -28,6 +28,26 @@ pub trait RegionHost {
 
     /// The regions open here now.
     fn open_regions(&self) -> Vec<String>;
+
+    /// A warm handoff: `region` (served by `owner`, at `epoch`) will move
+    /// here; copy its blocks from the owner while it still serves. Starts
+    /// the work on the first call and never blocks; true once it is done
+    /// (or gave up at its bound): the owner may close the region then.
+    fn warm_up(&self, region: &str, epoch: u64, owner: &str) -> bool;
+}
+
+/// How the master places regions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Policy {
+    /// Most regions moved for balance per round (0: the balancer is off).
+    pub max_moves: usize,
+    /// A server that died or drained gets its regions back if it returns
+    /// within this long (zero: never; see [`assignment::plan`]).
+    pub retain: std::time::Duration,
+    /// Moves the master makes (balance, drain, home) are warm handoffs: the
+    /// owner keeps serving while the target copies the region's blocks from
+    /// its L2, and closes it only once the target says it is warm.
+    pub warm_moves: bool,
 }
 
 /// What a master round did.
@@ -47,17 +67,15 @@ pub struct MasterRound {
 /// One round of the master. `regions`: every region that must be served
 /// (enabled tables); `known`: every region the catalog still has (a
 /// disabled table's too), whose unflushed edits must stay findable.
-/// At most `max_moves` regions move for balance (0: balancer off).
-/// A server that died or drained gets its regions back if it returns within
-/// `retain` (zero: never; see [`assignment::plan`]).
+/// `policy`: balance, retained assignment, warm moves.
 pub async fn master_round(
     etcd: &Etcd,
     prefix: &str,
     regions: &[String],
     known: &std::collections::BTreeSet<String>,
-    max_moves: usize,
-    retain: std::time::Duration,
+    policy: Policy,
 ) -> Result<MasterRound, EtcdError> {
+    let (max_moves, retain) = (policy.max_moves, policy.retain);
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -146,6 +164,28 @@ pub async fn master_round(
     // live server is never given to another before its owner closed it
     // (its writes are acknowledged until then).
     let draining = membership::draining(etcd, prefix).await?;
+    // Warm handoffs under way: the region counts on its target. One whose
+    // target is gone (dead or draining) stays where it is.
+    for (region, (a, revision)) in &records {
+        let Some(to) = a.to.as_ref().filter(|_| a.state == RegionState::Open) else {
+            continue;
+        };
+        if live.contains(to) && !draining.contains(to) {
+            if let Some((placed, _)) = planned.get_mut(region) {
+                placed.owner = Some(to.clone());
+            }
+        } else {
+            let next = Assignment {
+                to: None,
+                ..a.clone()
+            };
+            if assignment::write(etcd, prefix, &next, *revision).await? {
+                tracing::info!(region = %region, target = %to, "warm handoff dropped: its target left");
+            } else {
+                round.conflicts += 1;
+            }
+        }
+    }
     let targets: Vec<String> = live
         .iter()
         .filter(|n| !draining.contains(n))
@@ -257,10 +297,19 @@ pub async fn master_round(
                 if prev.state != RegionState::Open {
                     continue; // only a serving region is moved
                 }
+                if prev.to.is_some() {
+                    continue; // a warm handoff is under way
+                }
                 (
                     region,
                     Assignment {
-                        state: RegionState::Closing,
+                        // Warm: the owner serves on until the target is warm
+                        // (the target's round then asks it to close).
+                        state: if policy.warm_moves {
+                            RegionState::Open
+                        } else {
+                            RegionState::Closing
+                        },
                         to: Some(to.clone()),
                         // Only a drained owner gets the region back when it
                         // returns; a balance or homecoming move is final.
@@ -291,6 +340,9 @@ pub struct ServerRound {
     pub opened: usize,
     /// Regions closed (moved away).
     pub closed: usize,
+    /// Warm handoffs to this server that finished copying (their owner is
+    /// asked to close them).
+    pub warmed: usize,
     /// Opens or closes that failed (the record says offline; the master
     /// places the region again).
     pub failed: usize,
@@ -439,6 +491,25 @@ pub async fn server_round<H: RegionHost>(
         };
         // Lost to a concurrent change: the next round sees the new record.
         let _ = assignment::write(etcd, prefix, &next, revision).await?;
+    }
+    // Warm handoffs to this server: copy while the owner serves, then ask
+    // the owner to close (the move then proceeds as any other).
+    for (region, (a, revision)) in &records {
+        if a.state != RegionState::Open || a.to.as_deref() != Some(me) {
+            continue;
+        }
+        let Some(owner) = a.owner.as_deref().filter(|o| *o != me) else {
+            continue;
+        };
+        if host.warm_up(region, a.epoch, owner) {
+            let next = Assignment {
+                state: RegionState::Closing,
+                ..a.clone()
+            };
+            if assignment::write(etcd, prefix, &next, *revision).await? {
+                round.warmed += 1;
+            }
+        }
     }
     round.records = records;
     Ok(round)

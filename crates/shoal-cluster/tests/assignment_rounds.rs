@@ -9,6 +9,7 @@
 mod support;
 
 use shoal_cluster::assignment::{RegionState, read_all};
+use shoal_cluster::rounds::Policy;
 use shoal_cluster::rounds::{RegionHost, master_round, server_round};
 use shoal_cluster::{Etcd, Membership};
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,6 +27,8 @@ struct FakeHost {
     replayed: Mutex<BTreeMap<String, Vec<String>>>,
     /// Per region opened: the server it was told served it before.
     last_owner: Mutex<BTreeMap<String, Option<String>>>,
+    /// Warm handoffs asked of this host: (region, owner), once each.
+    warmed: Mutex<BTreeSet<(String, String)>>,
 }
 
 impl RegionHost for FakeHost {
@@ -55,6 +58,15 @@ impl RegionHost for FakeHost {
 
     fn open_regions(&self) -> Vec<String> {
         self.open.lock().unwrap().iter().cloned().collect()
+    }
+
+    fn warm_up(&self, region: &str, _epoch: u64, owner: &str) -> bool {
+        // Done on the second call: the owner serves for at least a round.
+        !self
+            .warmed
+            .lock()
+            .unwrap()
+            .insert((region.to_owned(), owner.to_owned()))
     }
 }
 
@@ -87,6 +99,20 @@ async fn round(etcd: &Etcd, servers: &[&Server], regions: &[String]) {
 }
 
 async fn round_retaining(etcd: &Etcd, servers: &[&Server], regions: &[String], retain: Duration) {
+    round_with(
+        etcd,
+        servers,
+        regions,
+        Policy {
+            max_moves: 2,
+            retain,
+            warm_moves: false,
+        },
+    )
+    .await
+}
+
+async fn round_with(etcd: &Etcd, servers: &[&Server], regions: &[String], policy: Policy) {
     for s in servers {
         if s.member.campaign().await.unwrap() {
             master_round(
@@ -94,8 +120,7 @@ async fn round_retaining(etcd: &Etcd, servers: &[&Server], regions: &[String], r
                 PREFIX,
                 regions,
                 &regions.iter().cloned().collect(),
-                2,
-                retain,
+                policy,
             )
             .await
             .unwrap();
@@ -277,4 +302,85 @@ async fn a_server_back_within_the_retain_bound_gets_its_regions_back() {
     let mut back = b.host.open_regions();
     back.sort();
     assert_eq!(back, b_regions);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_warm_move_keeps_the_owner_serving_until_the_target_is_warm() {
+    if !have_etcd() {
+        return;
+    }
+    let etcd_server = EtcdServer::start();
+    let etcd = Etcd::connect(&[etcd_server.endpoint()], Duration::from_secs(2))
+        .await
+        .unwrap();
+    let regions: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
+    let a = server(&etcd, "a").await;
+    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
+    let warm = Policy {
+        max_moves: 2,
+        retain: Duration::ZERO,
+        warm_moves: true,
+    };
+    // b joins: the balancer moves two regions to it, each warmed first.
+    let b = server(&etcd, "b").await;
+    // Round 1: the master asks for two warm handoffs; b starts warming
+    // (not done yet): a still serves all four.
+    round_with(&etcd, &[&a, &b], &regions, warm).await;
+    assert_eq!(loads(&[&a, &b]), [4, 0]);
+    let records = read_all(&etcd, PREFIX).await.unwrap();
+    let warming: Vec<&String> = records
+        .iter()
+        .filter(|(_, (r, _))| r.state == RegionState::Open && r.to.as_deref() == Some("b"))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(warming.len(), 2, "{records:?}");
+    // A second balancing round plans no more moves meanwhile.
+    let start = Instant::now();
+    loop {
+        round_with(&etcd, &[&a, &b], &regions, warm).await;
+        if loads(&[&a, &b]) == [2, 2] {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            loads(&[&a, &b])
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Exactly the two warmed regions moved, each warmed from a, and each
+    // opened on b naming a as the server that served it.
+    let warmed = b.host.warmed.lock().unwrap().clone();
+    assert_eq!(warmed.len(), 2, "{warmed:?}");
+    for (region, owner) in &warmed {
+        assert_eq!(owner, "a");
+        assert!(b.host.open.lock().unwrap().contains(region));
+        assert_eq!(
+            b.host.last_owner.lock().unwrap().get(region),
+            Some(&Some("a".to_owned()))
+        );
+    }
+    // A target that dies mid-handoff: the region stays with its owner.
+    let c = server(&etcd, "c").await;
+    round_with(&etcd, &[&a, &b, &c], &regions, warm).await;
+    let records = read_all(&etcd, PREFIX).await.unwrap();
+    assert!(
+        records.values().any(|(r, _)| r.to.as_deref() == Some("c")),
+        "{records:?}"
+    );
+    drop(c.member);
+    let start = Instant::now();
+    loop {
+        round_with(&etcd, &[&a, &b], &regions, warm).await;
+        let records = read_all(&etcd, PREFIX).await.unwrap();
+        if records
+            .values()
+            .all(|(r, _)| r.to.is_none() && r.state == RegionState::Open)
+        {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{records:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(loads(&[&a, &b]), [2, 2]);
 }

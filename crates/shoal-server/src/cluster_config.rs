@@ -43,6 +43,12 @@ pub struct ClusterSection {
     /// served elsewhere meanwhile (default 30s; 0s: never).
     #[serde(with = "crate::config::humantime_serde_compat")]
     pub retain: Duration,
+    /// Warm handoff: before a move the master decides (balance, drain, a
+    /// server's return), the target copies the region's blocks from the
+    /// owner's L2 while the owner serves, for at most this long (default
+    /// 5s; 0s: moves are immediate and the blocks follow by peer reads).
+    #[serde(with = "crate::config::humantime_serde_compat")]
+    pub handoff_warmup: Duration,
 }
 
 impl Default for ClusterSection {
@@ -58,6 +64,7 @@ impl Default for ClusterSection {
             peer_backoff: Duration::from_secs(30),
             peer_window: Duration::from_secs(600),
             retain: Duration::from_secs(30),
+            handoff_warmup: Duration::from_secs(5),
         }
     }
 }
@@ -118,6 +125,12 @@ impl ClusterSection {
             return Err((
                 "cluster.peer_window",
                 format!("must be at most 7 days, got {:?}", self.peer_window),
+            ));
+        }
+        if self.handoff_warmup > Duration::from_secs(600) {
+            return Err((
+                "cluster.handoff_warmup",
+                format!("must be at most 10m, got {:?}", self.handoff_warmup),
             ));
         }
         if self.retain > Duration::from_secs(24 * 3600) {

@@ -78,25 +78,33 @@ pub async fn load<S: System>(
     })
 }
 
-/// Runs `w`'s operation mix with `threads` tasks for `warmup + duration`.
+/// Runs `w`'s operation mix with `threads` tasks for `warmup + duration`, or
+/// until `max_ops` operations (warm-up included) have started, whichever
+/// comes first: a cap makes two systems leave the same history behind.
 pub async fn run<S: System>(
     sys: &Arc<S>,
     w: &Arc<CoreWorkload>,
     threads: usize,
     warmup: Duration,
     duration: Duration,
+    max_ops: Option<u64>,
 ) -> anyhow::Result<Phase> {
     let from = Instant::now() + warmup;
     let to = from + duration;
+    let started = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let done = Arc::new(tokio::sync::Notify::new());
     let mut tasks = Vec::with_capacity(threads);
     for _ in 0..threads {
         let (sys, w) = (sys.clone(), w.clone());
+        let (started, done) = (started.clone(), done.clone());
         tasks.push(tokio::spawn(async move {
             let mut rng = StdRng::from_os_rng();
             let mut out = TaskResult::new();
             loop {
                 let t0 = Instant::now();
-                if t0 >= to {
+                let n = started.fetch_add(1, Ordering::Relaxed);
+                if t0 >= to || max_ops.is_some_and(|m| n >= m) {
+                    done.notify_one();
                     return out;
                 }
                 let op = w.next_op(&mut rng);
@@ -124,12 +132,17 @@ pub async fn run<S: System>(
     }
     tokio::time::sleep_until(from.into()).await;
     let before = sys.requests();
-    tokio::time::sleep_until(to.into()).await;
+    // The end: the duration, or the first task that saw the cap.
+    tokio::select! {
+        _ = tokio::time::sleep_until(to.into()) => {}
+        _ = done.notified() => {}
+    }
+    let ended = Instant::now().min(to).max(from);
     let requests = sys.requests().since(&before);
     let result = join(tasks).await?;
     Ok(Phase {
         measurements: result.measurements,
-        elapsed: duration,
+        elapsed: ended - from,
         requests,
         first_error: result.first_error,
     })

@@ -69,6 +69,11 @@ struct Args {
     /// with 16 MiB for index and filter blocks, the 64 MiB budget).
     #[arg(long, default_value_t = 48)]
     memory_data_mib: u64,
+    /// Workload A stops after this many operations (warm-up included), or at
+    /// its duration if sooner: every system then runs C after the same
+    /// number of updates. Default: by time only.
+    #[arg(long)]
+    a_operations: Option<u64>,
     /// Shoal's data block size in bytes (its family BLOCKSIZE); default
     /// Shoal's own default, 64 KiB. SlateDB keeps its 4 KiB.
     #[arg(long)]
@@ -195,11 +200,15 @@ async fn bench_with<S: System>(
     let layout = sys.settle().await?;
     eprintln!("  settled: {layout}");
     after_load(sys);
-    let a = driver::run(sys, &w, args.threads, warmup, duration).await?;
+    let a = driver::run(sys, &w, args.threads, warmup, duration, args.a_operations).await?;
     let a_state = sys.state();
-    eprintln!("  A: {:.0} ops/s; {a_state}", a.ops_per_sec());
+    eprintln!(
+        "  A: {:.0} ops/s, {} operations measured; {a_state}",
+        a.ops_per_sec(),
+        a.measurements.total()
+    );
     let c = Arc::new(workload(WORKLOAD_C, args.records)?);
-    let c = driver::run(sys, &c, args.threads, warmup, duration).await?;
+    let c = driver::run(sys, &c, args.threads, warmup, duration, None).await?;
     let c_state = sys.state();
     eprintln!("  C: {:.0} ops/s; {c_state}", c.ops_per_sec());
     Ok(SystemResult {
@@ -240,5 +249,6 @@ fn conditions(args: &Args, setup: &Setup) -> serde_json::Value {
         "disk_cache_bytes": setup.disk_bytes,
         "write_buffer_bytes": setup.write_buffer_bytes,
         "shoal_block_bytes": setup.shoal_block_bytes,
+        "a_operations": args.a_operations,
     })
 }

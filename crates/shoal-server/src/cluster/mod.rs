@@ -9,15 +9,19 @@
 //! (each flushed, so none is replayed) before it leaves.
 //!
 //! Peer reads (`peer_reads.rs`): a region that moved here reads its blocks
-//! from the former owner's L2 before the object store.
+//! from the former owner's L2 before the object store. Warm handoff
+//! (`handoff.rs`): before the master's moves, the target copies the
+//! region's blocks from the owner while the owner still serves.
 //!
 //! The protocol itself (records, rounds, membership) is `shoal-cluster`.
 
+mod handoff;
 mod node;
 mod peer_reads;
 mod regions;
 mod state;
 
+pub use handoff::Handoffs;
 pub use node::{ClusterNode, JoinedCluster, join};
 pub use peer_reads::{MAX_PEER_BLOCKS, MAX_PEER_BYTES, PeerCallStats, PeerReads};
 pub use state::{ClusterState, Directory, Failover, Owner, ServerView};

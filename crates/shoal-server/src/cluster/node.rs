@@ -427,13 +427,18 @@ impl Loop {
             .is_none_or(|kv| kv.value != b"off");
         self.state.balancer_on.store(balancer_on, Ordering::Relaxed);
         let moves = if balancer_on { BALANCE_MOVES } else { 0 };
-        let retain = self
-            .host
-            .config()
-            .cluster
-            .as_ref()
-            .map_or(Duration::ZERO, |c| c.retain);
-        let round = master_round(&self.etcd, prefix, &required, &known, moves, retain).await?;
+        let policy = self.host.config().cluster.as_ref().map_or(
+            shoal_cluster::rounds::Policy {
+                max_moves: moves,
+                ..Default::default()
+            },
+            |c| shoal_cluster::rounds::Policy {
+                max_moves: moves,
+                retain: c.retain,
+                warm_moves: c.peer_reads && !c.handoff_warmup.is_zero(),
+            },
+        );
+        let round = master_round(&self.etcd, prefix, &required, &known, policy).await?;
         if round.assigned + round.moves + round.retired > 0 {
             tracing::info!(
                 assigned = round.assigned,

@@ -73,7 +73,7 @@ impl Host {
     }
 
     /// The table record and region record of region `id`.
-    fn find_region(&self, id: &str) -> Option<(TableRecord, RegionRecord)> {
+    pub(crate) fn find_region(&self, id: &str) -> Option<(TableRecord, RegionRecord)> {
         self.tables().iter().find_map(|t| {
             t.record
                 .regions
@@ -429,5 +429,9 @@ impl RegionHost for Regions<'_> {
 
     fn open_regions(&self) -> Vec<String> {
         self.0.open_region_ids()
+    }
+
+    fn warm_up(&self, region: &str, epoch: u64, owner: &str) -> bool {
+        self.0.warm_up(region, epoch, owner)
     }
 }

@@ -98,6 +98,8 @@ pub struct ClusterState {
     /// Held by the master's round and by a split's registration, so the
     /// round never sees a split half registered.
     pub(crate) master_work: tokio::sync::Mutex<()>,
+    /// Warm handoffs to this server.
+    pub(crate) handoffs: super::Handoffs,
 }
 
 impl ClusterState {
@@ -121,6 +123,7 @@ impl ClusterState {
             foreign_wals: tokio::sync::Mutex::default(),
             installing: std::sync::Mutex::default(),
             master_work: tokio::sync::Mutex::new(()),
+            handoffs: super::Handoffs::default(),
         }
     }
 
