@@ -165,11 +165,16 @@ pub async fn master_round(
     // (its writes are acknowledged until then).
     let draining = membership::draining(etcd, prefix).await?;
     // Warm handoffs under way: the region counts on its target. One whose
-    // target is gone (dead or draining) stays where it is.
+    // target is gone (dead or draining) stays where it is; one whose owner
+    // died is placed as any region of a dead server (the assignment drops
+    // the handoff).
     for (region, (a, revision)) in &records {
         let Some(to) = a.to.as_ref().filter(|_| a.state == RegionState::Open) else {
             continue;
         };
+        if !a.owner.as_ref().is_some_and(|o| live.contains(o)) {
+            continue;
+        }
         if live.contains(to) && !draining.contains(to) {
             if let Some((placed, _)) = planned.get_mut(region) {
                 placed.owner = Some(to.clone());

@@ -29,6 +29,8 @@ struct FakeHost {
     last_owner: Mutex<BTreeMap<String, Option<String>>>,
     /// Warm handoffs asked of this host: (region, owner), once each.
     warmed: Mutex<BTreeSet<(String, String)>>,
+    /// Never finish a warm-up.
+    hold: std::sync::atomic::AtomicBool,
 }
 
 impl RegionHost for FakeHost {
@@ -61,6 +63,9 @@ impl RegionHost for FakeHost {
     }
 
     fn warm_up(&self, region: &str, _epoch: u64, owner: &str) -> bool {
+        if self.hold.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
         // Done on the second call: the owner serves for at least a round.
         !self
             .warmed
@@ -383,4 +388,39 @@ async fn a_warm_move_keeps_the_owner_serving_until_the_target_is_warm() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(loads(&[&a, &b]), [2, 2]);
+
+    // An owner that dies mid-handoff: its region is served again by
+    // failover, without waiting for the target (which never gets warm).
+    let d = server(&etcd, "d").await;
+    d.host
+        .hold
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    round_with(&etcd, &[&a, &b, &d], &regions, warm).await;
+    let records = read_all(&etcd, PREFIX).await.unwrap();
+    let (moving, owner) = records
+        .iter()
+        .find_map(|(k, (r, _))| {
+            (r.to.as_deref() == Some("d")).then(|| (k.clone(), r.owner.clone().unwrap()))
+        })
+        .expect("a handoff to d");
+    let survivor = if owner == "a" {
+        drop(a.member);
+        b
+    } else {
+        drop(b.member);
+        a
+    };
+    let start = Instant::now();
+    loop {
+        round_with(&etcd, &[&survivor, &d], &regions, warm).await;
+        let records = read_all(&etcd, PREFIX).await.unwrap();
+        let served = records.get(&moving).is_some_and(|(r, _)| {
+            r.state == RegionState::Open && r.owner.as_deref() != Some(owner.as_str())
+        });
+        if served && loads(&[&survivor, &d]).iter().sum::<usize>() == regions.len() {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{records:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
