@@ -288,7 +288,8 @@ impl Retain {
 ///    one region busier than the least-loaded (its blocks are cached there),
 ///    else to the least-loaded live server.
 /// 3. At most `max_moves` regions move from the most to the least loaded
-///    server while they differ by more than one.
+///    server while they differ by more than one, preferring a region the
+///    target served last (its L2 still holds the region's blocks).
 pub fn plan(
     regions: &[String],
     live: &[String],
@@ -383,9 +384,21 @@ pub fn plan(
         if high <= low + 1 {
             break;
         }
-        // The last region of the busiest server (its most recently placed).
-        let Some(region) = load.get_mut(from).and_then(|l| l.pop()) else {
+        // A region of the busiest server whose blocks the target's L2 still
+        // holds (the target served it last): moving it costs almost
+        // nothing. Else the busiest server's most recently placed region.
+        let Some(list) = load.get_mut(from) else {
             break;
+        };
+        let cached = list
+            .iter()
+            .rposition(|r| record(r).and_then(|a| a.last_owner.as_deref()) == Some(to));
+        let region = match cached {
+            Some(i) => list.remove(i),
+            None => match list.pop() {
+                Some(r) => r,
+                None => break,
+            },
         };
         steps.push(Step::Move {
             region: region.to_owned(),
@@ -604,6 +617,22 @@ mod tests {
                 region: "r0".into(),
                 to: "a".into()
             }]
+        );
+    }
+
+    #[test]
+    fn the_balancer_prefers_a_region_whose_blocks_the_target_holds() {
+        let regions = names(4, "r");
+        let mut assignments: BTreeMap<_, _> = regions.iter().map(|r| owned(r, "a")).collect();
+        // r1 came to a from b: b's L2 still holds it.
+        if let Some((a, _)) = assignments.get_mut("r1") {
+            a.last_owner = Some("b".into());
+        }
+        let live = vec!["a".to_string(), "b".to_string()];
+        let steps = plan(&regions, &live, &assignments, 1, Retain::default());
+        assert!(
+            matches!(&steps[..], [Step::Move { region, to, why: MoveWhy::Balance, .. }] if region == "r1" && to == "b"),
+            "{steps:?}"
         );
     }
 
