@@ -794,6 +794,9 @@ async fn a_table_is_altered_across_the_cluster() {
     assert_eq!(t.count(shoal_client::Scan::new()).await.unwrap(), 6);
 }
 
+/// `[cluster]` keys of the peer-read tests.
+const PEER_DEADLINE: &str = "peer_read_timeout = \"2s\"\n";
+
 /// SST files under `dir`, recursively.
 fn sst_files(dir: &Path) -> usize {
     std::fs::read_dir(dir)
@@ -828,7 +831,9 @@ async fn a_moved_region_reads_its_blocks_from_the_former_owner_not_the_object_st
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let cluster = Cluster::start(2);
+    // A generous deadline: this test checks where blocks come from, on a
+    // loaded 2-core machine (the deadline itself is a unit test's).
+    let cluster = Cluster::start_with_keys(2, "", PEER_DEADLINE);
     let c = client(&cluster.addrs()).await;
     let admin = c.admin();
     let until = |cond: fn(&BTreeMap<String, Vec<String>>, &str) -> bool| {
@@ -929,7 +934,7 @@ async fn the_balancer_warms_a_region_on_its_new_server_before_moving_it() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut cluster = Cluster::start(1);
+    let mut cluster = Cluster::start_with_keys(1, "", PEER_DEADLINE);
     let c = client(&cluster.addrs()).await;
     // Two regions of 1,000 rows of 1 KB on the one server, flushed: their
     // files are in its L2.
