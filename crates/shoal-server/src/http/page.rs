@@ -301,6 +301,20 @@ fn cache(h: &mut String, v: &StatusView) {
             l2.recovery_micros as f64 / 1e6
         )),
     );
+    let p = &c.peer;
+    if p.hits + p.misses + p.fallbacks + p.corrupt + p.served > 0 {
+        let _ = write!(
+            h,
+            "<p class=sub>Peers (moved regions): {} blocks ({}) read from a former owner's L2 instead of the object store, {} it lacked, {} read from the object store after a failed or slow peer, {} refused for a bad checksum; {} blocks ({}) handed to other servers.</p>",
+            count(p.hits),
+            bytes(p.bytes),
+            count(p.misses),
+            count(p.fallbacks),
+            count(p.corrupt),
+            count(p.served),
+            bytes(p.served_bytes),
+        );
+    }
 }
 
 fn requests(h: &mut String, v: &StatusView) {
@@ -377,7 +391,8 @@ fn cluster(h: &mut String, v: &StatusView) {
     let _ = write!(
         h,
         "<h2>Cluster</h2><p class=sub>This server: {}{}. Master: {}. Lease {}{}. Balancer {}. \
-         Failovers here {} ({} ms in all), regions moved away {} ({} ms), leases lost {}.</p>\
+         Failovers here {} ({} ms in all), regions moved away {} ({} ms), leases lost {}. \
+         Peer block reads {} ({} failed or too slow), regions reading from a former owner now {}.</p>\
          <table><tr><th>server</th><th>address</th><th>regions</th></tr>",
         esc(&c.name),
         if c.is_master { " (master)" } else { "" },
@@ -390,7 +405,10 @@ fn cluster(h: &mut String, v: &StatusView) {
         c.failovers.1,
         c.moves_out.0,
         c.moves_out.1,
-        c.lease_losses
+        c.lease_losses,
+        c.peer_calls.calls,
+        c.peer_calls.failures,
+        c.peer_calls.hinted_regions
     );
     for s in &c.servers {
         let _ = write!(
@@ -478,6 +496,22 @@ mod tests {
             assert!(html.contains(id), "{id} missing");
         }
         assert_eq!(html.matches("<svg").count(), 3);
+        assert!(html.contains("Peer block reads 0"), "cluster peer figures");
+        assert!(
+            !html.contains("Peers (moved regions)"),
+            "no peer line without peer traffic"
+        );
+        let mut peered = crate::metrics::test_support::view(true);
+        if let Some(c) = peered.cache.as_mut() {
+            c.peer.hits = 48;
+            c.peer.bytes = 48 << 16;
+            c.peer.corrupt = 1;
+        }
+        let html = render(&peered, &history);
+        assert!(
+            html.contains("48 blocks") && html.contains("1 refused for a bad checksum"),
+            "peer line"
+        );
         let off = render(&crate::metrics::test_support::view(false), &[]);
         assert!(off.contains("block cache is off") && off.contains("no samples yet"));
     }
