@@ -316,9 +316,12 @@ impl BlockCache {
             inner.shared_misses.fetch_add(1, Ordering::Relaxed);
         }
         let frame = result.map_err(|e| shared_error(path, e))?;
+        // Only a sound frame enters L2: a block the object store returned
+        // damaged fails its read and is fetched again next time.
         if led
             && fill_l2
             && let Some(l2) = &inner.l2
+            && frame_is_sound(&frame, addr.len)
         {
             l2.insert(addr.file, addr.offset, frame.clone());
         }

@@ -8,6 +8,21 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
 async fn file(rows: u32, id: u128) -> (Arc<MemoryFetcher>, SstFile) {
+    let out = sst_bytes(rows, id).await;
+    let source = Arc::new(MemoryFetcher::new());
+    let path = format!("{id}.sst");
+    source.insert(path.clone(), out);
+    (
+        source,
+        SstFile {
+            id: FileId(id),
+            path,
+        },
+    )
+}
+
+/// An SST of `rows` rows of 100 B in 1 KiB blocks.
+async fn sst_bytes(rows: u32, id: u128) -> Vec<u8> {
     let mut out = Vec::new();
     let opts = SstWriterOptions {
         block_size: 1024,
@@ -27,16 +42,7 @@ async fn file(rows: u32, id: u128) -> (Arc<MemoryFetcher>, SstFile) {
         .unwrap();
     }
     w.finish().await.unwrap();
-    let source = Arc::new(MemoryFetcher::new());
-    let path = format!("{id}.sst");
-    source.insert(path.clone(), out);
-    (
-        source,
-        SstFile {
-            id: FileId(id),
-            path,
-        },
-    )
+    out
 }
 
 /// An L2 in a hash map, for tests.
@@ -525,4 +531,24 @@ async fn prefetch_copies_from_the_peer_and_reads_only_what_it_lacks() {
     assert_eq!(scan_all(&reader).await, 2000);
     assert_eq!(source.fetch_count(), before);
     assert_eq!(new.metrics().peer.hits, hits);
+}
+
+#[tokio::test]
+async fn a_damaged_block_from_the_object_store_never_enters_l2() {
+    let (source, f) = file(2000, 14).await;
+    let l2 = Arc::new(MapL2::default());
+    let cache = BlockCache::new(CacheConfig::default(), source.clone(), Some(l2.clone()));
+    let view = cache.family(FamilyCachePolicy::default());
+    let reader = SstReader::open(view, f.clone()).await.unwrap();
+    let first = reader.block_addr(0).unwrap();
+    // Damage the first data block in the object store.
+    let mut bytes = sst_bytes(2000, 14).await;
+    bytes[(first.offset + first.len / 2) as usize] ^= 0xff;
+    source.insert(f.path.clone(), bytes);
+    let mut it = reader.iter(ScanRange::all());
+    assert!(
+        it.next().await.is_err(),
+        "a damaged block is an error, never data"
+    );
+    assert!(!l2.contains(first.file, first.offset), "not cached");
 }
