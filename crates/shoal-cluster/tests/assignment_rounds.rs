@@ -161,6 +161,15 @@ async fn settle(etcd: &Etcd, servers: &[&Server], regions: &[String], limit: Dur
     }
 }
 
+/// A fresh etcd and a client of it (keep the server alive with the client).
+async fn etcd() -> (EtcdServer, Etcd) {
+    let server = EtcdServer::start();
+    let etcd = Etcd::connect(&[server.endpoint()], Duration::from_secs(2))
+        .await
+        .unwrap();
+    (server, etcd)
+}
+
 fn loads(servers: &[&Server]) -> Vec<usize> {
     servers
         .iter()
@@ -173,10 +182,7 @@ async fn regions_are_served_once_and_move_when_a_server_or_the_master_dies() {
     if !have_etcd() {
         return;
     }
-    let etcd_server = EtcdServer::start();
-    let etcd = Etcd::connect(&[etcd_server.endpoint()], Duration::from_secs(2))
-        .await
-        .unwrap();
+    let (_etcd_server, etcd) = etcd().await;
     let regions: Vec<String> = (0..9).map(|i| format!("r{i}")).collect();
     let a = server(&etcd, "a").await;
     let b = server(&etcd, "b").await;
@@ -265,10 +271,7 @@ async fn a_server_back_within_the_retain_bound_gets_its_regions_back() {
     if !have_etcd() {
         return;
     }
-    let etcd_server = EtcdServer::start();
-    let etcd = Etcd::connect(&[etcd_server.endpoint()], Duration::from_secs(2))
-        .await
-        .unwrap();
+    let (_etcd_server, etcd) = etcd().await;
     let regions: Vec<String> = (0..6).map(|i| format!("r{i}")).collect();
     let a = server(&etcd, "a").await;
     let b = server(&etcd, "b").await;
@@ -314,10 +317,7 @@ async fn a_warm_move_keeps_the_owner_serving_until_the_target_is_warm() {
     if !have_etcd() {
         return;
     }
-    let etcd_server = EtcdServer::start();
-    let etcd = Etcd::connect(&[etcd_server.endpoint()], Duration::from_secs(2))
-        .await
-        .unwrap();
+    let (_etcd_server, etcd) = etcd().await;
     let regions: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
     let a = server(&etcd, "a").await;
     settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;

@@ -147,14 +147,7 @@ impl PeerReads {
             }
             hint.server.clone()
         };
-        let addr = self
-            .state
-            .directory()
-            .servers
-            .iter()
-            .find(|s| s.name == server)
-            .map(|s| s.addr.clone())
-            .filter(|a| !a.is_empty())?;
+        let addr = self.state.server_addr(&server).filter(|a| !a.is_empty())?;
         let down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         match down.get(&addr) {
             Some(until) if *until > now => None,

@@ -186,6 +186,18 @@ impl ClusterState {
             .cloned()
     }
 
+    /// The gRPC address of live server `name`, if known (without copying
+    /// the directory).
+    pub fn server_addr(&self, name: &str) -> Option<String> {
+        self.directory
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .servers
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.addr.clone())
+    }
+
     /// The master's address, if known.
     pub fn master_addr(&self) -> Option<String> {
         self.directory

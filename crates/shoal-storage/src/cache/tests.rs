@@ -228,6 +228,24 @@ async fn families_without_cache_on_read_and_in_memory_pools() {
     assert_eq!(m.in_memory.entries, reader.data_block_count() as u64);
 }
 
+/// Prefetches `blocks` of `f` with no rate limit and waits for it.
+async fn prefetch_all(
+    cache: &BlockCache,
+    f: &SstFile,
+    blocks: &[BlockAddr],
+) -> Arc<PrefetchProgress> {
+    let handle = cache.prefetch(
+        vec![PrefetchFile {
+            path: f.path.clone(),
+            blocks: blocks.to_vec(),
+        }],
+        0,
+    );
+    let progress = handle.progress();
+    handle.wait().await;
+    progress
+}
+
 fn blocks_of(reader: &SstReader) -> Vec<BlockAddr> {
     (0..reader.data_block_count())
         .filter_map(|i| reader.block_addr(i))
@@ -246,15 +264,7 @@ async fn prefetch_warms_l2_skips_cached_blocks_and_reports_progress() {
     reader.read_block(0).await.unwrap();
     let blocks = blocks_of(&reader);
     let total: u64 = blocks.iter().map(|b| b.len).sum();
-    let handle = cache.prefetch(
-        vec![PrefetchFile {
-            path: f.path.clone(),
-            blocks: blocks.clone(),
-        }],
-        0,
-    );
-    let progress = handle.progress();
-    handle.wait().await;
+    let progress = prefetch_all(&cache, &f, &blocks).await;
     assert_eq!(progress.total_bytes.load(Ordering::Relaxed), total);
     assert_eq!(progress.done_bytes.load(Ordering::Relaxed), total);
     assert_eq!(progress.skipped_blocks.load(Ordering::Relaxed), 1);
@@ -477,9 +487,7 @@ async fn prefetch_copies_from_the_peer_and_reads_only_what_it_lacks() {
         reader,
         ..
     } = moved(13, PeerMode::Honest).await;
-    let blocks: Vec<BlockAddr> = (0..reader.data_block_count())
-        .filter_map(|i| reader.block_addr(i))
-        .collect();
+    let blocks = blocks_of(&reader);
     // The peer lost two blocks in the middle.
     let lost = [blocks[5], blocks[6]];
     let before = source.fetch_count();
@@ -503,15 +511,7 @@ async fn prefetch_copies_from_the_peer_and_reads_only_what_it_lacks() {
         calls: AtomicU64::new(0),
     });
     new.set_peer_tier(Some(partial));
-    let handle = new.prefetch(
-        vec![PrefetchFile {
-            path: f.path.clone(),
-            blocks: blocks.clone(),
-        }],
-        0,
-    );
-    let progress = handle.progress();
-    handle.wait().await;
+    let progress = prefetch_all(&new, &f, &blocks).await;
     assert_eq!(
         progress.peer_blocks.load(Ordering::Relaxed),
         blocks.len() as u64 - 2
