@@ -817,6 +817,20 @@ fn sst_files(dir: &Path) -> usize {
 }
 
 /// A counter from a server's `/metrics` (0 if absent).
+/// Region `id`'s block sources from `server`'s `/api/status`.
+fn region_sources(server: &ServerProcess, id: &str) -> serde_json::Value {
+    let (code, body) = server.http_get("/api/status");
+    assert_eq!(code, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    v["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("region {id} not in {v}"))["block_sources"]
+        .clone()
+}
+
 fn metric(server: &ServerProcess, name: &str) -> f64 {
     let (code, body) = server.http_get("/metrics");
     assert_eq!(code, 200);
@@ -926,6 +940,10 @@ async fn a_moved_region_reads_its_blocks_from_the_former_owner_not_the_object_st
     assert_eq!(metric(new_owner, "shoal_cache_peer_corrupt_total"), 0.0);
     assert!(metric(new_owner, "shoal_cluster_peer_calls_total") >= 1.0);
     assert_eq!(metric(new_owner, "shoal_cluster_peer_hinted_regions"), 1.0);
+    // The region's own figures say the same: its blocks came from the peer.
+    let s = region_sources(new_owner, &region);
+    assert!(s["peer"].as_u64().unwrap() >= 40, "{s}");
+    assert_eq!(s["object_store"].as_u64(), Some(0), "{s}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -979,6 +997,14 @@ async fn the_balancer_warms_a_region_on_its_new_server_before_moving_it() {
         gets <= files as f64,
         "object-store GETs {gets}, {files} files"
     );
+    // The moved region's own figures: its warm-up came from the peer.
+    let (code, body) = new.http_get("/api/status");
+    assert_eq!(code, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let moved = v["regions"][0]["id"].as_str().unwrap().to_string();
+    let s = region_sources(new, &moved);
+    assert!(s["peer"].as_u64().unwrap() >= 12, "{s}");
+    assert_eq!(s["object_store"].as_u64(), Some(0), "{s}");
 }
 
 #[test]

@@ -136,6 +136,9 @@ pub struct RegionView {
     /// Fraction of the region's data blocks held in the block cache (L1 or
     /// L2), when known.
     pub cache_ratio: Option<f64>,
+    /// Where its data blocks came from on this server (reads and
+    /// prefetches, since this server first opened or warmed it).
+    pub block_sources: Option<shoal_storage::cache::BlockSourcesSnapshot>,
     /// Still reads its split parent's files.
     pub has_references: bool,
     /// Prefetch-on-open progress: (bytes done, bytes total).

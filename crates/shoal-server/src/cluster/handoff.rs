@@ -113,7 +113,11 @@ impl Host {
             });
         }
         let count = files.len();
-        let handle = cache.prefetch(files, self.inner.env.prefetch_bytes_per_sec);
+        let handle = cache.prefetch_counted(
+            files,
+            self.inner.env.prefetch_bytes_per_sec,
+            Some(self.block_sources(id)),
+        );
         let progress = handle.progress();
         handle.wait().await;
         Ok((

@@ -158,7 +158,7 @@ impl Host {
         if let (Some(reads), Some(last)) = (&self.inner.peer_reads, last_owner) {
             reads.hint(&config.region_dir, last);
         }
-        let region = Region::open_with_recovered(config, self.region_env(), foreign)
+        let region = Region::open_with_recovered(config, self.region_env_for(id), foreign)
             .await
             .map_err(|e| e.to_string())?;
         if !self.set_slot(id, Slot::Open(region.clone())) {

@@ -173,6 +173,12 @@ pub(crate) struct Inner {
     /// The WAL regions open now log to (in cluster mode a new run replaces
     /// it when the server rejoins after losing its lease).
     pub(crate) wal: RwLock<Wal>,
+    /// Where each region's blocks came from on this server, kept across
+    /// closes and reopens (a region moved away and back, a warm handoff
+    /// before the open). One entry per region this server has touched.
+    pub(crate) block_sources: std::sync::Mutex<
+        std::collections::HashMap<String, Arc<shoal_storage::cache::BlockSources>>,
+    >,
 }
 
 impl Host {
@@ -319,6 +325,7 @@ impl Host {
                 cluster: cluster.map(|(state, _)| state),
                 peer_reads,
                 wal: RwLock::new(wal),
+                block_sources: std::sync::Mutex::default(),
             }),
         };
         if host.inner.cluster.is_some() {
@@ -416,7 +423,22 @@ impl Host {
         table: &TableRecord,
         record: &RegionRecord,
     ) -> Result<Region, shoal_storage::region::RegionError> {
-        Region::open(self.region_config(table, record), self.region_env()).await
+        Region::open(
+            self.region_config(table, record),
+            self.region_env_for(&record.id),
+        )
+        .await
+    }
+
+    /// Region `id`'s block-source counters on this server (created on first use).
+    pub(crate) fn block_sources(&self, id: &str) -> Arc<shoal_storage::cache::BlockSources> {
+        self.inner
+            .block_sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id.to_string())
+            .or_default()
+            .clone()
     }
 
     /// How region `record` of `table` opens under this server's settings.
@@ -442,10 +464,12 @@ impl Host {
         config
     }
 
-    /// The environment a region opens in now (with the current WAL run).
-    pub(crate) fn region_env(&self) -> RegionEnv {
+    /// The environment region `id` opens in now (with the current WAL run
+    /// and the region's block-source counters).
+    pub(crate) fn region_env_for(&self, id: &str) -> RegionEnv {
         let mut env = self.inner.env.clone();
         env.wal = self.current_wal();
+        env.block_sources = Some(self.block_sources(id));
         env
     }
 
@@ -611,6 +635,7 @@ impl Host {
                     memstore_bytes: m,
                     files: region.file_counts().values().sum::<usize>() as u32,
                     cache_ratio: region.cached_fraction_recent(),
+                    block_sources: region.block_sources(),
                     has_references: region.has_references(),
                     prefetch: region.prefetch_progress().map(|p| {
                         (

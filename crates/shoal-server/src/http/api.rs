@@ -34,6 +34,7 @@ pub fn status_json(v: &StatusView, latest: Option<&Point>) -> Value {
                     "memstore_bytes": r.memstore_bytes,
                     "files": r.files,
                     "cache_ratio": r.cache_ratio,
+                    "block_sources": r.block_sources,
                     "has_references": r.has_references,
                     "prefetch_bytes_done": r.prefetch.map(|p| p.0),
                     "prefetch_bytes_total": r.prefetch.map(|p| p.1),

@@ -186,7 +186,7 @@ fn tables(h: &mut String, v: &StatusView) {
     }
     h.push_str("</table>");
 
-    h.push_str("<h2>Regions</h2><table id=regions><tr><th>table</th><th>region</th><th>start row</th><th>end row</th><th>size</th><th>memstore</th><th>files</th><th>cached</th><th>references</th><th>prefetch</th></tr>");
+    h.push_str("<h2>Regions</h2><table id=regions><tr><th>table</th><th>region</th><th>start row</th><th>end row</th><th>size</th><th>memstore</th><th>files</th><th>cached</th><th title='where its data blocks came from on this server: memory, this server&#39;s L2, a former owner&#39;s L2, the object store'>blocks from</th><th>references</th><th>prefetch</th></tr>");
     let row = |b: &[u8]| {
         if b.is_empty() {
             "<span class=dim>(unbounded)</span>".to_string()
@@ -207,9 +207,23 @@ fn tables(h: &mut String, v: &StatusView) {
             td_n(h, bytes(r.size_bytes));
             td_n(h, bytes(r.memstore_bytes));
             td_n(h, r.files);
+            let sources = match r.block_sources {
+                Some(s) if s.total() > 0 => {
+                    let pct = |n: u64| n as f64 * 100.0 / s.total() as f64;
+                    format!(
+                        "L1 {:.0}% · L2 {:.0}% · peer {:.0}% · object store {:.0}% ({} GETs)",
+                        pct(s.l1),
+                        pct(s.l2),
+                        pct(s.peer),
+                        pct(s.object_store),
+                        s.object_store_gets
+                    )
+                }
+                _ => "<span class=dim>–</span>".into(),
+            };
             let _ = write!(
                 h,
-                "<td>{}</td><td>{}</td>",
+                "<td>{}</td><td>{sources}</td><td>{}</td>",
                 bar(r.cache_ratio, ""),
                 if r.has_references {
                     "<span class=warn>reads its split parent's files</span>"
@@ -231,7 +245,7 @@ fn tables(h: &mut String, v: &StatusView) {
         }
     }
     if v.tables.iter().all(|t| t.regions.is_empty()) {
-        h.push_str("<tr><td colspan=10 class=dim>no open regions</td></tr>");
+        h.push_str("<tr><td colspan=11 class=dim>no open regions</td></tr>");
     }
     h.push_str("</table>");
 }

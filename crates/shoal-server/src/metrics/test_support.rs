@@ -69,6 +69,13 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
                 memstore_bytes: 1000,
                 files: 2,
                 cache_ratio: Some(0.5),
+                block_sources: Some(shoal_storage::cache::BlockSourcesSnapshot {
+                    l1: 7,
+                    l2: 5,
+                    peer: 3,
+                    object_store: 2,
+                    object_store_gets: 1,
+                }),
                 has_references: false,
                 prefetch: Some((10, 20)),
             }],

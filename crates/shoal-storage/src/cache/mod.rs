@@ -30,11 +30,14 @@ mod l1;
 mod metrics;
 mod peer;
 mod prefetch;
+mod sources;
 
 pub use disk::{DiskCache, DiskCacheConfig, DiskCacheError, DiskCacheMetrics};
 pub use metrics::{CacheMetricsSnapshot, PoolSnapshot};
 pub use peer::{PeerAnswer, PeerSnapshot, PeerTier};
 pub use prefetch::{PrefetchFile, PrefetchHandle, PrefetchProgress};
+use sources::Source;
+pub use sources::{BlockSources, BlockSourcesSnapshot};
 
 use crate::sst::{Block, BlockAddr, BlockFetcher, BlockKind, FileId, SstError};
 use bytes::Bytes;
@@ -145,7 +148,8 @@ struct Inner {
     data: Pool<Key, Block>,
     in_memory: Pool<Key, Block>,
     meta: Pool<Key, Tail>,
-    block_flights: Flights<Key, Bytes, SstError>,
+    /// A missing block's frame, and whether a peer supplied it.
+    block_flights: Flights<Key, (Bytes, bool), SstError>,
     tail_flights: Flights<Key, (Bytes, u64), SstError>,
     l2_hits: AtomicU64,
     l2_misses: AtomicU64,
@@ -205,9 +209,20 @@ impl BlockCache {
 
     /// A view for one column family.
     pub fn family(&self, policy: FamilyCachePolicy) -> Arc<FamilyCache> {
+        self.family_counted(policy, None)
+    }
+
+    /// A view for one column family of a region whose block sources are
+    /// counted in `sources`.
+    pub fn family_counted(
+        &self,
+        policy: FamilyCachePolicy,
+        sources: Option<Arc<BlockSources>>,
+    ) -> Arc<FamilyCache> {
         Arc::new(FamilyCache {
             cache: self.clone(),
             policy,
+            sources,
         })
     }
 
@@ -287,12 +302,16 @@ impl BlockCache {
         addr: BlockAddr,
         kind: BlockKind,
         fill_l2: bool,
+        sources: Option<&BlockSources>,
     ) -> Result<Bytes, SstError> {
         let inner = &self.inner;
         if let Some(l2) = &inner.l2 {
             match l2.get(addr.file, addr.offset).await {
                 Some(frame) if frame_is_sound(&frame, addr.len) => {
                     inner.l2_hits.fetch_add(1, Ordering::Relaxed);
+                    if let Some(s) = sources {
+                        s.count(Source::L2);
+                    }
                     return Ok(frame);
                 }
                 Some(_) => {
@@ -315,7 +334,15 @@ impl BlockCache {
         if !led {
             inner.shared_misses.fetch_add(1, Ordering::Relaxed);
         }
-        let frame = result.map_err(|e| shared_error(path, e))?;
+        let (frame, from_peer) = result.map_err(|e| shared_error(path, e))?;
+        if let Some(s) = sources {
+            // A shared miss is counted where its leader's fetch went (the
+            // GET itself is the leader's).
+            s.count(match (from_peer, led) {
+                (true, _) => Source::Peer,
+                (false, led) => Source::Store { gets: led as u64 },
+            });
+        }
         // Only a sound frame enters L2: a block the object store returned
         // damaged fails its read and is fetched again next time.
         if led
@@ -329,24 +356,24 @@ impl BlockCache {
     }
 
     /// A block missing from L1 and L2: from a peer's L2 when one holds it
-    /// (verified), else from the object store (counted as a GET).
+    /// (verified; `true`), else from the object store (counted as a GET).
     async fn fetch_missing(
         &self,
         path: &str,
         addr: BlockAddr,
         kind: BlockKind,
-    ) -> Result<Bytes, SstError> {
+    ) -> Result<(Bytes, bool), SstError> {
         if let Some(mut frames) = self.peer_frames(path, std::slice::from_ref(&addr)).await
             && let Some(Some(frame)) = frames.pop()
         {
-            return Ok(frame);
+            return Ok((frame, true));
         }
         let frame = self.inner.source.fetch(path, addr, kind).await?;
         self.inner.source_gets.fetch_add(1, Ordering::Relaxed);
         self.inner
             .source_bytes
             .fetch_add(frame.len() as u64, Ordering::Relaxed);
-        Ok(frame)
+        Ok((frame, false))
     }
 
     async fn tail(&self, path: &str, file: FileId, len: u64) -> Result<(Bytes, u64), SstError> {
@@ -455,6 +482,7 @@ fn shared_error(path: &str, e: Arc<SstError>) -> SstError {
 pub struct FamilyCache {
     cache: BlockCache,
     policy: FamilyCachePolicy,
+    sources: Option<Arc<BlockSources>>,
 }
 
 impl FamilyCache {
@@ -481,7 +509,10 @@ impl BlockFetcher for FamilyCache {
             BlockKind::Data => self.policy.cache_data_on_read,
             BlockKind::DataNoFill => false,
         };
-        Box::pin(self.cache.block_frame(path, addr, kind, fill))
+        Box::pin(
+            self.cache
+                .block_frame(path, addr, kind, fill, self.sources.as_deref()),
+        )
     }
 
     fn fetch_tail<'a>(
@@ -494,7 +525,13 @@ impl BlockFetcher for FamilyCache {
     }
 
     fn cached_block(&self, addr: &BlockAddr) -> Option<Block> {
-        self.cache.pool(&self.policy).get(&(addr.file, addr.offset))
+        let block = self.cache.pool(&self.policy).get(&(addr.file, addr.offset));
+        if block.is_some()
+            && let Some(s) = &self.sources
+        {
+            s.count(Source::L1);
+        }
+        block
     }
 
     fn offer_block(&self, addr: BlockAddr, block: &Block) {

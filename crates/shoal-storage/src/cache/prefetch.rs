@@ -14,7 +14,8 @@
 //! served the region before (one call for the run); only the blocks it
 //! does not hold are read from the object store.
 
-use super::BlockCache;
+use super::sources::Source;
+use super::{BlockCache, BlockSources};
 use crate::sst::{BlockAddr, BlockKind};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -91,6 +92,17 @@ impl BlockCache {
     /// unlimited). Without an L2 there is nothing durable to warm and the
     /// prefetch finishes at once.
     pub fn prefetch(&self, files: Vec<PrefetchFile>, bytes_per_sec: u64) -> PrefetchHandle {
+        self.prefetch_counted(files, bytes_per_sec, None)
+    }
+
+    /// [`BlockCache::prefetch`] for one region, whose block sources count
+    /// what the prefetch copies (from a peer or the object store).
+    pub fn prefetch_counted(
+        &self,
+        files: Vec<PrefetchFile>,
+        bytes_per_sec: u64,
+        sources: Option<Arc<BlockSources>>,
+    ) -> PrefetchHandle {
         let progress = Arc::new(PrefetchProgress::default());
         let total: u64 = files
             .iter()
@@ -150,7 +162,7 @@ impl BlockCache {
             let start = Instant::now();
             let done = AtomicU64::new(0);
             let fetches = futures::stream::iter(runs.into_iter().map(|(path, blocks)| {
-                let (cache, p, l2) = (&cache, &p, &l2);
+                let (cache, p, l2, sources) = (&cache, &p, &l2, sources.as_deref());
                 let (done, mut cancelled) = (&done, cancelled.clone());
                 async move {
                     if *cancelled.borrow() {
@@ -182,13 +194,16 @@ impl BlockCache {
                                 Some(frame) => {
                                     l2.insert(b.file, b.offset, frame);
                                     p.peer_blocks.fetch_add(1, Ordering::Relaxed);
+                                    if let Some(s) = sources {
+                                        s.count(Source::Peer);
+                                    }
                                 }
                                 None => missing.push(*b),
                             }
                         }
                     }
                     for run in contiguous(&missing) {
-                        fetch_run(cache, l2, p, &path, run).await;
+                        fetch_run(cache, l2, p, sources, &path, run).await;
                     }
                     p.done_bytes.fetch_add(bytes, Ordering::Relaxed);
                     cache
@@ -234,6 +249,7 @@ async fn fetch_run(
     cache: &BlockCache,
     l2: &Arc<dyn super::L2>,
     p: &PrefetchProgress,
+    sources: Option<&BlockSources>,
     path: &str,
     blocks: &[BlockAddr],
 ) {
@@ -252,7 +268,12 @@ async fn fetch_run(
         Ok(data) if data.len() as u64 == bytes => {
             cache.inner.source_gets.fetch_add(1, Ordering::Relaxed);
             cache.inner.source_bytes.fetch_add(bytes, Ordering::Relaxed);
-            for b in blocks {
+            for (i, b) in blocks.iter().enumerate() {
+                if let Some(s) = sources {
+                    s.count(Source::Store {
+                        gets: (i == 0) as u64,
+                    });
+                }
                 let at = (b.offset - whole.offset) as usize;
                 let frame = data.slice(at..at + b.len as usize);
                 if super::frame_is_sound(&frame, b.len) {

@@ -552,3 +552,71 @@ async fn a_damaged_block_from_the_object_store_never_enters_l2() {
     );
     assert!(!l2.contains(first.file, first.offset), "not cached");
 }
+
+#[tokio::test]
+async fn a_regions_block_sources_count_each_tier_that_served_it() {
+    // Cold, no peer: every block from the object store, one GET each; a
+    // rescan finds them in L1.
+    let (source, f) = file(2000, 20).await;
+    let cache = BlockCache::new(
+        CacheConfig::default(),
+        source.clone(),
+        Some(Arc::new(MapL2::default())),
+    );
+    let sources = Arc::new(BlockSources::default());
+    let view = cache.family_counted(FamilyCachePolicy::default(), Some(sources.clone()));
+    let reader = SstReader::open(view, f).await.unwrap();
+    let blocks = reader.data_block_count() as u64;
+    assert_eq!(scan_all(&reader).await, 2000);
+    let s = sources.snapshot();
+    assert_eq!((s.object_store, s.object_store_gets), (blocks, blocks));
+    assert_eq!((s.l1, s.l2, s.peer), (0, 0, 0));
+    assert_eq!(scan_all(&reader).await, 2000);
+    assert_eq!(sources.snapshot().l1, blocks);
+    assert_eq!(sources.snapshot().object_store, blocks);
+
+    // Moved, with a warm peer: reads count the peer, then this server's L2
+    // (L1 holds nothing here).
+    let Moved { new, f, .. } = moved(21, PeerMode::Honest).await;
+    let sources = Arc::new(BlockSources::default());
+    let view = new.family_counted(FamilyCachePolicy::default(), Some(sources.clone()));
+    let reader = SstReader::open(view, f).await.unwrap();
+    let blocks = reader.data_block_count() as u64;
+    assert_eq!(scan_all(&reader).await, 2000);
+    assert_eq!(sources.snapshot().peer, blocks);
+    assert_eq!(scan_all(&reader).await, 2000);
+    let s = sources.snapshot();
+    assert_eq!((s.peer, s.l2, s.object_store), (blocks, blocks, 0));
+    assert_eq!(s.object_store_fraction(), Some(0.0));
+
+    // A counted prefetch from a cold cache with no peer: every block from
+    // the object store, in far fewer GETs than blocks (runs).
+    let (source, f) = file(2000, 22).await;
+    let cache = BlockCache::new(
+        CacheConfig::default(),
+        source,
+        Some(Arc::new(MapL2::default())),
+    );
+    let reader = SstReader::open(cache.family(FamilyCachePolicy::default()), f.clone())
+        .await
+        .unwrap();
+    let addrs = blocks_of(&reader);
+    let sources = Arc::new(BlockSources::default());
+    cache
+        .prefetch_counted(
+            vec![PrefetchFile {
+                path: f.path.clone(),
+                blocks: addrs.clone(),
+            }],
+            0,
+            Some(sources.clone()),
+        )
+        .wait()
+        .await;
+    let s = sources.snapshot();
+    assert_eq!(s.object_store, addrs.len() as u64);
+    assert!(
+        s.object_store_gets >= 1 && s.object_store_gets < s.object_store / 4,
+        "{s:?}"
+    );
+}

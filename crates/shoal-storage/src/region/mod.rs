@@ -67,6 +67,9 @@ pub struct RegionEnv {
     pub fetcher: Arc<dyn BlockFetcher>,
     /// The server's block cache; `None` reads every block from `fetcher`.
     pub cache: Option<BlockCache>,
+    /// Where this region's blocks come from, counted by the cache (the
+    /// server sets one per region it opens; `None`: not counted).
+    pub block_sources: Option<Arc<crate::cache::BlockSources>>,
     /// Rate of prefetch-on-open, bytes per second per region (default 64 MiB/s).
     pub prefetch_bytes_per_sec: u64,
     /// Compaction output enters the cache as it is written when the
@@ -99,7 +102,7 @@ impl RegionEnv {
     /// The block source for a family's files: its cache view, or the raw source.
     pub(crate) fn family_fetcher(&self, family: &FamilyConfig) -> Arc<dyn BlockFetcher> {
         match &self.cache {
-            Some(cache) => cache.family(family.cache),
+            Some(cache) => cache.family_counted(family.cache, self.block_sources.clone()),
             None => self.fetcher.clone(),
         }
     }
@@ -109,6 +112,7 @@ impl RegionEnv {
         RegionEnv {
             fetcher: Arc::new(crate::sst::BucketFetcher::new(bucket.clone())),
             cache: None,
+            block_sources: None,
             prefetch_bytes_per_sec: 64 << 20,
             cache_compaction_output_bytes: 256 << 20,
             bucket,
@@ -362,7 +366,7 @@ impl Region {
                         .collect(),
                 })
                 .collect();
-            cache.prefetch(files, env.prefetch_bytes_per_sec)
+            cache.prefetch_counted(files, env.prefetch_bytes_per_sec, env.block_sources.clone())
         });
         tracing::info!(
             region = %region,
@@ -457,6 +461,11 @@ impl Region {
             memstore_bytes: self.memstore_size() as u64,
             flat_bytes,
         }
+    }
+
+    /// Where the region's blocks came from on this server, if counted.
+    pub fn block_sources(&self) -> Option<crate::cache::BlockSourcesSnapshot> {
+        self.inner.env.block_sources.as_ref().map(|s| s.snapshot())
     }
 
     /// Progress of the prefetch started when the region opened, if any.
