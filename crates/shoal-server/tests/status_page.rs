@@ -34,6 +34,13 @@ fn region(id: &str, start: &'static [u8], end: &'static [u8], size: u64) -> Regi
         memstore_bytes: size / 50,
         files: 3,
         cache_ratio: Some(0.73),
+        block_sources: Some(shoal_storage::cache::BlockSourcesSnapshot {
+            l1: 50,
+            l2: 20,
+            peer: 25,
+            object_store: 5,
+            object_store_gets: 2,
+        }),
         has_references: false,
         prefetch: Some((size / 3, size)),
     }
@@ -269,6 +276,7 @@ fn routes_answer() {
     let json: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(json["tables"][0]["name"], "usertable");
     assert_eq!(json["regions"].as_array().unwrap().len(), 3);
+    assert_eq!(json["regions"][0]["block_sources"]["peer"], 25);
     let (code, ctype, _) = http_get(addr, "/");
     assert_eq!(code, 200);
     assert!(ctype.starts_with("text/html"), "{ctype}");
@@ -380,6 +388,7 @@ fn chromium_renders_the_status_page() {
         "group commits",
         "3.0 GiB",
         "reads its split parent's files",
+        "peer 25% · object store 5% (2 GETs)",
         "L2 disk",
         "ranged_get",
         "Cache hit ratio",
