@@ -258,17 +258,32 @@ pub enum MoveWhy {
     Home,
 }
 
-/// What the plan needs to know about time, for retained assignment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Retain {
+/// How the plan follows caches: retained assignment (which needs the time)
+/// and cache-aware placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
     /// Now, in ms since the Unix epoch (the master's clock).
     pub now_ms: u64,
     /// How long a server that died or drained gets its regions back when it
     /// returns (0: never).
     pub bound_ms: u64,
+    /// Place unserved regions and pick balance moves where a region's
+    /// blocks are cached (its last owner). Off: the plain balancer (least
+    /// loaded first, the busiest server's newest region moved).
+    pub cache_aware: bool,
 }
 
-impl Retain {
+impl Default for Placement {
+    fn default() -> Self {
+        Placement {
+            now_ms: 0,
+            bound_ms: 0,
+            cache_aware: true,
+        }
+    }
+}
+
+impl Placement {
     /// True if `a`'s former owner left within the bound.
     fn home_of<'a>(&self, a: &'a Assignment) -> Option<&'a str> {
         let left = a.left_at_ms?;
@@ -295,7 +310,7 @@ pub fn plan(
     live: &[String],
     assignments: &BTreeMap<String, (Assignment, i64)>,
     max_moves: usize,
-    retain: Retain,
+    retain: Placement,
 ) -> Vec<Step> {
     let mut steps = Vec::new();
     if live.is_empty() {
@@ -354,6 +369,7 @@ pub fn plan(
     // 2. Unserved: where their blocks are cached, unless that server is busy.
     for region in unserved {
         let cached_at = record(region)
+            .filter(|_| retain.cache_aware)
             .and_then(|a| a.last_owner.as_deref())
             .and_then(|l| load.get_key_value(l).map(|(k, _)| *k));
         let least_load = least(&load).map_or(0, |l| load[l].len());
@@ -392,7 +408,8 @@ pub fn plan(
         };
         let cached = list
             .iter()
-            .rposition(|r| record(r).and_then(|a| a.last_owner.as_deref()) == Some(to));
+            .rposition(|r| record(r).and_then(|a| a.last_owner.as_deref()) == Some(to))
+            .filter(|_| retain.cache_aware);
         let region = match cached {
             Some(i) => list.remove(i),
             None => match list.pop() {
@@ -447,7 +464,7 @@ mod tests {
     fn unserved_regions_spread_evenly() {
         let regions = names(10, "r");
         let live = names(3, "s");
-        let steps = plan(&regions, &live, &BTreeMap::new(), 5, Retain::default());
+        let steps = plan(&regions, &live, &BTreeMap::new(), 5, Placement::default());
         assert_eq!(steps.len(), 10);
         let per: Vec<usize> = live.iter().map(|s| count(&steps, s)).collect();
         assert_eq!(per, [4, 3, 3]);
@@ -467,7 +484,7 @@ mod tests {
         .into_iter()
         .collect();
         let live = vec!["a".to_string(), "b".to_string()];
-        let steps = plan(&regions, &live, &assignments, 0, Retain::default());
+        let steps = plan(&regions, &live, &assignments, 0, Placement::default());
         assert_eq!(steps.len(), 2);
         assert!(
             steps.iter().all(
@@ -484,7 +501,7 @@ mod tests {
         let live = vec!["a".to_string(), "b".to_string(), "c".to_string()];
         let mut rounds = 0;
         loop {
-            let steps = plan(&regions, &live, &assignments, 2, Retain::default());
+            let steps = plan(&regions, &live, &assignments, 2, Placement::default());
             assert!(steps.len() <= 2);
             if steps.is_empty() {
                 break;
@@ -505,7 +522,7 @@ mod tests {
         };
         assert_eq!((per("a"), per("b"), per("c")), (3, 3, 3));
         // Balanced: another round plans nothing.
-        assert!(plan(&regions, &live, &assignments, 2, Retain::default()).is_empty());
+        assert!(plan(&regions, &live, &assignments, 2, Placement::default()).is_empty());
     }
 
     /// `region` served by `owner` after `home` left at `left_ms`.
@@ -528,9 +545,10 @@ mod tests {
         .into_iter()
         .collect();
         let live = vec!["a".to_string(), "b".to_string(), "c".to_string()];
-        let within = Retain {
+        let within = Placement {
             now_ms: 20_000,
             bound_ms: 30_000,
+            ..Placement::default()
         };
         let steps = plan(&regions, &live, &assignments, 2, within);
         let home: Vec<&Step> = steps
@@ -553,9 +571,10 @@ mod tests {
         // Back home, the load is even: the balancer moves nothing more.
         assert_eq!(steps.len(), 2, "{steps:?}");
         // After the bound: nothing goes home; the balancer evens the load.
-        let late = Retain {
+        let late = Placement {
             now_ms: 40_000,
             bound_ms: 30_000,
+            ..Placement::default()
         };
         let steps = plan(&regions, &live, &assignments, 2, late);
         assert!(
@@ -569,9 +588,10 @@ mod tests {
             "{steps:?}"
         );
         // A bound of zero: never.
-        let off = Retain {
+        let off = Placement {
             now_ms: 2_000,
             bound_ms: 0,
+            ..Placement::default()
         };
         assert!(
             !plan(&regions, &live, &assignments, 0, off)
@@ -600,7 +620,7 @@ mod tests {
                 .collect();
         let live = vec!["a".to_string(), "b".to_string()];
         // b holds one region, a none: b is within one of the least loaded.
-        let steps = plan(&regions[..2], &live, &assignments, 0, Retain::default());
+        let steps = plan(&regions[..2], &live, &assignments, 0, Placement::default());
         assert_eq!(
             steps,
             [Step::Assign {
@@ -610,7 +630,20 @@ mod tests {
         );
         // b busier by two: the least loaded server takes it.
         assignments.extend([owned("r2", "b")]);
-        let steps = plan(&regions[..3], &live, &assignments, 0, Retain::default());
+        let steps = plan(&regions[..3], &live, &assignments, 0, Placement::default());
+        assert_eq!(
+            steps,
+            [Step::Assign {
+                region: "r0".into(),
+                to: "a".into()
+            }]
+        );
+        // The plain balancer ignores where blocks are cached.
+        let plain = Placement {
+            cache_aware: false,
+            ..Placement::default()
+        };
+        let steps = plan(&regions[..2], &live, &assignments, 0, plain);
         assert_eq!(
             steps,
             [Step::Assign {
@@ -629,15 +662,34 @@ mod tests {
             a.last_owner = Some("b".into());
         }
         let live = vec!["a".to_string(), "b".to_string()];
-        let steps = plan(&regions, &live, &assignments, 1, Retain::default());
+        let steps = plan(&regions, &live, &assignments, 1, Placement::default());
         assert!(
             matches!(&steps[..], [Step::Move { region, to, why: MoveWhy::Balance, .. }] if region == "r1" && to == "b"),
+            "{steps:?}"
+        );
+        // The plain balancer moves the newest region instead.
+        let plain = Placement {
+            cache_aware: false,
+            ..Placement::default()
+        };
+        let steps = plan(&regions, &live, &assignments, 1, plain);
+        assert!(
+            matches!(&steps[..], [Step::Move { region, why: MoveWhy::Balance, .. }] if region == "r3"),
             "{steps:?}"
         );
     }
 
     #[test]
     fn no_live_server_plans_nothing() {
-        assert!(plan(&names(3, "r"), &[], &BTreeMap::new(), 3, Retain::default()).is_empty());
+        assert!(
+            plan(
+                &names(3, "r"),
+                &[],
+                &BTreeMap::new(),
+                3,
+                Placement::default()
+            )
+            .is_empty()
+        );
     }
 }

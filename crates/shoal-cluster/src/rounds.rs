@@ -48,6 +48,11 @@ pub struct Policy {
     /// owner keeps serving while the target copies the region's blocks from
     /// its L2, and closes it only once the target says it is warm.
     pub warm_moves: bool,
+    /// Placement follows caches: unserved regions go to the server that
+    /// served them last, balance moves prefer a region the target served
+    /// last, and a draining server's regions go back to a server that
+    /// served them before (off: the plain balancer).
+    pub cache_aware: bool,
 }
 
 /// What a master round did.
@@ -214,9 +219,10 @@ pub async fn master_round(
         &targets,
         &planned,
         max_moves,
-        assignment::Retain {
+        assignment::Placement {
             now_ms,
             bound_ms: retain.as_millis() as u64,
+            cache_aware: policy.cache_aware,
         },
     ));
     let mut load: std::collections::BTreeMap<&str, usize> =
@@ -230,13 +236,21 @@ pub async fn master_round(
         if a.state != RegionState::Open {
             continue;
         }
-        let Some(to) = load
+        let Some((least, least_n)) = load
             .iter()
             .min_by_key(|(name, n)| (**n, **name))
-            .map(|(name, _)| (*name).to_owned())
+            .map(|(name, n)| ((*name).to_owned(), *n))
         else {
             break;
         };
+        // The server that served it before this one, if its L2 may still
+        // hold the blocks and it is not busier by two.
+        let cached_at = a
+            .last_owner
+            .as_deref()
+            .filter(|_| policy.cache_aware)
+            .filter(|l| load.get(l).is_some_and(|n| *n <= least_n + 1));
+        let to = cached_at.map_or(least, str::to_owned);
         if let Some(n) = load.get_mut(to.as_str()) {
             *n += 1;
         }

@@ -112,6 +112,7 @@ async fn round_retaining(etcd: &Etcd, servers: &[&Server], regions: &[String], r
             max_moves: 2,
             retain,
             warm_moves: false,
+            cache_aware: true,
         },
     )
     .await
@@ -325,6 +326,7 @@ async fn a_warm_move_keeps_the_owner_serving_until_the_target_is_warm() {
         max_moves: 2,
         retain: Duration::ZERO,
         warm_moves: true,
+        cache_aware: true,
     };
     // b joins: the balancer moves two regions to it, each warmed first.
     let b = server(&etcd, "b").await;

@@ -49,6 +49,13 @@ pub struct ClusterSection {
     /// 5s; 0s: moves are immediate and the blocks follow by peer reads).
     #[serde(with = "crate::config::humantime_serde_compat")]
     pub handoff_warmup: Duration,
+    /// Placement follows caches (default on): a region with no live owner
+    /// goes to the server that served it last, the balancer first moves a
+    /// region whose blocks the target still holds, and a draining server's
+    /// regions go back to where they were served before, each unless that
+    /// server is busier than the least loaded by two. Off: the plain
+    /// balancer (least loaded first).
+    pub cache_aware: bool,
 }
 
 impl Default for ClusterSection {
@@ -65,6 +72,7 @@ impl Default for ClusterSection {
             peer_window: Duration::from_secs(600),
             retain: Duration::from_secs(30),
             handoff_warmup: Duration::from_secs(5),
+            cache_aware: true,
         }
     }
 }

@@ -436,6 +436,7 @@ impl Loop {
                 max_moves: moves,
                 retain: c.retain,
                 warm_moves: c.peer_reads && !c.handoff_warmup.is_zero(),
+                cache_aware: c.cache_aware,
             },
         );
         let round = master_round(&self.etcd, prefix, &required, &known, policy).await?;
