@@ -209,15 +209,23 @@ fn tables(h: &mut String, v: &StatusView) {
             td_n(h, r.files);
             let sources = match r.block_sources {
                 Some(s) if s.total() > 0 => {
-                    let pct = |n: u64| n as f64 * 100.0 / s.total() as f64;
-                    format!(
-                        "L1 {:.0}% · L2 {:.0}% · peer {:.0}% · object store {:.0}% ({} GETs)",
+                    let pct = |n: u64| n as f64 * 100.0 / s.reads().max(1) as f64;
+                    let mut cell = format!(
+                        "reads: L1 {:.0}% · L2 {:.0}% · peer {:.0}% · object store {:.0}%",
                         pct(s.l1),
                         pct(s.l2),
                         pct(s.peer),
                         pct(s.object_store),
-                        s.object_store_gets
-                    )
+                    );
+                    if s.prefetch_peer + s.prefetch_object_store > 0 {
+                        let _ = write!(
+                            cell,
+                            "<br>prefetched: {} from a peer · {} from the object store",
+                            s.prefetch_peer, s.prefetch_object_store
+                        );
+                    }
+                    let _ = write!(cell, " ({} GETs)", s.object_store_gets);
+                    cell
                 }
                 _ => "<span class=dim>–</span>".into(),
             };

@@ -782,20 +782,27 @@ fn regions(o: &mut Out, v: &StatusView) {
     o.family(
         "shoal_region_blocks_total",
         "counter",
-        "Data blocks of a region read or prefetched on this server, by the tier that supplied them (l1, l2, peer, object_store).",
+        "Data blocks of a region read (kind=read) or copied by a prefetch (kind=prefetch) on this server, by the tier that supplied them (l1, l2, peer, object_store).",
     );
     for t in &v.tables {
         for r in &t.regions {
             if let Some(s) = r.block_sources {
-                for (source, n) in [
-                    ("l1", s.l1),
-                    ("l2", s.l2),
-                    ("peer", s.peer),
-                    ("object_store", s.object_store),
+                for (kind, source, n) in [
+                    ("read", "l1", s.l1),
+                    ("read", "l2", s.l2),
+                    ("read", "peer", s.peer),
+                    ("read", "object_store", s.object_store),
+                    ("prefetch", "peer", s.prefetch_peer),
+                    ("prefetch", "object_store", s.prefetch_object_store),
                 ] {
                     o.sample(
                         "shoal_region_blocks_total",
-                        &[("table", &t.name), ("region", &r.id), ("source", source)],
+                        &[
+                            ("table", &t.name),
+                            ("region", &r.id),
+                            ("kind", kind),
+                            ("source", source),
+                        ],
                         n as f64,
                     );
                 }
@@ -878,7 +885,7 @@ mod tests {
         );
         let region = [("table", "t\"1\\\n"), ("region", "r1")];
         assert_eq!(with.value("shoal_region_cache_ratio", &region), 0.5);
-        let peer = [&region[..], &[("source", "peer")]].concat();
+        let peer = [&region[..], &[("kind", "read"), ("source", "peer")]].concat();
         assert_eq!(with.value("shoal_region_blocks_total", &peer), 3.0);
         assert_eq!(
             with.value("shoal_wal_batch_entries_bucket", &[("le", "1")]),

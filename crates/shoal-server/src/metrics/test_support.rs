@@ -74,6 +74,8 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
                     l2: 5,
                     peer: 3,
                     object_store: 2,
+                    prefetch_peer: 4,
+                    prefetch_object_store: 1,
                     object_store_gets: 1,
                 }),
                 has_references: false,

@@ -195,7 +195,7 @@ impl BlockCache {
                                     l2.insert(b.file, b.offset, frame);
                                     p.peer_blocks.fetch_add(1, Ordering::Relaxed);
                                     if let Some(s) = sources {
-                                        s.count(Source::Peer);
+                                        s.count(Source::PrefetchPeer);
                                     }
                                 }
                                 None => missing.push(*b),

@@ -5,8 +5,10 @@
 //! The server keeps one [`BlockSources`] per region it has touched, across
 //! closes and reopens, so a region that moved here shows how its first reads
 //! and its warm-up were served: from a former owner's cache or from the
-//! object store. Reads count the tier that answered them; prefetch counts
-//! only what it copied (a block L2 already held is not a read).
+//! object store. Reads count the tier that answered them; prefetches
+//! (warm-up on open and warm handoffs) count apart, and only what they
+//! copied (a block L2 already held is not a read), so a read hit ratio is
+//! not diluted by background copying.
 
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +21,8 @@ pub struct BlockSources {
     l2: AtomicU64,
     peer: AtomicU64,
     store_blocks: AtomicU64,
+    prefetch_peer: AtomicU64,
+    prefetch_store: AtomicU64,
     store_gets: AtomicU64,
 }
 
@@ -33,6 +37,12 @@ pub(crate) enum Source {
     Store {
         gets: u64,
     },
+    /// Copied by a prefetch from a peer's L2.
+    PrefetchPeer,
+    /// Copied by a prefetch from the object store (`gets` as for `Store`).
+    PrefetchStore {
+        gets: u64,
+    },
 }
 
 impl BlockSources {
@@ -45,6 +55,11 @@ impl BlockSources {
                 self.store_gets.fetch_add(gets, Ordering::Relaxed);
                 &self.store_blocks
             }
+            Source::PrefetchPeer => &self.prefetch_peer,
+            Source::PrefetchStore { gets } => {
+                self.store_gets.fetch_add(gets, Ordering::Relaxed);
+                &self.prefetch_store
+            }
         };
         c.fetch_add(1, Ordering::Relaxed);
     }
@@ -56,6 +71,8 @@ impl BlockSources {
             l2: self.l2.load(Ordering::Relaxed),
             peer: self.peer.load(Ordering::Relaxed),
             object_store: self.store_blocks.load(Ordering::Relaxed),
+            prefetch_peer: self.prefetch_peer.load(Ordering::Relaxed),
+            prefetch_object_store: self.prefetch_store.load(Ordering::Relaxed),
             object_store_gets: self.store_gets.load(Ordering::Relaxed),
         }
     }
@@ -66,27 +83,37 @@ impl BlockSources {
 pub struct BlockSourcesSnapshot {
     /// Data blocks reads found decoded in memory.
     pub l1: u64,
-    /// Data blocks read from this server's L2.
+    /// Data blocks reads found in this server's L2.
     pub l2: u64,
-    /// Data blocks read or prefetched from a former owner's L2.
+    /// Data blocks reads got from a former owner's L2.
     pub peer: u64,
-    /// Data blocks read or prefetched from the object store.
+    /// Data blocks reads got from the object store.
     pub object_store: u64,
-    /// Object-store GETs for those blocks (a prefetch reads a run of blocks
-    /// in one GET).
+    /// Data blocks prefetches copied from a former owner's L2.
+    pub prefetch_peer: u64,
+    /// Data blocks prefetches copied from the object store.
+    pub prefetch_object_store: u64,
+    /// Object-store GETs for the blocks of reads and prefetches (a prefetch
+    /// reads a run of blocks in one GET).
     pub object_store_gets: u64,
 }
 
 impl BlockSourcesSnapshot {
-    /// Blocks from every tier.
-    pub fn total(&self) -> u64 {
+    /// Blocks reads asked for.
+    pub fn reads(&self) -> u64 {
         self.l1 + self.l2 + self.peer + self.object_store
     }
 
-    /// Fraction of the blocks that came from the object store, if any came.
+    /// Blocks from every tier, reads and prefetches.
+    pub fn total(&self) -> u64 {
+        self.reads() + self.prefetch_peer + self.prefetch_object_store
+    }
+
+    /// Fraction of all blocks (reads and prefetches) that came from the
+    /// object store, if any came.
     pub fn object_store_fraction(&self) -> Option<f64> {
         let total = self.total();
-        (total > 0).then(|| self.object_store as f64 / total as f64)
+        (total > 0).then(|| (self.object_store + self.prefetch_object_store) as f64 / total as f64)
     }
 }
 
@@ -103,6 +130,8 @@ mod tests {
         s.count(Source::Peer);
         s.count(Source::Store { gets: 1 });
         s.count(Source::Store { gets: 0 });
+        s.count(Source::PrefetchPeer);
+        s.count(Source::PrefetchStore { gets: 1 });
         let snap = s.snapshot();
         assert_eq!(
             snap,
@@ -111,11 +140,14 @@ mod tests {
                 l2: 1,
                 peer: 1,
                 object_store: 2,
-                object_store_gets: 1
+                prefetch_peer: 1,
+                prefetch_object_store: 1,
+                object_store_gets: 2
             }
         );
-        assert_eq!(snap.total(), 6);
-        assert_eq!(snap.object_store_fraction(), Some(2.0 / 6.0));
+        assert_eq!(snap.reads(), 6);
+        assert_eq!(snap.total(), 8);
+        assert_eq!(snap.object_store_fraction(), Some(3.0 / 8.0));
         assert_eq!(
             BlockSourcesSnapshot::default().object_store_fraction(),
             None
