@@ -270,7 +270,7 @@ async fn fetch_run(
             cache.inner.source_bytes.fetch_add(bytes, Ordering::Relaxed);
             for (i, b) in blocks.iter().enumerate() {
                 if let Some(s) = sources {
-                    s.count(Source::Store {
+                    s.count(Source::PrefetchStore {
                         gets: (i == 0) as u64,
                     });
                 }

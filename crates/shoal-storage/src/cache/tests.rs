@@ -614,9 +614,10 @@ async fn a_regions_block_sources_count_each_tier_that_served_it() {
         .wait()
         .await;
     let s = sources.snapshot();
-    assert_eq!(s.object_store, addrs.len() as u64);
+    assert_eq!(s.prefetch_object_store, addrs.len() as u64);
+    assert_eq!(s.reads(), 0, "a prefetch is not a read");
     assert!(
-        s.object_store_gets >= 1 && s.object_store_gets < s.object_store / 4,
+        s.object_store_gets >= 1 && s.object_store_gets < s.prefetch_object_store / 4,
         "{s:?}"
     );
 }
