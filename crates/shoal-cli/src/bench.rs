@@ -36,6 +36,9 @@ enum ScenarioName {
     Failover,
     /// Server and client CPU per cached get, put and 100-row scan (server in a child process).
     Callcost,
+    /// Three servers and etcd per setting (cache-aware, plain, no L2): YCSB C
+    /// through a rolling restart, a forced rebalance and a kill -9.
+    RollingRestart,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -253,6 +256,49 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                     .map_or_else(|| "not measured".into(), |us| format!("{us:.0} µs")),
                 a.out.display()
             );
+        }
+        ScenarioName::RollingRestart => {
+            use shoal_bench::scenario::rolling::{Mode, RollingOptions, run};
+            let secs = Duration::from_secs;
+            let opts = RollingOptions {
+                records: if a.quick { 6_000 } else { 100_000 },
+                value_bytes: 1000,
+                regions: if a.quick { 6 } else { 12 },
+                threads: 16,
+                l1_data: if a.quick { "2MiB" } else { "8MiB" }.into(),
+                l2_capacity: "256MiB".into(),
+                steady: a.duration.unwrap_or(secs(if a.quick { 3 } else { 20 })),
+                gap: secs(if a.quick { 2 } else { 10 }),
+                rebalance: secs(if a.quick { 6 } else { 60 }),
+                after_kill: secs(if a.quick { 6 } else { 30 }),
+                down: secs(if a.quick { 1 } else { 5 }),
+                lease_ttl: secs(3),
+                latency: Duration::from_millis(20),
+                modes: vec![Mode::CacheAware, Mode::Plain, Mode::NoL2],
+                // The servers run this very binary as `shoal serve`.
+                shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
+            };
+            let r = run(&opts, &a.out).await?;
+            for m in &r.modes {
+                let pct =
+                    |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{:.0}%", v * 100.0));
+                println!(
+                    "rolling-restart {}: steady {:.0} reads/s (hit ratio {}); rolling restart lowest window {} of steady ({} of {} windows under 90%); balancer moved {} regions, {} of their blocks from the object store; hit ratio >= 95% for good {} after kill -9; {} reads, {} failed",
+                    m.mode.name(),
+                    m.steady_ops_per_s,
+                    pct(m.steady_hit_ratio),
+                    pct(m.rolling_min_ratio),
+                    m.rolling_windows_below_90pct,
+                    m.rolling_windows,
+                    m.balancer_moves.len(),
+                    pct(m.balancer_moved_object_store_fraction),
+                    m.hit_ratio_95_after_kill_s
+                        .map_or_else(|| "not within the run".into(), |s| format!("{s:.0} s")),
+                    m.ops,
+                    m.errors,
+                );
+            }
+            println!("reports in {}", a.out.display());
         }
         ScenarioName::Callcost => {
             let opts = shoal_bench::scenario::callcost::CallcostOptions {

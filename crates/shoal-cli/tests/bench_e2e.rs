@@ -568,3 +568,84 @@ fn the_failover_scenario_quick_run_reports_recovery_and_no_lost_write() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+#[test]
+fn the_rolling_restart_scenario_quick_run_compares_three_settings() {
+    let found = std::process::Command::new("sh")
+        .args(["-c", "command -v etcd"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "etcd is not installed; scripts/test installs Debian's etcd-server"
+        );
+        eprintln!("skipped: etcd is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let out = std::process::Command::new(support::shoal_bin())
+        .env("TMPDIR", &tmp)
+        .args(["bench", "scenario", "rolling-restart", "--quick", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("rolling-restart.json")).unwrap())
+            .unwrap();
+    let modes = v["modes"].as_array().unwrap();
+    let names: Vec<&str> = modes.iter().map(|m| m["mode"].as_str().unwrap()).collect();
+    assert_eq!(names, ["cache-aware", "plain", "no-l2"], "{v}");
+    for m in modes {
+        assert!(m["ops"].as_u64().unwrap() > 0, "{m}");
+        assert!(m["steady_ops_per_s"].as_f64().unwrap() > 0.0, "{m}");
+        assert!(m["rolling_windows"].as_u64().unwrap() > 0, "{m}");
+        let events: Vec<&str> = m["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["what"].as_str().unwrap())
+            .collect();
+        for want in ["SIGTERM s1", "SIGTERM s3", "balancer on", "kill -9"] {
+            assert!(events.iter().any(|e| e.contains(want)), "{events:?}");
+        }
+        // Per-window reads by tier come from the servers' block sources.
+        let windows = m["windows"].as_array().unwrap();
+        let block_reads: u64 = windows
+            .iter()
+            .map(|w| {
+                ["reads_l1", "reads_l2", "reads_peer", "reads_object_store"]
+                    .iter()
+                    .map(|k| w[k].as_u64().unwrap())
+                    .sum::<u64>()
+            })
+            .sum();
+        assert!(block_reads > 0, "{m}");
+    }
+    // With an L2 holding the whole table, steady reads never reach the
+    // object store; with none (and a small L1) many do.
+    let hit = |i: usize| modes[i]["steady_hit_ratio"].as_f64().unwrap();
+    assert!(hit(0) > 0.99, "{}", hit(0));
+    assert!(hit(2) < hit(0), "{} vs {}", hit(2), hit(0));
+    let md = std::fs::read_to_string(dir.path().join("rolling-restart.md")).unwrap();
+    assert!(md.contains("rolling restart: lowest window"), "{md}");
+    assert!(dir.path().join("rolling-restart.svg").exists());
+    assert!(dir.path().join("rolling-restart-plain-s2.log").exists());
+    let left = std::process::Command::new("pgrep")
+        .arg("-af")
+        .arg(tmp.to_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
+        "processes left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}

@@ -300,6 +300,11 @@ pub async fn counters(http: SocketAddr) -> Result<Counters, ChildError> {
     })
 }
 
+/// The whole `/api/status` document of the server at `http`.
+pub async fn status_json(http: SocketAddr) -> Result<serde_json::Value, ChildError> {
+    http_get_json(http, "/api/status").await
+}
+
 /// GET `path` over HTTP/1.1 from `addr` and parse the body as JSON.
 async fn http_get_json(addr: SocketAddr, path: &str) -> Result<serde_json::Value, ChildError> {
     let err = |message: String| ChildError::Http {

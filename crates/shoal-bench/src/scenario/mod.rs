@@ -5,8 +5,10 @@
 pub mod bucketcache;
 pub mod callcost;
 pub mod child;
+pub mod etcd;
 pub mod failover;
 pub mod figures;
+pub mod rolling;
 pub mod svg;
 pub mod warmup;
 pub mod writetail;
