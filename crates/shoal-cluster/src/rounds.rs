@@ -382,6 +382,44 @@ fn replay_for(a: &Assignment, my_wal: &str) -> Vec<String> {
     replay
 }
 
+/// The record that gives `closed` (just closed and flushed by its owner,
+/// `Offline`) straight to the server its move named, as the master's
+/// assignment would: a new epoch, owned by the target, logging to the
+/// target's WAL run. `None` when it names no target or the target is no
+/// longer a live, non-draining member (the master then places it).
+async fn handover(
+    etcd: &Etcd,
+    prefix: &str,
+    closed: &Assignment,
+    targets: &mut Option<std::collections::HashMap<String, String>>,
+) -> Result<Option<Assignment>, EtcdError> {
+    let Some(to) = closed.to.as_deref() else {
+        return Ok(None);
+    };
+    if targets.is_none() {
+        let draining = membership::draining(etcd, prefix).await?;
+        *targets = Some(
+            membership::members(etcd, prefix)
+                .await?
+                .into_iter()
+                .filter(|m| !draining.contains(&m.name))
+                .map(|m| (m.name, m.wal))
+                .collect(),
+        );
+    }
+    let Some(wal) = targets.as_ref().and_then(|t| t.get(to)) else {
+        return Ok(None);
+    };
+    Ok(Some(Assignment {
+        owner: Some(to.to_owned()),
+        epoch: closed.epoch + 1,
+        state: RegionState::Opening,
+        owner_wal: (!wal.is_empty()).then(|| wal.clone()),
+        to: None,
+        ..closed.clone()
+    }))
+}
+
 /// One round of server `me` (whose WAL run is `my_wal`): open the regions
 /// assigned to it, close those it must give up, and record each outcome.
 /// A region its record says this server serves but that is not open here
@@ -396,6 +434,9 @@ pub async fn server_round<H: RegionHost>(
 ) -> Result<ServerRound, EtcdError> {
     let mut round = ServerRound::default();
     let records = assignment::read_all(etcd, prefix).await?;
+    // Live, non-draining members and their WAL runs, read once if a
+    // handover needs them.
+    let mut targets: Option<std::collections::HashMap<String, String>> = None;
     // A region open here that its record no longer gives to this server
     // (reassigned while this server was cut off, or its open lost a race):
     // close it. Its manifest is fenced by the new owner's epoch anyway.
@@ -488,12 +529,20 @@ pub async fn server_round<H: RegionHost>(
                     round.closed += 1;
                     // Flushed: nothing of it is left to replay. Its blocks
                     // are still in this server's L2 for the next owner.
-                    Assignment {
+                    let closed = Assignment {
                         state: RegionState::Offline,
                         owner: None,
                         owner_wal: None,
                         last_owner: Some(me.to_owned()),
                         ..a
+                    };
+                    // A move the master decided names its target: hand the
+                    // region over directly (as the master's next round
+                    // would), so the target opens it in its next round
+                    // without waiting for the master's.
+                    match handover(etcd, prefix, &closed, &mut targets).await? {
+                        Some(next) => next,
+                        None => closed,
                     }
                 }
                 Err(reason) => {

@@ -426,3 +426,57 @@ async fn a_warm_move_keeps_the_owner_serving_until_the_target_is_warm() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owner_hands_a_moved_region_straight_to_its_target() {
+    if !have_etcd() {
+        return;
+    }
+    let (_etcd_server, etcd) = etcd().await;
+    let regions: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
+    let a = server(&etcd, "a").await;
+    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
+    let b = server(&etcd, "b").await;
+    let warm = Policy {
+        max_moves: 2,
+        retain: Duration::ZERO,
+        warm_moves: true,
+        cache_aware: true,
+    };
+    // One master round plans two warm handoffs to b; from then on only
+    // the two servers' own rounds run: no master round.
+    round_with(&etcd, &[&a, &b], &regions, warm).await;
+    let epochs: std::collections::BTreeMap<String, u64> = read_all(&etcd, PREFIX)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(k, (r, _))| (k, r.epoch))
+        .collect();
+    let servers_only = || async {
+        for s in [&a, &b] {
+            server_round(&etcd, PREFIX, &s.member.info().name, &s.wal, &s.host)
+                .await
+                .unwrap();
+        }
+    };
+    // b warms (done on its second look), asks a to close; a closes and
+    // hands each region to b; b opens them.
+    for _ in 0..4 {
+        servers_only().await;
+    }
+    assert_eq!(loads(&[&a, &b]), [2, 2]);
+    let records = read_all(&etcd, PREFIX).await.unwrap();
+    let b_run = b.wal.clone();
+    let moved: Vec<_> = records
+        .iter()
+        .filter(|(_, (r, _))| r.owner.as_deref() == Some("b"))
+        .collect();
+    assert_eq!(moved.len(), 2, "{records:?}");
+    for (region, (r, _)) in moved {
+        assert_eq!(r.state, RegionState::Open, "{r:?}");
+        assert_eq!(r.epoch, epochs[region] + 1, "a new epoch fences a");
+        assert_eq!(r.owner_wal.as_deref(), Some(b_run.as_str()));
+        assert_eq!(r.last_owner.as_deref(), Some("a"));
+        assert!(r.to.is_none());
+    }
+}
