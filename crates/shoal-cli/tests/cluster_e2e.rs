@@ -945,6 +945,41 @@ async fn a_moved_region_reads_its_blocks_from_the_former_owner_not_the_object_st
     let n = |k: &str| s[k].as_u64().unwrap();
     assert!(n("peer") + n("prefetch_peer") >= 40, "{s}");
     assert_eq!(n("object_store") + n("prefetch_object_store"), 0, "{s}");
+
+    // The cluster's cache facts say where the region's blocks are: its new
+    // owner serves it from its cache, and its former owner's L2 still holds
+    // them (what the master places regions by).
+    let etcd = shoal_cluster::Etcd::connect(&[cluster.etcd.endpoint()], Duration::from_secs(5))
+        .await
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let facts = shoal_cluster::cache_facts::read_all(&etcd, "/shoal")
+            .await
+            .unwrap();
+        let of = |i: usize| {
+            facts
+                .report(&Cluster::name(i))
+                .and_then(|r| r.regions.get(&region).copied())
+        };
+        if let (Some(now), Some(before)) = (of(to), of(from))
+            && now.open
+            && !before.open
+            && now.cached >= now.size / 2
+            && before.cached >= before.size / 2
+            && now.size > 0
+        {
+            eprintln!("cache facts: new owner {now:?}, former owner {before:?}");
+            assert!(before.l2 > 0, "{before:?}");
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "cache facts never showed the move: {:?}",
+            facts.reports().collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

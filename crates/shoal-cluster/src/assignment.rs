@@ -15,6 +15,7 @@
 //! the region's manifest is fenced with a higher one than any former owner
 //! used, so a paused former owner can never commit again.
 
+use crate::cache_facts::CacheFacts;
 use crate::etcd::{Etcd, EtcdError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -299,18 +300,23 @@ impl Placement {
 ///    `retain.bound_ms` ago, and is live again, moves back to it (its L2
 ///    holds the region's blocks; the region was served elsewhere meanwhile).
 /// 2. Every region that must be served and has no live owner is assigned to
-///    the server that served it last when that server is live and at most
-///    one region busier than the least-loaded (its blocks are cached there),
-///    else to the least-loaded live server.
+///    the live server whose cache holds the most of its blocks (`facts`;
+///    without facts, the server that served it last) when that server is at
+///    most one region busier than the least-loaded, else to the
+///    least-loaded live server.
 /// 3. At most `max_moves` regions move from the most to the least loaded
-///    server while they differ by more than one, preferring a region the
-///    target served last (its L2 still holds the region's blocks).
+///    server while they differ by more than one: of the busiest server's
+///    regions, the one whose move costs least — the fewest bytes the target
+///    does not already cache (`facts`: a region whose blocks the target
+///    holds costs nothing; one cached only where it is costs its size) —
+///    then one the target served last, then the most recently placed.
 pub fn plan(
     regions: &[String],
     live: &[String],
     assignments: &BTreeMap<String, (Assignment, i64)>,
     max_moves: usize,
     retain: Placement,
+    facts: &CacheFacts,
 ) -> Vec<Step> {
     let mut steps = Vec::new();
     if live.is_empty() {
@@ -367,11 +373,20 @@ pub fn plan(
         }
     }
     // 2. Unserved: where their blocks are cached, unless that server is busy.
+    let servers: Vec<&str> = load.keys().copied().collect();
     for region in unserved {
-        let cached_at = record(region)
-            .filter(|_| retain.cache_aware)
-            .and_then(|a| a.last_owner.as_deref())
-            .and_then(|l| load.get_key_value(l).map(|(k, _)| *k));
+        let cached_at = if retain.cache_aware {
+            facts
+                .best_holder(region, &servers)
+                .map(|(s, _)| s)
+                .or_else(|| {
+                    record(region)
+                        .and_then(|a| a.last_owner.as_deref())
+                        .and_then(|l| load.get_key_value(l).map(|(k, _)| *k))
+                })
+        } else {
+            None
+        };
         let least_load = least(&load).map_or(0, |l| load[l].len());
         let to = match cached_at {
             Some(l) if load[l].len() <= least_load + 1 => Some(l),
@@ -400,15 +415,24 @@ pub fn plan(
         if high <= low + 1 {
             break;
         }
-        // A region of the busiest server whose blocks the target's L2 still
-        // holds (the target served it last): moving it costs almost
-        // nothing. Else the busiest server's most recently placed region.
+        // The busiest server's region whose move costs least: the fewest
+        // bytes the target does not cache already (its L2 may hold a
+        // region it served before: moving that costs almost nothing),
+        // then one the target served last, then the most recently placed.
         let Some(list) = load.get_mut(from) else {
             break;
         };
         let cached = list
             .iter()
-            .rposition(|r| record(r).and_then(|a| a.last_owner.as_deref()) == Some(to))
+            .enumerate()
+            .map(|(i, r)| {
+                let served_last = record(r).and_then(|a| a.last_owner.as_deref()) == Some(to);
+                let cost = facts.move_cost(r, to).unwrap_or(u64::MAX);
+                (cost, !served_last, std::cmp::Reverse(i))
+            })
+            .min()
+            .filter(|(cost, not_last, _)| *cost < u64::MAX || !*not_last)
+            .map(|(_, _, std::cmp::Reverse(i))| i)
             .filter(|_| retain.cache_aware);
         let region = match cached {
             Some(i) => list.remove(i),
@@ -464,7 +488,14 @@ mod tests {
     fn unserved_regions_spread_evenly() {
         let regions = names(10, "r");
         let live = names(3, "s");
-        let steps = plan(&regions, &live, &BTreeMap::new(), 5, Placement::default());
+        let steps = plan(
+            &regions,
+            &live,
+            &BTreeMap::new(),
+            5,
+            Placement::default(),
+            &CacheFacts::default(),
+        );
         assert_eq!(steps.len(), 10);
         let per: Vec<usize> = live.iter().map(|s| count(&steps, s)).collect();
         assert_eq!(per, [4, 3, 3]);
@@ -484,7 +515,14 @@ mod tests {
         .into_iter()
         .collect();
         let live = vec!["a".to_string(), "b".to_string()];
-        let steps = plan(&regions, &live, &assignments, 0, Placement::default());
+        let steps = plan(
+            &regions,
+            &live,
+            &assignments,
+            0,
+            Placement::default(),
+            &CacheFacts::default(),
+        );
         assert_eq!(steps.len(), 2);
         assert!(
             steps.iter().all(
@@ -501,7 +539,14 @@ mod tests {
         let live = vec!["a".to_string(), "b".to_string(), "c".to_string()];
         let mut rounds = 0;
         loop {
-            let steps = plan(&regions, &live, &assignments, 2, Placement::default());
+            let steps = plan(
+                &regions,
+                &live,
+                &assignments,
+                2,
+                Placement::default(),
+                &CacheFacts::default(),
+            );
             assert!(steps.len() <= 2);
             if steps.is_empty() {
                 break;
@@ -522,7 +567,17 @@ mod tests {
         };
         assert_eq!((per("a"), per("b"), per("c")), (3, 3, 3));
         // Balanced: another round plans nothing.
-        assert!(plan(&regions, &live, &assignments, 2, Placement::default()).is_empty());
+        assert!(
+            plan(
+                &regions,
+                &live,
+                &assignments,
+                2,
+                Placement::default(),
+                &CacheFacts::default()
+            )
+            .is_empty()
+        );
     }
 
     /// `region` served by `owner` after `home` left at `left_ms`.
@@ -550,7 +605,14 @@ mod tests {
             bound_ms: 30_000,
             ..Placement::default()
         };
-        let steps = plan(&regions, &live, &assignments, 2, within);
+        let steps = plan(
+            &regions,
+            &live,
+            &assignments,
+            2,
+            within,
+            &CacheFacts::default(),
+        );
         let home: Vec<&Step> = steps
             .iter()
             .filter(|s| {
@@ -576,7 +638,14 @@ mod tests {
             bound_ms: 30_000,
             ..Placement::default()
         };
-        let steps = plan(&regions, &live, &assignments, 2, late);
+        let steps = plan(
+            &regions,
+            &live,
+            &assignments,
+            2,
+            late,
+            &CacheFacts::default(),
+        );
         assert!(
             !steps.iter().any(|s| matches!(
                 s,
@@ -594,19 +663,36 @@ mod tests {
             ..Placement::default()
         };
         assert!(
-            !plan(&regions, &live, &assignments, 0, off)
-                .iter()
-                .any(|s| matches!(
-                    s,
-                    Step::Move {
-                        why: MoveWhy::Home,
-                        ..
-                    }
-                ))
+            !plan(
+                &regions,
+                &live,
+                &assignments,
+                0,
+                off,
+                &CacheFacts::default()
+            )
+            .iter()
+            .any(|s| matches!(
+                s,
+                Step::Move {
+                    why: MoveWhy::Home,
+                    ..
+                }
+            ))
         );
         // Not back (not live): nothing moves home.
         let live2 = vec!["a".to_string(), "b".to_string()];
-        assert!(plan(&regions, &live2, &assignments, 0, within).is_empty());
+        assert!(
+            plan(
+                &regions,
+                &live2,
+                &assignments,
+                0,
+                within,
+                &CacheFacts::default()
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -620,7 +706,14 @@ mod tests {
                 .collect();
         let live = vec!["a".to_string(), "b".to_string()];
         // b holds one region, a none: b is within one of the least loaded.
-        let steps = plan(&regions[..2], &live, &assignments, 0, Placement::default());
+        let steps = plan(
+            &regions[..2],
+            &live,
+            &assignments,
+            0,
+            Placement::default(),
+            &CacheFacts::default(),
+        );
         assert_eq!(
             steps,
             [Step::Assign {
@@ -630,7 +723,14 @@ mod tests {
         );
         // b busier by two: the least loaded server takes it.
         assignments.extend([owned("r2", "b")]);
-        let steps = plan(&regions[..3], &live, &assignments, 0, Placement::default());
+        let steps = plan(
+            &regions[..3],
+            &live,
+            &assignments,
+            0,
+            Placement::default(),
+            &CacheFacts::default(),
+        );
         assert_eq!(
             steps,
             [Step::Assign {
@@ -643,7 +743,14 @@ mod tests {
             cache_aware: false,
             ..Placement::default()
         };
-        let steps = plan(&regions[..2], &live, &assignments, 0, plain);
+        let steps = plan(
+            &regions[..2],
+            &live,
+            &assignments,
+            0,
+            plain,
+            &CacheFacts::default(),
+        );
         assert_eq!(
             steps,
             [Step::Assign {
@@ -662,7 +769,14 @@ mod tests {
             a.last_owner = Some("b".into());
         }
         let live = vec!["a".to_string(), "b".to_string()];
-        let steps = plan(&regions, &live, &assignments, 1, Placement::default());
+        let steps = plan(
+            &regions,
+            &live,
+            &assignments,
+            1,
+            Placement::default(),
+            &CacheFacts::default(),
+        );
         assert!(
             matches!(&steps[..], [Step::Move { region, to, why: MoveWhy::Balance, .. }] if region == "r1" && to == "b"),
             "{steps:?}"
@@ -672,10 +786,148 @@ mod tests {
             cache_aware: false,
             ..Placement::default()
         };
-        let steps = plan(&regions, &live, &assignments, 1, plain);
+        let steps = plan(
+            &regions,
+            &live,
+            &assignments,
+            1,
+            plain,
+            &CacheFacts::default(),
+        );
         assert!(
             matches!(&steps[..], [Step::Move { region, why: MoveWhy::Balance, .. }] if region == "r3"),
             "{steps:?}"
+        );
+    }
+
+    /// (region, size, cached bytes).
+    type Held<'a> = &'a [(&'a str, u64, u64)];
+
+    fn facts(held: &[(&str, Held<'_>)]) -> CacheFacts {
+        use crate::cache_facts::{CacheReport, RegionCache};
+        CacheFacts::from_reports(held.iter().map(|(server, regions)| {
+            CacheReport {
+                v: 1,
+                server: (*server).to_owned(),
+                regions: regions
+                    .iter()
+                    .map(|(r, size, cached)| {
+                        (
+                            (*r).to_owned(),
+                            RegionCache {
+                                size: *size,
+                                l2: *cached,
+                                cached: *cached,
+                                ..RegionCache::default()
+                            },
+                        )
+                    })
+                    .collect(),
+                ..CacheReport::default()
+            }
+        }))
+    }
+
+    #[test]
+    fn the_balancer_moves_the_region_whose_move_costs_least() {
+        let regions = names(4, "r");
+        let assignments: BTreeMap<_, _> = regions.iter().map(|r| owned(r, "a")).collect();
+        let live = vec!["a".to_string(), "b".to_string()];
+        // a caches all four (r0 is small); b still holds most of r2's blocks
+        // and some of r1's.
+        let held = facts(&[
+            (
+                "a",
+                &[
+                    ("r0", 100, 100),
+                    ("r1", 1000, 1000),
+                    ("r2", 1000, 1000),
+                    ("r3", 1000, 1000),
+                ],
+            ),
+            ("b", &[("r1", 1000, 300), ("r2", 1000, 900)]),
+        ]);
+        let steps = plan(
+            &regions,
+            &live,
+            &assignments,
+            2,
+            Placement::default(),
+            &held,
+        );
+        let moved: Vec<&str> = steps
+            .iter()
+            .map(|s| match s {
+                Step::Move { region, to, .. } => {
+                    assert_eq!(to, "b");
+                    region.as_str()
+                }
+                Step::Assign { .. } => panic!("{steps:?}"),
+            })
+            .collect();
+        // r2 costs 100 bytes, r0 100 (ties: the most recently placed, r2
+        // first), r1 700, r3 1000.
+        assert_eq!(moved, ["r2", "r0"], "{steps:?}");
+        // The plain balancer ignores the facts: the newest regions move.
+        let plain = Placement {
+            cache_aware: false,
+            ..Placement::default()
+        };
+        let steps = plan(&regions, &live, &assignments, 2, plain, &held);
+        assert!(
+            matches!(&steps[..], [Step::Move { region: a, .. }, Step::Move { region: b, .. }] if a == "r3" && b == "r2"),
+            "{steps:?}"
+        );
+    }
+
+    #[test]
+    fn an_unserved_region_goes_to_the_server_caching_most_of_it() {
+        let regions = names(3, "r");
+        // r0 is unserved; its last owner (c) is gone, but b reported most
+        // of its blocks (it served it earlier) and a some.
+        let mut offline = Assignment::new("r0");
+        offline.epoch = 4;
+        offline.last_owner = Some("c".into());
+        let assignments: BTreeMap<_, _> = [
+            ("r0".to_string(), (offline, 3)),
+            owned("r1", "a"),
+            owned("r2", "b"),
+        ]
+        .into_iter()
+        .collect();
+        let live = vec!["a".to_string(), "b".to_string()];
+        let held = facts(&[("a", &[("r0", 1000, 200)]), ("b", &[("r0", 1000, 800)])]);
+        let steps = plan(
+            &regions,
+            &live,
+            &assignments,
+            0,
+            Placement::default(),
+            &held,
+        );
+        assert_eq!(
+            steps,
+            [Step::Assign {
+                region: "r0".into(),
+                to: "b".into()
+            }]
+        );
+        // A dead server's report does not count (only live candidates).
+        let held = facts(&[("c", &[("r0", 1000, 1000)]), ("a", &[("r0", 1000, 10)])]);
+        let steps = plan(
+            &regions,
+            &live,
+            &assignments,
+            0,
+            Placement::default(),
+            &held,
+        );
+        assert_eq!(
+            steps,
+            [Step::Assign {
+                region: "r0".into(),
+                to: "a".into()
+            }]
         );
     }
 
@@ -687,7 +939,8 @@ mod tests {
                 &[],
                 &BTreeMap::new(),
                 3,
-                Placement::default()
+                Placement::default(),
+                &CacheFacts::default()
             )
             .is_empty()
         );

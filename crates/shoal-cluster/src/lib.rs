@@ -8,7 +8,9 @@
 //! transaction), `assignment` (one record per region, changed by
 //! compare-and-swap, and the master's pure placement plan), `rounds` (the
 //! master's round and each server's round that move regions through the
-//! assignment states, behind a `RegionHost` trait the host implements). See
+//! assignment states, behind a `RegionHost` trait the host implements),
+//! `cache_facts` (what each server's cache holds per region, published by
+//! every server and read by the master to place regions by it). See
 //! `docs/cluster.md`.
 //!
 //! Why our own etcd client: the well-kept `etcd-client` crate compiles etcd's
@@ -17,6 +19,7 @@
 //! small, stable part of etcd's API.
 
 pub mod assignment;
+pub mod cache_facts;
 pub mod etcd;
 pub mod lease;
 pub mod membership;

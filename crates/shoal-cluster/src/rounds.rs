@@ -6,6 +6,7 @@
 //! what etcd holds: no state lives only in memory.
 
 use crate::assignment::{self, Assignment, RegionState, Step};
+use crate::cache_facts::CacheFacts;
 use crate::etcd::{Etcd, EtcdError};
 use crate::membership;
 use std::future::Future;
@@ -72,13 +73,15 @@ pub struct MasterRound {
 /// One round of the master. `regions`: every region that must be served
 /// (enabled tables); `known`: every region the catalog still has (a
 /// disabled table's too), whose unflushed edits must stay findable.
-/// `policy`: balance, retained assignment, warm moves.
+/// `policy`: balance, retained assignment, warm moves; `facts`: what each
+/// server's cache holds (placement follows it when `policy.cache_aware`).
 pub async fn master_round(
     etcd: &Etcd,
     prefix: &str,
     regions: &[String],
     known: &std::collections::BTreeSet<String>,
     policy: Policy,
+    facts: &CacheFacts,
 ) -> Result<MasterRound, EtcdError> {
     let (max_moves, retain) = (policy.max_moves, policy.retain);
     let now_ms = std::time::SystemTime::now()
@@ -224,6 +227,7 @@ pub async fn master_round(
             bound_ms: retain.as_millis() as u64,
             cache_aware: policy.cache_aware,
         },
+        facts,
     ));
     let mut load: std::collections::BTreeMap<&str, usize> =
         targets.iter().map(|t| (t.as_str(), 0)).collect();
@@ -243,11 +247,14 @@ pub async fn master_round(
         else {
             break;
         };
-        // The server that served it before this one, if its L2 may still
-        // hold the blocks and it is not busier by two.
-        let cached_at = a
-            .last_owner
-            .as_deref()
+        // The server whose cache holds the most of it (else the one that
+        // served it before this one: its L2 may still hold the blocks), if
+        // it is not busier by two.
+        let servers: Vec<&str> = load.keys().copied().collect();
+        let cached_at = facts
+            .best_holder(&region, &servers)
+            .map(|(s, _)| s)
+            .or(a.last_owner.as_deref())
             .filter(|_| policy.cache_aware)
             .filter(|l| load.get(l).is_some_and(|n| *n <= least_n + 1));
         let to = cached_at.map_or(least, str::to_owned);

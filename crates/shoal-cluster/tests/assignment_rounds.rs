@@ -121,12 +121,16 @@ async fn round_retaining(etcd: &Etcd, servers: &[&Server], regions: &[String], r
 async fn round_with(etcd: &Etcd, servers: &[&Server], regions: &[String], policy: Policy) {
     for s in servers {
         if s.member.campaign().await.unwrap() {
+            let facts = shoal_cluster::cache_facts::read_all(etcd, PREFIX)
+                .await
+                .unwrap();
             master_round(
                 etcd,
                 PREFIX,
                 regions,
                 &regions.iter().cloned().collect(),
                 policy,
+                &facts,
             )
             .await
             .unwrap();
@@ -479,4 +483,92 @@ async fn the_owner_hands_a_moved_region_straight_to_its_target() {
         assert_eq!(r.last_owner.as_deref(), Some("a"));
         assert!(r.to.is_none());
     }
+}
+
+/// A cache report of `server` holding all of `regions` (1 MiB each).
+fn holding(server: &str, regions: &[&str]) -> shoal_cluster::cache_facts::CacheReport {
+    use shoal_cluster::cache_facts::{CacheReport, RegionCache};
+    CacheReport {
+        v: 1,
+        server: server.to_owned(),
+        at_ms: 1,
+        l2_free: 1 << 30,
+        l2_capacity: 1 << 30,
+        regions: regions
+            .iter()
+            .map(|r| {
+                let c = RegionCache {
+                    size: 1 << 20,
+                    l2: 1 << 20,
+                    cached: 1 << 20,
+                    ..RegionCache::default()
+                };
+                ((*r).to_owned(), c)
+            })
+            .collect(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_balancer_moves_what_the_target_caches_and_a_dead_servers_report_goes() {
+    use shoal_cluster::cache_facts::{publish, read_all as read_facts};
+    if !have_etcd() {
+        return;
+    }
+    let (_etcd_server, etcd) = etcd().await;
+    let regions: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
+    let a = server(&etcd, "a").await;
+    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
+    // a serves all four and caches them; b joins, and its L2 (say, kept
+    // from an earlier life) holds r1 and r2.
+    publish(
+        &etcd,
+        PREFIX,
+        &holding("a", &["r0", "r1", "r2", "r3"]),
+        a.member.lease().id(),
+    )
+    .await
+    .unwrap();
+    let b = server(&etcd, "b").await;
+    publish(
+        &etcd,
+        PREFIX,
+        &holding("b", &["r1", "r2"]),
+        b.member.lease().id(),
+    )
+    .await
+    .unwrap();
+    let facts = read_facts(&etcd, PREFIX).await.unwrap();
+    assert_eq!(facts.reports().count(), 2);
+    assert_eq!(facts.cached("b", "r2"), 1 << 20);
+    settle(&etcd, &[&a, &b], &regions, Duration::from_secs(20)).await;
+    let mut moved = b.host.open_regions();
+    moved.sort();
+    assert_eq!(
+        moved,
+        ["r1", "r2"],
+        "the balancer moved what b does not cache"
+    );
+    // b dies: its report goes with its lease.
+    drop(b.member);
+    let start = Instant::now();
+    while read_facts(&etcd, PREFIX)
+        .await
+        .unwrap()
+        .report("b")
+        .is_some()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "b's report stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        read_facts(&etcd, PREFIX)
+            .await
+            .unwrap()
+            .report("a")
+            .is_some()
+    );
 }

@@ -13,8 +13,13 @@
 //! (`handoff.rs`): before the master's moves, the target copies the
 //! region's blocks from the owner while the owner still serves.
 //!
+//! Cache facts (`cache_report.rs`): every few seconds the node publishes
+//! what its cache holds of each region it serves or served, for the
+//! master's placement.
+//!
 //! The protocol itself (records, rounds, membership) is `shoal-cluster`.
 
+mod cache_report;
 mod handoff;
 mod node;
 mod peer_reads;

@@ -206,6 +206,14 @@ struct Loop {
     was_master: bool,
     last_gc: Instant,
     last_error: Option<Instant>,
+    /// When this server last published its cache report (`None`: never),
+    /// and the time until the next: [`super::cache_report::REPORT_EVERY`],
+    /// or 20 times what the last report took to make if longer (a server
+    /// with millions of blocks spends at most 5 % of a core on them).
+    last_report: Option<Instant>,
+    report_every: Duration,
+    /// The cluster's cache facts as the master last read them, and when.
+    facts: (shoal_cluster::cache_facts::CacheFacts, Option<Instant>),
 }
 
 impl ClusterNode {
@@ -224,6 +232,9 @@ impl ClusterNode {
             was_master: false,
             last_gc: Instant::now(),
             last_error: None,
+            last_report: None,
+            report_every: super::cache_report::REPORT_EVERY,
+            facts: Default::default(),
         };
         let task = tokio::spawn(async move {
             loop {
@@ -320,6 +331,18 @@ impl Loop {
             }
         }
         self.was_master = is_master;
+        if self
+            .last_report
+            .is_none_or(|t| t.elapsed() >= self.report_every)
+        {
+            self.last_report = Some(Instant::now());
+            match self.publish_cache_report(&prefix).await {
+                Ok(took) => {
+                    self.report_every = super::cache_report::REPORT_EVERY.max(took * 20);
+                }
+                Err(e) => self.etcd_failed("publishing the cache report", &e),
+            }
+        }
         if is_master {
             if let Err(e) = self.master_work(&prefix).await {
                 self.etcd_failed("the master's round", &e);
@@ -389,6 +412,29 @@ impl Loop {
         self.state.set_directory(d);
     }
 
+    /// Publishes what this server's cache holds per region (bound to its
+    /// lease), computed off the async runtime. Returns how long making the
+    /// report took.
+    async fn publish_cache_report(
+        &self,
+        prefix: &str,
+    ) -> Result<Duration, shoal_cluster::EtcdError> {
+        let Some(lease) = self.membership.as_ref().map(|m| m.lease().id()) else {
+            return Ok(Duration::ZERO);
+        };
+        let (host, state) = (self.host.clone(), self.state.clone());
+        let started = Instant::now();
+        let Ok(report) =
+            tokio::task::spawn_blocking(move || host.cache_report(&state.name, &state.departed))
+                .await
+        else {
+            return Ok(Duration::ZERO);
+        };
+        let took = started.elapsed();
+        shoal_cluster::cache_facts::publish(&self.etcd, prefix, &report, lease).await?;
+        Ok(took)
+    }
+
     /// Master: publish the catalog version, run the master's round, and
     /// now and then delete WAL runs nobody needs.
     async fn master_work(&mut self, prefix: &str) -> Result<(), shoal_cluster::EtcdError> {
@@ -439,7 +485,20 @@ impl Loop {
                 cache_aware: c.cache_aware,
             },
         );
-        let round = master_round(&self.etcd, prefix, &required, &known, policy).await?;
+        // The servers' cache facts change every few seconds: read them at
+        // most once per report interval.
+        if self
+            .facts
+            .1
+            .is_none_or(|t| t.elapsed() >= super::cache_report::REPORT_EVERY / 2)
+        {
+            self.facts = (
+                shoal_cluster::cache_facts::read_all(&self.etcd, prefix).await?,
+                Some(Instant::now()),
+            );
+        }
+        let round =
+            master_round(&self.etcd, prefix, &required, &known, policy, &self.facts.0).await?;
         if round.assigned + round.moves + round.retired > 0 {
             tracing::info!(
                 assigned = round.assigned,

@@ -166,10 +166,11 @@ impl Host {
             return Err(format!("region {id}'s table changed while it opened"));
         }
         let open_ms = started.elapsed().as_millis() as u64;
-        if let Some(c) = &self.inner.cluster
-            && !replay.is_empty()
-        {
-            c.record_failover(id, replay.len(), open_ms);
+        if let Some(c) = &self.inner.cluster {
+            c.departed.forget(id);
+            if !replay.is_empty() {
+                c.record_failover(id, replay.len(), open_ms);
+            }
         }
         tracing::info!(region = id, table = %table.name, replay_runs = replay.len(), replayed, open_ms, "region opened as its owner");
         Ok(())
@@ -210,6 +211,9 @@ impl Host {
                 self.set_slot(id, Slot::Elsewhere);
                 if let Some(c) = &self.inner.cluster {
                     use std::sync::atomic::Ordering;
+                    // Its blocks stay in L2 until evicted: reported to the
+                    // master, which may give the region back here.
+                    c.departed.remember(id, region.data_blocks());
                     c.moves_out.fetch_add(1, Ordering::Relaxed);
                     c.move_ms
                         .fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);

@@ -100,6 +100,9 @@ pub struct ClusterState {
     pub(crate) master_work: tokio::sync::Mutex<()>,
     /// Warm handoffs to this server.
     pub(crate) handoffs: super::Handoffs,
+    /// Regions given up here whose blocks the cache may still hold (for
+    /// the cache report).
+    pub(crate) departed: super::cache_report::Departed,
 }
 
 impl ClusterState {
@@ -124,6 +127,7 @@ impl ClusterState {
             installing: std::sync::Mutex::default(),
             master_work: tokio::sync::Mutex::new(()),
             handoffs: super::Handoffs::default(),
+            departed: super::cache_report::Departed::default(),
         }
     }
 

@@ -26,6 +26,7 @@
 
 mod disk;
 mod flight;
+mod footprint;
 mod l1;
 mod metrics;
 mod peer;
@@ -33,6 +34,7 @@ mod prefetch;
 mod sources;
 
 pub use disk::{DiskCache, DiskCacheConfig, DiskCacheError, DiskCacheMetrics};
+pub use footprint::Footprint;
 pub use metrics::{CacheMetricsSnapshot, PoolSnapshot};
 pub use peer::{PeerAnswer, PeerSnapshot, PeerTier};
 pub use prefetch::{PrefetchFile, PrefetchHandle, PrefetchProgress};

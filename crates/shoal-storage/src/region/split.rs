@@ -108,6 +108,27 @@ impl Region {
         (total > 0).then(|| cached as f64 / total as f64)
     }
 
+    /// The addresses of the region's data blocks, in every live file (a
+    /// split child's shared parent files whole: their blocks are cached
+    /// whole). What a server keeps of a region it gave up, to report where
+    /// its blocks still are.
+    pub fn data_blocks(&self) -> Vec<crate::sst::BlockAddr> {
+        let mut out = Vec::new();
+        for store in self.inner.stores.values() {
+            for f in store.files().iter() {
+                out.extend((0..f.reader.data_block_count()).filter_map(|i| f.reader.block_addr(i)));
+            }
+        }
+        out
+    }
+
+    /// Where the region's data blocks are cached now (`None` without a
+    /// cache).
+    pub fn cache_footprint(&self) -> Option<crate::cache::Footprint> {
+        let cache = self.inner.env.cache.as_ref()?;
+        Some(cache.footprint(&self.data_blocks()))
+    }
+
     /// True if the region still reads files that live under another region's
     /// directory (its split parent's).
     pub fn has_references(&self) -> bool {
