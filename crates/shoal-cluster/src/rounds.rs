@@ -177,6 +177,17 @@ pub async fn master_round(
     // died is placed as any region of a dead server (the assignment drops
     // the handoff).
     for (region, (a, revision)) in &records {
+        // Its owner is closing it for the target: it counts there too.
+        if a.state == RegionState::Closing
+            && let Some(to) = a.to.as_ref()
+            && live.contains(to)
+            && !draining.contains(to)
+        {
+            if let Some((placed, _)) = planned.get_mut(region) {
+                placed.owner = Some(to.clone());
+            }
+            continue;
+        }
         let Some(to) = a.to.as_ref().filter(|_| a.state == RegionState::Open) else {
             continue;
         };
@@ -217,11 +228,19 @@ pub async fn master_round(
             _ => placeable.push(region.clone()),
         }
     }
+    // As HBase's balancer, none while regions are in transition: a move
+    // planned from counts that a transition is about to change is a move
+    // the next round would undo. Moves home and placements still happen.
+    let in_transition = regions.iter().any(|r| {
+        records
+            .get(r)
+            .is_none_or(|(a, _)| a.state != RegionState::Open || a.to.is_some())
+    });
     steps.extend(assignment::plan(
         &placeable,
         &targets,
         &planned,
-        max_moves,
+        if in_transition { 0 } else { max_moves },
         assignment::Placement {
             now_ms,
             bound_ms: retain.as_millis() as u64,

@@ -572,3 +572,57 @@ async fn the_balancer_moves_what_the_target_caches_and_a_dead_servers_report_goe
             .is_some()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_balancer_waits_while_a_region_is_in_transition() {
+    if !have_etcd() {
+        return;
+    }
+    let (_etcd_server, etcd) = etcd().await;
+    let regions: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
+    let a = server(&etcd, "a").await;
+    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
+    // r0's record says it is being opened (a transition under way): the
+    // master only runs its own round, so nothing finishes it meanwhile.
+    let (mut r0, rev) = read_all(&etcd, PREFIX).await.unwrap()["r0"].clone();
+    r0.state = RegionState::Opening;
+    assert!(
+        shoal_cluster::assignment::write(&etcd, PREFIX, &r0, rev)
+            .await
+            .unwrap()
+    );
+    let b = server(&etcd, "b").await;
+    let master_only = |etcd: Etcd| async move {
+        let facts = shoal_cluster::cache_facts::read_all(&etcd, PREFIX)
+            .await
+            .unwrap();
+        master_round(
+            &etcd,
+            PREFIX,
+            &(0..4).map(|i| format!("r{i}")).collect::<Vec<_>>(),
+            &(0..4).map(|i| format!("r{i}")).collect(),
+            Policy {
+                max_moves: 2,
+                ..Policy::default()
+            },
+            &facts,
+        )
+        .await
+        .unwrap()
+    };
+    assert!(a.member.campaign().await.unwrap());
+    for _ in 0..3 {
+        let round = master_only(etcd.clone()).await;
+        assert_eq!(round.moves, 0, "a balance move during a transition");
+    }
+    // The transition ends: the balancer moves two regions to b.
+    let (mut r0, rev) = read_all(&etcd, PREFIX).await.unwrap()["r0"].clone();
+    r0.state = RegionState::Open;
+    assert!(
+        shoal_cluster::assignment::write(&etcd, PREFIX, &r0, rev)
+            .await
+            .unwrap()
+    );
+    assert_eq!(master_only(etcd.clone()).await.moves, 2);
+    drop(b);
+}

@@ -19,6 +19,11 @@ use std::time::{Duration, Instant};
 /// at 100 ms a dead server's regions are reassigned, opened and visible to
 /// clients a few hundred ms after its lease lapses.
 const ROUND: Duration = Duration::from_millis(100);
+/// Time between rounds while a move to or from this server is under way:
+/// each step of a move (warm, close, hand over, open) is seen by the next
+/// round of the server that takes it, and the region answers nothing from
+/// its close to its open.
+const FAST_ROUND: Duration = Duration::from_millis(20);
 /// Regions moved per master round for balance.
 const BALANCE_MOVES: usize = 2;
 /// Time between sweeps for WAL runs nobody needs.
@@ -212,6 +217,9 @@ struct Loop {
     /// with millions of blocks spends at most 5 % of a core on them).
     last_report: Option<Instant>,
     report_every: Duration,
+    /// A move to or from this server was under way at the last round: the
+    /// next comes after [`FAST_ROUND`].
+    moving: bool,
     /// The cluster's cache facts as the master last read them, and when.
     facts: (shoal_cluster::cache_facts::CacheFacts, Option<Instant>),
 }
@@ -233,14 +241,16 @@ impl ClusterNode {
             last_gc: Instant::now(),
             last_error: None,
             last_report: None,
+            moving: false,
             report_every: super::cache_report::REPORT_EVERY,
             facts: Default::default(),
         };
         let task = tokio::spawn(async move {
             loop {
                 l.round().await;
+                let pause = if l.moving { FAST_ROUND } else { ROUND };
                 tokio::select! {
-                    _ = tokio::time::sleep(ROUND) => {}
+                    _ = tokio::time::sleep(pause) => {}
                     _ = stopped.changed() => break,
                 }
             }
@@ -273,7 +283,7 @@ impl ClusterNode {
                 if self.host.open_region_ids().is_empty() {
                     break;
                 }
-                tokio::time::sleep(ROUND).await;
+                tokio::time::sleep(if l.moving { FAST_ROUND } else { ROUND }).await;
             }
             tracing::info!(
                 left_open = self.host.open_region_ids().len(),
@@ -360,6 +370,11 @@ impl Loop {
                 return;
             }
         };
+        self.moving = round.records.values().any(|(a, _)| {
+            let mine = a.owner.as_deref() == Some(name.as_str());
+            (a.to.is_some() && (mine || a.to.as_deref() == Some(name.as_str())))
+                || (mine && matches!(a.state, RegionState::Opening | RegionState::Closing))
+        });
         let members = match membership::members(&self.etcd, &prefix).await {
             Ok(m) => m,
             Err(e) => {
