@@ -252,6 +252,31 @@ impl Router {
             .insert(table.to_owned(), None);
     }
 
+    /// As [`Router::note_failure`], for a call of `row`: a not-serving
+    /// answer that names the region's owner now (as HBase's
+    /// RegionMovedException does) re-points that region in the cached map
+    /// instead of dropping the whole map, so the next attempt goes straight
+    /// to the new owner without fetching the map.
+    pub(crate) fn note_failure_at(&self, table: &str, row: &[u8], status: &tonic::Status) {
+        let owner = status
+            .metadata()
+            .get(shoal_proto::OWNER_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .filter(|_| is_not_serving(status));
+        if let Some(owner) = owner {
+            let mut maps = self.maps.write().unwrap_or_else(|e| e.into_inner());
+            let next = match maps.get(table) {
+                Some(Some(map)) => repointed(map, row, owner),
+                _ => None,
+            };
+            if let Some(next) = next {
+                maps.insert(table.to_owned(), Some(Arc::new(next)));
+                return;
+            }
+        }
+        self.note_failure(table, status);
+    }
+
     /// Learns from a failed call: a not-serving answer or a dead server
     /// makes the table's map stale (and routed from now on); a dead
     /// default server is replaced by the next that answers.
@@ -308,6 +333,21 @@ impl Router {
     }
 }
 
+/// `map` with the region holding `row` served by `owner`; `None` if no
+/// region holds it or the map already says `owner` (then the map is wrong
+/// in some other way and is fetched again).
+fn repointed(map: &[Loc], row: &[u8], owner: &str) -> Option<Vec<Loc>> {
+    let i = map
+        .iter()
+        .position(|l| l.start.as_slice() <= row && (l.end.is_empty() || row < l.end.as_slice()))?;
+    if map[i].server == owner {
+        return None;
+    }
+    let mut next = map.to_vec();
+    next[i].server = owner.to_owned();
+    Some(next)
+}
+
 /// Runs `call` on the connection for `row` of `table`, re-routing and
 /// retrying per the module comment.
 pub(crate) async fn routed<T, F, Fut>(
@@ -328,7 +368,7 @@ where
         || router.conn_for(table, row, false),
         call,
         |status| {
-            router.note_failure(table, &status);
+            router.note_failure_at(table, row, &status);
             std::future::ready(())
         },
     )
@@ -392,5 +432,37 @@ where
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc(start: &str, end: &str, server: &str) -> Loc {
+        Loc {
+            start: start.as_bytes().to_vec(),
+            end: end.as_bytes().to_vec(),
+            server: server.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_moved_region_is_repointed_and_nothing_else() {
+        let map = vec![
+            loc("", "g", "a:1"),
+            loc("g", "p", "b:1"),
+            loc("p", "", "c:1"),
+        ];
+        let next = repointed(&map, b"k", "c:1").expect("repointed");
+        let servers: Vec<&str> = next.iter().map(|l| l.server.as_str()).collect();
+        assert_eq!(servers, ["a:1", "c:1", "c:1"]);
+        // The last region (empty end) and the first (empty start).
+        assert_eq!(repointed(&map, b"z", "a:1").unwrap()[2].server, "a:1");
+        assert_eq!(repointed(&map, b"", "b:1").unwrap()[0].server, "b:1");
+        // Already there: the map is wrong some other way.
+        assert!(repointed(&map, b"k", "b:1").is_none());
+        // No region holds the row (a map with a gap).
+        assert!(repointed(&[loc("a", "b", "a:1")], b"c", "b:1").is_none());
     }
 }

@@ -372,3 +372,67 @@ async fn round_trip_and_many_commits() {
         assert_eq!(w.current().seq, seq + 1);
     }
 }
+
+#[tokio::test]
+async fn a_hinted_open_fences_from_the_hint_and_rebases_on_commits_made_since() {
+    use std::time::Instant;
+    for (name, bucket, _tmp) in buckets().await {
+        let store = ManifestStore::new(bucket.clone(), DIR);
+        let mut a = store
+            .open_owner(Bytes::new(), Bytes::new())
+            .await
+            .expect("A opens");
+        a.commit(add(FileId(1))).await.expect("A commits");
+        // B warms up: it reads the newest manifest (seq 2) ...
+        let hint = store.load_latest().await.unwrap().unwrap();
+        assert_eq!(hint.seq, 2, "{name}");
+        // ... A commits twice more meanwhile (its close flushes) ...
+        a.commit(add(FileId(2))).await.expect("A commits");
+        a.commit(add(FileId(3))).await.expect("A commits");
+        // ... and B opens from its hint: it lands after A's last commit,
+        // with every file, and A is fenced.
+        let b = store
+            .open_owner_hinted(Bytes::new(), Bytes::new(), Some((hint, Instant::now())))
+            .await
+            .expect("B opens");
+        assert_eq!((b.current().seq, b.current().epoch), (5, 2), "{name}");
+        assert_eq!(
+            ids(b.current()),
+            [FileId(1), FileId(2), FileId(3)],
+            "{name}"
+        );
+        assert_fenced(a.commit(add(FileId(4))).await, 1, 2);
+        // A fresh hint: one write, straight to the next slot.
+        let hint = store.load_latest().await.unwrap().unwrap();
+        let c = store
+            .open_owner_hinted(Bytes::new(), Bytes::new(), Some((hint, Instant::now())))
+            .await
+            .expect("C opens");
+        assert_eq!((c.current().seq, c.current().epoch), (6, 3), "{name}");
+        // GC (a day later, no grace) deletes slots 2-4 (superseded, not the
+        // first of their epoch). A hint of seq 1 would now fence into a
+        // deleted slot, below the true newest: a hint older than
+        // MAX_HINT_AGE is not trusted, the open reads the newest itself.
+        let options = GcOptions {
+            grace: Duration::ZERO,
+            now: SystemTime::now() + Duration::from_secs(86_400),
+        };
+        let report = c.gc(&options, &FilePins::new()).await.expect("gc");
+        assert_eq!(report.manifests_deleted, 3, "{name}: {report:?}");
+        let old = Instant::now()
+            .checked_sub(shoal_storage::manifest::MAX_HINT_AGE + Duration::from_secs(1))
+            .expect("an instant in the past");
+        let mut stale_hint = store.load_latest().await.unwrap().unwrap();
+        stale_hint.seq = 1;
+        stale_hint.epoch = 1;
+        let d = store
+            .open_owner_hinted(Bytes::new(), Bytes::new(), Some((stale_hint, old)))
+            .await
+            .expect("D opens");
+        assert_eq!((d.current().seq, d.current().epoch), (7, 4), "{name}");
+        assert!(
+            !bucket.exists(&manifest_path(DIR, 2)).await.unwrap(),
+            "{name}"
+        );
+    }
+}

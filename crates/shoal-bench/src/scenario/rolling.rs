@@ -857,11 +857,14 @@ async fn drive(
     let lat = std::mem::take(&mut *lat.lock().unwrap_or_else(|e| e.into_inner()));
     let samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|e| e.into_inner()));
     let last = (started.elapsed().as_secs_f64() as usize).min(lat.windows.len());
+    // A window belongs to the last phase begun before its end: the window
+    // in which a phase's first action fell (a SIGTERM a few µs after a
+    // window boundary) counts in that phase, not in the one before.
     let phase_of = |t: f64| {
         phases
             .iter()
             .rev()
-            .find(|(_, at)| t >= *at)
+            .find(|(_, at)| t + 1.0 > *at)
             .map_or("steady", |(p, _)| *p)
     };
     let mut windows = Vec::new();

@@ -11,7 +11,7 @@
 
 use crate::host::Host;
 use shoal_storage::cache::FamilyCachePolicy;
-use shoal_storage::manifest::ManifestStore;
+use shoal_storage::manifest::{Manifest, ManifestStore};
 use shoal_storage::sst::{SstFile, SstReader};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,6 +25,19 @@ type Handoff = (Instant, Arc<AtomicBool>);
 #[derive(Debug, Default)]
 pub struct Handoffs {
     tasks: std::sync::Mutex<HashMap<(String, u64), Handoff>>,
+    /// Per region warmed here: its newest manifest as the warm-up read it,
+    /// and when: the open fences from it (`Region::open_hinted`).
+    hints: std::sync::Mutex<HashMap<String, (Manifest, Instant)>>,
+}
+
+impl Handoffs {
+    /// The manifest hint for region `id`, if one was read recently enough
+    /// to be used (taken: a hint serves one open).
+    pub(crate) fn take_hint(&self, id: &str) -> Option<(Manifest, Instant)> {
+        let mut hints = self.hints.lock().unwrap_or_else(|e| e.into_inner());
+        hints.retain(|_, (_, at)| at.elapsed() < shoal_storage::manifest::MAX_HINT_AGE);
+        hints.remove(id)
+    }
 }
 
 /// Handoffs are forgotten this long after they started.
@@ -93,6 +106,14 @@ impl Host {
             .await
             .map_err(|e| format!("reading the manifest of {dir}: {e}"))?
             .ok_or_else(|| format!("region {id} has no manifest yet"))?;
+        if let Some(state) = &self.inner.cluster {
+            state
+                .handoffs
+                .hints
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(id.to_owned(), (manifest.clone(), Instant::now()));
+        }
         let fetcher = cache.family(FamilyCachePolicy::default());
         let mut files = Vec::new();
         for f in manifest.files() {

@@ -19,10 +19,11 @@ use std::time::{Duration, Instant};
 /// at 100 ms a dead server's regions are reassigned, opened and visible to
 /// clients a few hundred ms after its lease lapses.
 const ROUND: Duration = Duration::from_millis(100);
-/// Time between rounds while a move to or from this server is under way:
-/// each step of a move (warm, close, hand over, open) is seen by the next
-/// round of the server that takes it, and the region answers nothing from
-/// its close to its open.
+/// Time between rounds while a region of the cluster is moving (opening,
+/// closing, or in a warm handoff): each step of a move (warm, close, hand
+/// over, open) is seen by the next round of the server that takes it, the
+/// region answers nothing from its close to its open, and clients that
+/// meet it moving learn its new owner from any server's directory.
 const FAST_ROUND: Duration = Duration::from_millis(20);
 /// Regions moved per master round for balance.
 const BALANCE_MOVES: usize = 2;
@@ -217,8 +218,8 @@ struct Loop {
     /// with millions of blocks spends at most 5 % of a core on them).
     last_report: Option<Instant>,
     report_every: Duration,
-    /// A move to or from this server was under way at the last round: the
-    /// next comes after [`FAST_ROUND`].
+    /// A region was moving at the last round: the next comes after
+    /// [`FAST_ROUND`].
     moving: bool,
     /// The cluster's cache facts as the master last read them, and when.
     facts: (shoal_cluster::cache_facts::CacheFacts, Option<Instant>),
@@ -370,10 +371,10 @@ impl Loop {
                 return;
             }
         };
+        // Any move in the cluster: every server's directory (what clients
+        // are pointed with when a region moves) follows it closely too.
         self.moving = round.records.values().any(|(a, _)| {
-            let mine = a.owner.as_deref() == Some(name.as_str());
-            (a.to.is_some() && (mine || a.to.as_deref() == Some(name.as_str())))
-                || (mine && matches!(a.state, RegionState::Opening | RegionState::Closing))
+            a.to.is_some() || matches!(a.state, RegionState::Opening | RegionState::Closing)
         });
         let members = match membership::members(&self.etcd, &prefix).await {
             Ok(m) => m,

@@ -160,7 +160,10 @@ impl PeerReads {
         if let Some(c) = channels.get(addr) {
             return Ok(c.clone());
         }
-        let c = crate::security::peer::connect(&self.config, addr, self.timeout).await?;
+        // The channel's own limit is the largest call's deadline; each call
+        // is held to its own (`deadline_for`).
+        let longest = self.timeout + Duration::from_micros(MAX_PEER_BYTES / 64);
+        let c = crate::security::peer::connect(&self.config, addr, longest).await?;
         channels.insert(addr.to_owned(), c.clone());
         Ok(c)
     }

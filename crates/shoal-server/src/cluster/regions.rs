@@ -158,9 +158,23 @@ impl Host {
         if let (Some(reads), Some(last)) = (&self.inner.peer_reads, last_owner) {
             reads.hint(&config.region_dir, last);
         }
-        let region = Region::open_with_recovered(config, self.region_env_for(id), foreign)
-            .await
-            .map_err(|e| e.to_string())?;
+        // Calls that reach this server for the region while it opens wait
+        // for the open (as for a region being closed or split) instead of
+        // bouncing back to the client as not served here.
+        self.set_slot(id, Slot::Moving);
+        let hint = self
+            .inner
+            .cluster
+            .as_ref()
+            .and_then(|c| c.handoffs.take_hint(id));
+        let region = match Region::open_hinted(config, self.region_env_for(id), foreign, hint).await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                self.set_slot(id, Slot::Elsewhere);
+                return Err(e.to_string());
+            }
+        };
         if !self.set_slot(id, Slot::Open(region.clone())) {
             let _ = region.close().await;
             return Err(format!("region {id}'s table changed while it opened"));

@@ -38,7 +38,7 @@ pub use codec::FORMAT_VERSION;
 pub use error::ManifestError;
 pub use gc::{GcOptions, GcReport};
 pub use pins::{FilePin, FilePins};
-pub use store::{ManifestStore, ManifestWriter, manifest_path};
+pub use store::{MAX_HINT_AGE, ManifestStore, ManifestWriter, manifest_path};
 
 /// One committed state of a region: a full snapshot, stored in slot `seq`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

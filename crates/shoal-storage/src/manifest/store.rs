@@ -23,6 +23,8 @@ use crate::object::{Bucket, ObjectError};
 
 /// How many slots `open_owner` tries before giving up to concurrent openers.
 const MAX_OPEN_ATTEMPTS: u32 = 32;
+/// Oldest manifest hint [`ManifestStore::open_owner_hinted`] trusts.
+pub const MAX_HINT_AGE: std::time::Duration = std::time::Duration::from_secs(10);
 /// How often `load_latest` restarts when the newest listed slot vanishes under it (a
 /// concurrent GC after newer commits).
 const MAX_LOAD_ATTEMPTS: u32 = 8;
@@ -142,7 +144,31 @@ impl ManifestStore {
         start_row: Bytes,
         end_row: Bytes,
     ) -> Result<ManifestWriter, ManifestError> {
-        let mut base = self.load_latest().await?;
+        self.open_owner_hinted(start_row, end_row, None).await
+    }
+
+    /// As [`ManifestStore::open_owner`], starting from `hint`: the newest
+    /// manifest as [`ManifestStore::load_latest`] read it, and when. A hint
+    /// younger than [`MAX_HINT_AGE`] saves the listing and the reads (three
+    /// object-store round trips): the fence goes straight to the slot after
+    /// it, and if that slot is taken (a commit since), the open rebases on
+    /// it as on any lost race. Sound because every slot above the hint was
+    /// written after the hint was read, and GC deletes a superseded slot
+    /// only once it has been superseded for its grace (the server always
+    /// uses the default hour): within [`MAX_HINT_AGE`] no slot above
+    /// the hint can be gone, so the first free slot after it is the true
+    /// next one (I4 and I5 of `docs/manifest.md` hold). An older hint, or
+    /// none, reads the newest manifest as `open_owner` does.
+    pub async fn open_owner_hinted(
+        &self,
+        start_row: Bytes,
+        end_row: Bytes,
+        hint: Option<(Manifest, std::time::Instant)>,
+    ) -> Result<ManifestWriter, ManifestError> {
+        let mut base = match hint {
+            Some((m, at)) if at.elapsed() < MAX_HINT_AGE => Some(m),
+            _ => self.load_latest().await?,
+        };
         let writer = ulid::Ulid::new().0;
         for _ in 0..MAX_OPEN_ATTEMPTS {
             let next = match &base {
