@@ -391,7 +391,8 @@ pub struct ServerRound {
     /// Opens or closes that failed (the record says offline; the master
     /// places the region again).
     pub failed: usize,
-    /// The records as this round read them (before its own changes).
+    /// The records as this round read them, with the opens, closes and
+    /// handovers it wrote applied (revisions as read).
     pub records: std::collections::BTreeMap<String, (Assignment, i64)>,
 }
 
@@ -501,6 +502,7 @@ pub async fn server_round<H: RegionHost>(
         .await
         .into_iter()
         .collect();
+    let mut written = Vec::new();
     for (region, (a, revision)) in records.clone() {
         if a.owner.as_deref() != Some(me) {
             continue;
@@ -584,7 +586,9 @@ pub async fn server_round<H: RegionHost>(
             RegionState::Opening | RegionState::Open | RegionState::Offline => continue,
         };
         // Lost to a concurrent change: the next round sees the new record.
-        let _ = assignment::write(etcd, prefix, &next, revision).await?;
+        if assignment::write(etcd, prefix, &next, revision).await? {
+            written.push(next);
+        }
     }
     // Warm handoffs to this server: copy while the owner serves, then ask
     // the owner to close (the move then proceeds as any other).
@@ -606,5 +610,12 @@ pub async fn server_round<H: RegionHost>(
         }
     }
     round.records = records;
+    // What this round wrote, so the server's directory names a region's new
+    // owner at once (a client that met the region moving is pointed there).
+    for next in written {
+        if let Some(entry) = round.records.get_mut(&next.region) {
+            entry.0 = next;
+        }
+    }
     Ok(round)
 }
