@@ -100,16 +100,7 @@ impl Host {
             .collect();
         for (id, region) in open.into_iter().take(MAX_REPORTED_REGIONS) {
             let f = cache.footprint(&region.data_blocks());
-            report.regions.insert(
-                id,
-                RegionCache {
-                    size: f.total,
-                    l1: f.l1,
-                    l2: f.l2,
-                    cached: f.cached,
-                    open: true,
-                },
-            );
+            report.regions.insert(id, entry(f, true));
         }
         let mut gone = Vec::new();
         for (id, blocks) in departed.snapshot() {
@@ -121,16 +112,7 @@ impl Host {
                 gone.push(id);
                 continue;
             }
-            report.regions.insert(
-                id,
-                RegionCache {
-                    size: f.total,
-                    l1: f.l1,
-                    l2: f.l2,
-                    cached: f.cached,
-                    open: false,
-                },
-            );
+            report.regions.insert(id, entry(f, false));
         }
         for id in gone {
             departed.forget(&id);
@@ -151,5 +133,16 @@ impl Host {
             }
         }
         report
+    }
+}
+
+/// A region's line in the report.
+fn entry(f: shoal_storage::cache::Footprint, open: bool) -> RegionCache {
+    RegionCache {
+        size: f.total,
+        l1: f.l1,
+        l2: f.l2,
+        cached: f.cached,
+        open,
     }
 }
