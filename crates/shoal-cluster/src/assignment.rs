@@ -458,6 +458,24 @@ pub fn plan(
 mod tests {
     use super::*;
 
+    /// The plan with no server's cache report.
+    fn plan_no_facts(
+        regions: &[String],
+        live: &[String],
+        assignments: &BTreeMap<String, (Assignment, i64)>,
+        max_moves: usize,
+        retain: Placement,
+    ) -> Vec<Step> {
+        plan(
+            regions,
+            live,
+            assignments,
+            max_moves,
+            retain,
+            &CacheFacts::default(),
+        )
+    }
+
     fn owned(region: &str, owner: &str) -> (String, (Assignment, i64)) {
         (
             region.to_owned(),
@@ -488,14 +506,7 @@ mod tests {
     fn unserved_regions_spread_evenly() {
         let regions = names(10, "r");
         let live = names(3, "s");
-        let steps = plan(
-            &regions,
-            &live,
-            &BTreeMap::new(),
-            5,
-            Placement::default(),
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions, &live, &BTreeMap::new(), 5, Placement::default());
         assert_eq!(steps.len(), 10);
         let per: Vec<usize> = live.iter().map(|s| count(&steps, s)).collect();
         assert_eq!(per, [4, 3, 3]);
@@ -515,14 +526,7 @@ mod tests {
         .into_iter()
         .collect();
         let live = vec!["a".to_string(), "b".to_string()];
-        let steps = plan(
-            &regions,
-            &live,
-            &assignments,
-            0,
-            Placement::default(),
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions, &live, &assignments, 0, Placement::default());
         assert_eq!(steps.len(), 2);
         assert!(
             steps.iter().all(
@@ -539,14 +543,7 @@ mod tests {
         let live = vec!["a".to_string(), "b".to_string(), "c".to_string()];
         let mut rounds = 0;
         loop {
-            let steps = plan(
-                &regions,
-                &live,
-                &assignments,
-                2,
-                Placement::default(),
-                &CacheFacts::default(),
-            );
+            let steps = plan_no_facts(&regions, &live, &assignments, 2, Placement::default());
             assert!(steps.len() <= 2);
             if steps.is_empty() {
                 break;
@@ -567,17 +564,7 @@ mod tests {
         };
         assert_eq!((per("a"), per("b"), per("c")), (3, 3, 3));
         // Balanced: another round plans nothing.
-        assert!(
-            plan(
-                &regions,
-                &live,
-                &assignments,
-                2,
-                Placement::default(),
-                &CacheFacts::default()
-            )
-            .is_empty()
-        );
+        assert!(plan_no_facts(&regions, &live, &assignments, 2, Placement::default()).is_empty());
     }
 
     /// `region` served by `owner` after `home` left at `left_ms`.
@@ -605,14 +592,7 @@ mod tests {
             bound_ms: 30_000,
             ..Placement::default()
         };
-        let steps = plan(
-            &regions,
-            &live,
-            &assignments,
-            2,
-            within,
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions, &live, &assignments, 2, within);
         let home: Vec<&Step> = steps
             .iter()
             .filter(|s| {
@@ -638,14 +618,7 @@ mod tests {
             bound_ms: 30_000,
             ..Placement::default()
         };
-        let steps = plan(
-            &regions,
-            &live,
-            &assignments,
-            2,
-            late,
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions, &live, &assignments, 2, late);
         assert!(
             !steps.iter().any(|s| matches!(
                 s,
@@ -663,36 +636,19 @@ mod tests {
             ..Placement::default()
         };
         assert!(
-            !plan(
-                &regions,
-                &live,
-                &assignments,
-                0,
-                off,
-                &CacheFacts::default()
-            )
-            .iter()
-            .any(|s| matches!(
-                s,
-                Step::Move {
-                    why: MoveWhy::Home,
-                    ..
-                }
-            ))
+            !plan_no_facts(&regions, &live, &assignments, 0, off)
+                .iter()
+                .any(|s| matches!(
+                    s,
+                    Step::Move {
+                        why: MoveWhy::Home,
+                        ..
+                    }
+                ))
         );
         // Not back (not live): nothing moves home.
         let live2 = vec!["a".to_string(), "b".to_string()];
-        assert!(
-            plan(
-                &regions,
-                &live2,
-                &assignments,
-                0,
-                within,
-                &CacheFacts::default()
-            )
-            .is_empty()
-        );
+        assert!(plan_no_facts(&regions, &live2, &assignments, 0, within).is_empty());
     }
 
     #[test]
@@ -706,14 +662,7 @@ mod tests {
                 .collect();
         let live = vec!["a".to_string(), "b".to_string()];
         // b holds one region, a none: b is within one of the least loaded.
-        let steps = plan(
-            &regions[..2],
-            &live,
-            &assignments,
-            0,
-            Placement::default(),
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions[..2], &live, &assignments, 0, Placement::default());
         assert_eq!(
             steps,
             [Step::Assign {
@@ -723,14 +672,7 @@ mod tests {
         );
         // b busier by two: the least loaded server takes it.
         assignments.extend([owned("r2", "b")]);
-        let steps = plan(
-            &regions[..3],
-            &live,
-            &assignments,
-            0,
-            Placement::default(),
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions[..3], &live, &assignments, 0, Placement::default());
         assert_eq!(
             steps,
             [Step::Assign {
@@ -743,14 +685,7 @@ mod tests {
             cache_aware: false,
             ..Placement::default()
         };
-        let steps = plan(
-            &regions[..2],
-            &live,
-            &assignments,
-            0,
-            plain,
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions[..2], &live, &assignments, 0, plain);
         assert_eq!(
             steps,
             [Step::Assign {
@@ -769,14 +704,7 @@ mod tests {
             a.last_owner = Some("b".into());
         }
         let live = vec!["a".to_string(), "b".to_string()];
-        let steps = plan(
-            &regions,
-            &live,
-            &assignments,
-            1,
-            Placement::default(),
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions, &live, &assignments, 1, Placement::default());
         assert!(
             matches!(&steps[..], [Step::Move { region, to, why: MoveWhy::Balance, .. }] if region == "r1" && to == "b"),
             "{steps:?}"
@@ -786,14 +714,7 @@ mod tests {
             cache_aware: false,
             ..Placement::default()
         };
-        let steps = plan(
-            &regions,
-            &live,
-            &assignments,
-            1,
-            plain,
-            &CacheFacts::default(),
-        );
+        let steps = plan_no_facts(&regions, &live, &assignments, 1, plain);
         assert!(
             matches!(&steps[..], [Step::Move { region, why: MoveWhy::Balance, .. }] if region == "r3"),
             "{steps:?}"
@@ -934,13 +855,12 @@ mod tests {
     #[test]
     fn no_live_server_plans_nothing() {
         assert!(
-            plan(
+            plan_no_facts(
                 &names(3, "r"),
                 &[],
                 &BTreeMap::new(),
                 3,
-                Placement::default(),
-                &CacheFacts::default()
+                Placement::default()
             )
             .is_empty()
         );

@@ -5,7 +5,7 @@
 //! [`REPORT_EVERY`], bound to its lease; the master reads every server's
 //! to place regions where their blocks are (`shoal_cluster::cache_facts`).
 
-use crate::host::{Host, Slot};
+use crate::host::Host;
 use shoal_cluster::cache_facts::{CacheReport, MAX_REPORTED_REGIONS, RegionCache};
 use shoal_storage::sst::BlockAddr;
 use std::collections::HashMap;
@@ -85,22 +85,16 @@ impl Host {
             report.l2_free = m.bytes_free;
             report.l2_capacity = m.bytes_used + m.bytes_free;
         }
-        let open: Vec<(String, shoal_storage::region::Region)> = self
+        let open: Vec<_> = self
             .tables()
             .iter()
-            .flat_map(|t| {
-                t.regions
-                    .values()
-                    .filter_map(|(r, s)| match s {
-                        Slot::Open(region) => Some((r.id.clone(), region.clone())),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|t| t.open_regions())
             .collect();
-        for (id, region) in open.into_iter().take(MAX_REPORTED_REGIONS) {
+        for region in open.into_iter().take(MAX_REPORTED_REGIONS) {
             let f = cache.footprint(&region.data_blocks());
-            report.regions.insert(id, entry(f, true));
+            report
+                .regions
+                .insert(region.id().to_owned(), entry(f, true));
         }
         let mut gone = Vec::new();
         for (id, blocks) in departed.snapshot() {

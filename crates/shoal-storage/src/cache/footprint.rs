@@ -50,12 +50,4 @@ impl BlockCache {
         }
         f
     }
-
-    /// Bytes L2 may still fill (0 without an L2).
-    pub fn l2_free_bytes(&self) -> u64 {
-        self.inner
-            .l2
-            .as_ref()
-            .map_or(0, |l2| l2.metrics().bytes_free)
-    }
 }

@@ -254,19 +254,6 @@ impl BlockCache {
         }
     }
 
-    /// True if the data block at (`file`, `offset`) is in L1 or L2. Counts
-    /// no hit or miss (for reports such as a region's cached fraction).
-    pub fn is_cached(&self, file: FileId, offset: u64) -> bool {
-        let key = (file, offset);
-        self.inner.data.contains(&key)
-            || self.inner.in_memory.contains(&key)
-            || self
-                .inner
-                .l2
-                .as_ref()
-                .is_some_and(|l2| l2.contains(file, offset))
-    }
-
     /// Drops every cached block of `file` (its file was deleted by compaction).
     pub fn evict_file(&self, file: FileId) {
         let inner = &self.inner;

@@ -91,21 +91,8 @@ impl Region {
     /// Fraction of the region's data blocks (by bytes) held in the block
     /// cache; `None` without a cache or without files. Walks every block.
     pub fn cached_fraction(&self) -> Option<f64> {
-        let cache = self.inner.env.cache.as_ref()?;
-        let (mut total, mut cached) = (0u64, 0u64);
-        for store in self.inner.stores.values() {
-            for f in store.files().iter() {
-                for i in 0..f.reader.data_block_count() {
-                    if let Some(addr) = f.reader.block_addr(i) {
-                        total += addr.len;
-                        if cache.is_cached(f.entry.id, addr.offset) {
-                            cached += addr.len;
-                        }
-                    }
-                }
-            }
-        }
-        (total > 0).then(|| cached as f64 / total as f64)
+        let f = self.cache_footprint()?;
+        (f.total > 0).then(|| f.cached as f64 / f.total as f64)
     }
 
     /// The addresses of the region's data blocks, in every live file (a
