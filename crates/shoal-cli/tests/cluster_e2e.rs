@@ -284,8 +284,9 @@ fn files_under(dir: &Path) -> usize {
         .sum()
 }
 
-/// Every acknowledged row reads back with its value.
-async fn check_acked(c: &Client, acked: &[(String, String)]) {
+/// Every acknowledged row reads back with its value; on failure the
+/// servers' logs are printed (what a flaky run needs to be understood).
+async fn check_acked(c: &Client, acked: &[(String, String)], cluster: &Cluster) {
     let table = c.table("t");
     for chunk in acked.chunks(200) {
         let rows = table
@@ -297,7 +298,8 @@ async fn check_acked(c: &Client, acked: &[(String, String)]) {
             assert_eq!(
                 v.as_deref(),
                 Some(value.as_bytes()),
-                "acknowledged write of {row} lost or wrong"
+                "acknowledged write of {row} lost or wrong\n{}",
+                cluster.stderr()
             );
         }
     }
@@ -348,7 +350,7 @@ async fn a_killed_server_s_regions_serve_again_and_no_acknowledged_write_is_lost
     );
     assert_eq!(errors, 0, "first error: {first:?}\n{}", cluster.stderr());
     assert!(acked.len() > 100, "writes went on: {}", acked.len());
-    check_acked(&survivor, &acked).await;
+    check_acked(&survivor, &acked, &cluster).await;
     // A scan over the whole table crosses both servers.
     let n = survivor
         .table("t")
@@ -408,7 +410,7 @@ async fn a_killed_server_s_regions_serve_again_and_no_acknowledged_write_is_lost
             .await
             .unwrap();
     }
-    check_acked(&survivor, &acked).await;
+    check_acked(&survivor, &acked, &cluster).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -474,7 +476,7 @@ async fn a_paused_server_acknowledges_nothing_for_regions_it_lost() {
     assert!(refused > 0);
     let (acked, errors, first) = writers.finish().await;
     assert_eq!(errors, 0, "first error: {first:?}\n{}", cluster.stderr());
-    check_acked(&survivor, &acked).await;
+    check_acked(&survivor, &acked, &cluster).await;
     let (_, _, stderr) = (0, 0, cluster.server(victim).stderr());
     assert!(
         stderr.contains("lost the cluster lease"),
@@ -582,7 +584,7 @@ async fn a_rolling_restart_under_load_loses_nothing_and_shows_no_error() {
     let (acked, errors, first) = writers.finish().await;
     assert_eq!(errors, 0, "first error: {first:?}\n{}", cluster.stderr());
     let fresh = client(&cluster.addrs()).await;
-    check_acked(&fresh, &acked).await;
+    check_acked(&fresh, &acked, &cluster).await;
     // Graceful stops hand regions over flushed: nobody replayed a WAL run.
     let logs = cluster.stderr();
     assert!(

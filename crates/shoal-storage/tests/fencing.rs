@@ -436,3 +436,74 @@ async fn a_hinted_open_fences_from_the_hint_and_rebases_on_commits_made_since() 
         );
     }
 }
+
+/// A server paused in the middle of an open, past its cluster lease: the
+/// cluster gave the region to another server, which fenced it. When the
+/// paused opener wakes, its fence attempt loses the slot, and it must not
+/// rebase and fence the new owner (whose acknowledged writes would then be
+/// lost with its fenced memstore): `may_own` (its lease) stops it first.
+#[tokio::test]
+async fn an_opener_that_lost_its_lease_never_fences_the_new_owner() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Instant;
+    for (name, bucket, _tmp) in buckets().await {
+        let store = ManifestStore::new(bucket.clone(), DIR);
+        let mut a = store
+            .open_owner(Bytes::new(), Bytes::new())
+            .await
+            .expect("A opens");
+        a.commit(add(FileId(1))).await.expect("A commits");
+        // The paused server read the newest manifest (its warm-up hint)...
+        let hint = store.load_latest().await.unwrap().unwrap();
+        // ... then the cluster gave the region to B, which fenced it.
+        let mut b = store
+            .open_owner(Bytes::new(), Bytes::new())
+            .await
+            .expect("B opens");
+        let b_seq = b.current().seq;
+        // The paused server wakes: its lease held for the first fence
+        // attempt's check (made before the pause), not after.
+        let asked = AtomicUsize::new(0);
+        let lease = || asked.fetch_add(1, Ordering::SeqCst) == 0;
+        let result = store
+            .open_owner_guarded(
+                Bytes::new(),
+                Bytes::new(),
+                Some((hint.clone(), Instant::now())),
+                &lease,
+            )
+            .await;
+        assert!(
+            matches!(result, Err(ManifestError::OwnershipLost { .. })),
+            "{name}: {result:?}"
+        );
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            2,
+            "{name}: asked before each attempt"
+        );
+        // Nothing was written past B's fence: B still owns the region.
+        assert_eq!(
+            store.load_latest().await.unwrap().unwrap().seq,
+            b_seq,
+            "{name}"
+        );
+        b.commit(add(FileId(2))).await.expect("B is not fenced");
+        // Without a lease at all, not even the first attempt is made.
+        let none = store
+            .open_owner_guarded(
+                Bytes::new(),
+                Bytes::new(),
+                Some((hint, Instant::now())),
+                &|| false,
+            )
+            .await;
+        assert!(
+            matches!(none, Err(ManifestError::OwnershipLost { .. })),
+            "{name}"
+        );
+        b.commit(add(FileId(3)))
+            .await
+            .expect("B is still not fenced");
+    }
+}

@@ -167,17 +167,36 @@ impl Host {
             .cluster
             .as_ref()
             .and_then(|c| c.handoffs.take_hint(id));
-        let region = match Region::open_hinted(config, self.region_env_for(id), foreign, hint).await
-        {
-            Ok(r) => r,
-            Err(e) => {
-                self.set_slot(id, Slot::Elsewhere);
-                return Err(e.to_string());
-            }
-        };
+        // Owned only under the lease held as the open began: a server paused
+        // mid-open past its lease (its regions given to others meanwhile)
+        // neither fences the new owner nor serves the region when it wakes,
+        // even after it rejoined with a new lease.
+        let may_own = self.ownership_from_now();
+        let region =
+            match Region::open_guarded(config, self.region_env_for(id), foreign, hint, &may_own)
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    self.set_slot(id, Slot::Elsewhere);
+                    return Err(e.to_string());
+                }
+            };
         if !self.set_slot(id, Slot::Open(region.clone())) {
             let _ = region.close().await;
             return Err(format!("region {id}'s table changed while it opened"));
+        }
+        // The lease may have been lost between the open's last check and the
+        // slot: `fence_and_rejoin` clears the lease (a new generation) before
+        // it gives up the open regions, so either it saw this slot open and
+        // abandoned it, or this check sees the new generation.
+        if !may_own() {
+            region.abandon();
+            self.retire(&region);
+            self.set_slot(id, Slot::Elsewhere);
+            return Err(format!(
+                "region {id}: this server lost its cluster lease while opening it; not served here"
+            ));
         }
         let open_ms = started.elapsed().as_millis() as u64;
         if let Some(c) = &self.inner.cluster {

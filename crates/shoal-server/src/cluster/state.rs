@@ -70,6 +70,9 @@ pub struct ClusterState {
     lease_until_us: AtomicU64,
     /// When the lease was last renewed, micros since `started`.
     lease_renewed_us: AtomicU64,
+    /// Bumped each time a lease is lost: work begun under one lease (a
+    /// region's open) checks it still runs under the same one.
+    lease_generation: AtomicU64,
     is_master: AtomicBool,
     directory: RwLock<Directory>,
     /// Regions opened after their owner died (replaying its WAL).
@@ -113,6 +116,7 @@ impl ClusterState {
             started: Instant::now(),
             lease_until_us: AtomicU64::new(0),
             lease_renewed_us: AtomicU64::new(0),
+            lease_generation: AtomicU64::new(0),
             is_master: AtomicBool::new(false),
             directory: RwLock::default(),
             failovers: AtomicU64::new(0),
@@ -154,6 +158,21 @@ impl ClusterState {
     /// The lease is gone.
     pub fn clear_lease(&self) {
         self.lease_until_us.store(0, Ordering::Release);
+        self.lease_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The lease held now, as a token for [`ClusterState::holds`]; `None`
+    /// if no lease is held.
+    pub fn lease_token(&self) -> Option<u64> {
+        let generation = self.lease_generation.load(Ordering::SeqCst);
+        self.lease_held().then_some(generation)
+    }
+
+    /// True while the lease `token` named is still held: not lapsed by this
+    /// server's clock, and not replaced by a newer lease after a loss (a
+    /// server that rejoined holds a lease again, but not that one).
+    pub fn holds(&self, token: u64) -> bool {
+        self.lease_held() && self.lease_generation.load(Ordering::SeqCst) == token
     }
 
     /// Seconds since the last renewal (None: never held).

@@ -417,17 +417,39 @@ impl Host {
         })
     }
 
-    /// Opens one region of `table`.
+    /// Opens one region of `table` (in cluster mode, only while the lease
+    /// held now lasts: see [`Host::ownership_from_now`]).
     pub(crate) async fn open_region(
         &self,
         table: &TableRecord,
         record: &RegionRecord,
     ) -> Result<Region, shoal_storage::region::RegionError> {
-        Region::open(
+        Region::open_guarded(
             self.region_config(table, record),
             self.region_env_for(&record.id),
+            Vec::new(),
+            None,
+            &self.ownership_from_now(),
         )
         .await
+    }
+
+    /// Whether this server may still own a region it starts opening now:
+    /// always on a single server; in cluster mode, while the lease held now
+    /// is held (not after it lapsed, nor under a newer lease taken after
+    /// rejoining — the cluster may have given the region to another server
+    /// in between).
+    pub(crate) fn ownership_from_now(&self) -> impl Fn() -> bool + Send + Sync + use<> {
+        let lease = self
+            .inner
+            .cluster
+            .as_ref()
+            .map(|c| (c.clone(), c.lease_token()));
+        move || match &lease {
+            Some((state, Some(token))) => state.holds(*token),
+            Some((_, None)) => false,
+            None => true,
+        }
     }
 
     /// Region `id`'s block-source counters on this server (created on first use).

@@ -60,6 +60,16 @@ pub enum ManifestError {
     #[error("region {region_dir:?}: invalid manifest edit: {reason}")]
     InvalidEdit { region_dir: String, reason: String },
 
+    /// The caller lost the right to own the region while opening it (cluster mode:
+    /// its lease lapsed, and the region may belong to another server now), so no
+    /// fence was attempted after that: a server cut off from the cluster must never
+    /// fence the owner the cluster gave the region to.
+    #[error(
+        "region {region_dir:?}: this server lost the right to own the region (its cluster \
+         lease lapsed) while opening it; it is not opened here"
+    )]
+    OwnershipLost { region_dir: String },
+
     /// `open_owner` lost the race for the next slot too many times in a row.
     #[error(
         "region {region_dir:?}: gave up opening after {attempts} attempts, each lost to a \

@@ -165,12 +165,38 @@ impl ManifestStore {
         end_row: Bytes,
         hint: Option<(Manifest, std::time::Instant)>,
     ) -> Result<ManifestWriter, ManifestError> {
+        self.open_owner_guarded(start_row, end_row, hint, &|| true)
+            .await
+    }
+
+    /// As [`ManifestStore::open_owner_hinted`], asking `may_own` before each
+    /// fence attempt: once it answers false (cluster mode: the server's lease
+    /// lapsed since the open began) no fence is written and the open fails
+    /// with [`ManifestError::OwnershipLost`]. Why that suffices against a
+    /// paused opener: a fence attempt targets the slot after a manifest read
+    /// *before* the check; a newer owner fences only after the cluster saw
+    /// this server's lease expire, which is after `may_own` turned false, so
+    /// its fence takes a slot at or below the one this attempt targets and at
+    /// most one of the two wins it. The loser of that slot, if it is this
+    /// opener, asks `may_own` again before rebasing, and stops.
+    pub async fn open_owner_guarded(
+        &self,
+        start_row: Bytes,
+        end_row: Bytes,
+        hint: Option<(Manifest, std::time::Instant)>,
+        may_own: &(dyn Fn() -> bool + Sync),
+    ) -> Result<ManifestWriter, ManifestError> {
         let mut base = match hint {
             Some((m, at)) if at.elapsed() < MAX_HINT_AGE => Some(m),
             _ => self.load_latest().await?,
         };
         let writer = ulid::Ulid::new().0;
         for _ in 0..MAX_OPEN_ATTEMPTS {
+            if !may_own() {
+                return Err(ManifestError::OwnershipLost {
+                    region_dir: self.region_dir.clone(),
+                });
+            }
             let next = match &base {
                 Some(m) => Manifest {
                     seq: m.seq + 1,

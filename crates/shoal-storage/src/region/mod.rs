@@ -233,6 +233,25 @@ impl Region {
         foreign: Vec<WalEntry>,
         hint: Option<(crate::manifest::Manifest, std::time::Instant)>,
     ) -> Result<Region, RegionError> {
+        Region::open_guarded(config, env, foreign, hint, &|| true).await
+    }
+
+    /// As [`Region::open_hinted`], for a server that may own the region only
+    /// while `may_own` says so (cluster mode: the lease it held when the
+    /// open began). It is asked before each fence attempt
+    /// ([`ManifestStore::open_owner_guarded`]) and once more before the
+    /// region is returned; a false answer fails the open with
+    /// [`crate::manifest::ManifestError::OwnershipLost`] and the region is
+    /// never served from here. A server paused in the middle of an open
+    /// thus cannot fence, or serve beside, the owner the cluster chose
+    /// meanwhile.
+    pub async fn open_guarded(
+        config: RegionConfig,
+        env: RegionEnv,
+        foreign: Vec<WalEntry>,
+        hint: Option<(crate::manifest::Manifest, std::time::Instant)>,
+        may_own: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Region, RegionError> {
         let region = config.region_id.clone();
         let invalid = |reason: String| RegionError::InvalidArgument {
             region: region.clone(),
@@ -258,7 +277,12 @@ impl Region {
             source,
         };
         let mut writer = ManifestStore::new(env.bucket.clone(), config.region_dir.clone())
-            .open_owner_hinted(config.start_row.clone(), config.end_row.clone(), hint)
+            .open_owner_guarded(
+                config.start_row.clone(),
+                config.end_row.clone(),
+                hint,
+                may_own,
+            )
             .await
             .map_err(manifest_err)?;
         // Families the region no longer has (deleted by an alter): their
@@ -406,6 +430,18 @@ impl Region {
         } else {
             0
         };
+        // The last word before the region may serve: a server that lost the
+        // right to own it meanwhile (its lease) drops it here.
+        if !may_own() {
+            if let Some(p) = &prefetch {
+                p.cancel();
+            }
+            return Err(manifest_err(
+                crate::manifest::ManifestError::OwnershipLost {
+                    region_dir: config.region_dir.clone(),
+                },
+            ));
+        }
         let region = Region {
             inner: Arc::new(Inner {
                 mvcc: Mvcc::new(last_seq),
