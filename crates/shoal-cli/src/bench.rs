@@ -77,6 +77,21 @@ pub struct ScenarioArgs {
     /// writetail: that server's HTTP address, for its /metrics.
     #[arg(long, requires = "server")]
     http: Option<String>,
+    /// rolling-restart: the settings to compare, in order (default: all
+    /// three; one alone is a quicker run, e.g. while working on moves).
+    #[arg(long, value_delimiter = ',')]
+    modes: Vec<RollingMode>,
+}
+
+/// A setting of the rolling-restart scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RollingMode {
+    /// Peer reads, warm handoffs, retained assignment, cache-aware placement.
+    CacheAware,
+    /// All of those off (the L2 persists across restarts).
+    Plain,
+    /// Plain, and no L2.
+    NoL2,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -274,7 +289,18 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 down: secs(if a.quick { 1 } else { 5 }),
                 lease_ttl: secs(3),
                 latency: Duration::from_millis(20),
-                modes: vec![Mode::CacheAware, Mode::Plain, Mode::NoL2],
+                modes: if a.modes.is_empty() {
+                    vec![Mode::CacheAware, Mode::Plain, Mode::NoL2]
+                } else {
+                    a.modes
+                        .iter()
+                        .map(|m| match m {
+                            RollingMode::CacheAware => Mode::CacheAware,
+                            RollingMode::Plain => Mode::Plain,
+                            RollingMode::NoL2 => Mode::NoL2,
+                        })
+                        .collect()
+                },
                 // The servers run this very binary as `shoal serve`.
                 shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
             };

@@ -1030,7 +1030,11 @@ async fn the_balancer_warms_a_region_on_its_new_server_before_moving_it() {
     );
     // About 16 data blocks of 64 KiB: all from the old owner's L2; the
     // object store served file tails only.
-    assert!(peer_hits >= 12.0, "peer hits {peer_hits}");
+    assert!(
+        peer_hits >= 12.0,
+        "peer hits {peer_hits}\n{}",
+        cluster.stderr()
+    );
     assert!(
         gets <= files as f64,
         "object-store GETs {gets}, {files} files"

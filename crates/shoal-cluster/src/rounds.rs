@@ -502,6 +502,41 @@ pub async fn server_round<H: RegionHost>(
         .await
         .into_iter()
         .collect();
+    // Regions to close this round, closed concurrently: a moved region
+    // answers nothing from its close here to its open on the target, and in
+    // a loaded cluster every client soon waits on a region in that gap, so
+    // gaps that overlap cost one stall instead of one each. For the same
+    // reason a move's close waits while another region of this server is
+    // still warming on its target (a drain or a homecoming hands several
+    // over at once): they then close together once the last is warm. The
+    // wait is bounded by the targets' warm-up bound (`warm_up` gives up at
+    // it and the target asks for the close); a target that leaves has its
+    // handoff dropped by the master. Closes with no target (a table
+    // disabled or altered) never wait.
+    let warming = records.iter().any(|(region, (a, _))| {
+        a.owner.as_deref() == Some(me)
+            && a.state == RegionState::Open
+            && a.to.is_some()
+            && open_here.contains(region)
+    });
+    let to_close: Vec<&String> = records
+        .iter()
+        .filter(|(region, (a, _))| {
+            a.owner.as_deref() == Some(me)
+                && a.state == RegionState::Closing
+                && open_here.contains(*region)
+                && !(warming && a.to.is_some())
+        })
+        .map(|(region, _)| region)
+        .collect();
+    let closes: std::collections::HashMap<String, Result<(), String>> = futures::future::join_all(
+        to_close
+            .iter()
+            .map(|region| async move { ((*region).clone(), host.close(region).await) }),
+    )
+    .await
+    .into_iter()
+    .collect();
     let mut written = Vec::new();
     for (region, (a, revision)) in records.clone() {
         if a.owner.as_deref() != Some(me) {
@@ -552,36 +587,40 @@ pub async fn server_round<H: RegionHost>(
                     ..a
                 }
             }
-            RegionState::Closing => match host.close(&region).await {
-                Ok(()) => {
-                    round.closed += 1;
-                    // Flushed: nothing of it is left to replay. Its blocks
-                    // are still in this server's L2 for the next owner.
-                    let closed = Assignment {
-                        state: RegionState::Offline,
-                        owner: None,
-                        owner_wal: None,
-                        last_owner: Some(me.to_owned()),
-                        ..a
-                    };
-                    // A move the master decided names its target: hand the
-                    // region over directly (as the master's next round
-                    // would), so the target opens it in its next round
-                    // without waiting for the master's.
-                    match handover(etcd, prefix, &closed, &mut targets).await? {
-                        Some(next) => next,
-                        None => closed,
+            RegionState::Closing => match closes.get(&region).cloned() {
+                // Waits for the regions of this server still warming.
+                None => continue,
+                Some(result) => match result {
+                    Ok(()) => {
+                        round.closed += 1;
+                        // Flushed: nothing of it is left to replay. Its blocks
+                        // are still in this server's L2 for the next owner.
+                        let closed = Assignment {
+                            state: RegionState::Offline,
+                            owner: None,
+                            owner_wal: None,
+                            last_owner: Some(me.to_owned()),
+                            ..a
+                        };
+                        // A move the master decided names its target: hand the
+                        // region over directly (as the master's next round
+                        // would), so the target opens it in its next round
+                        // without waiting for the master's.
+                        match handover(etcd, prefix, &closed, &mut targets).await? {
+                            Some(next) => next,
+                            None => closed,
+                        }
                     }
-                }
-                Err(reason) => {
-                    tracing::warn!(region = %region, %reason, "closing a region failed; it stays open here");
-                    round.failed += 1;
-                    Assignment {
-                        state: RegionState::Open,
-                        to: None,
-                        ..a
+                    Err(reason) => {
+                        tracing::warn!(region = %region, %reason, "closing a region failed; it stays open here");
+                        round.failed += 1;
+                        Assignment {
+                            state: RegionState::Open,
+                            to: None,
+                            ..a
+                        }
                     }
-                }
+                },
             },
             RegionState::Opening | RegionState::Open | RegionState::Offline => continue,
         };

@@ -31,6 +31,8 @@ struct FakeHost {
     warmed: Mutex<BTreeSet<(String, String)>>,
     /// Never finish a warm-up.
     hold: std::sync::atomic::AtomicBool,
+    /// Never finish the warm-up of these regions.
+    hold_regions: Mutex<BTreeSet<String>>,
 }
 
 impl RegionHost for FakeHost {
@@ -63,7 +65,9 @@ impl RegionHost for FakeHost {
     }
 
     fn warm_up(&self, region: &str, _epoch: u64, owner: &str) -> bool {
-        if self.hold.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.hold.load(std::sync::atomic::Ordering::Relaxed)
+            || self.hold_regions.lock().unwrap().contains(region)
+        {
             return false;
         }
         // Done on the second call: the owner serves for at least a round.
@@ -483,6 +487,75 @@ async fn the_owner_hands_a_moved_region_straight_to_its_target() {
         assert_eq!(r.last_owner.as_deref(), Some("a"));
         assert!(r.to.is_none());
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_closes_its_handed_over_regions_together_once_the_last_is_warm() {
+    if !have_etcd() {
+        return;
+    }
+    let (_etcd_server, etcd) = etcd().await;
+    let regions: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
+    let a = server(&etcd, "a").await;
+    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
+    let b = server(&etcd, "b").await;
+    let warm = Policy {
+        max_moves: 2,
+        retain: Duration::ZERO,
+        warm_moves: true,
+        cache_aware: true,
+    };
+    // The master hands two regions to b; one of them stays cold for now.
+    round_with(&etcd, &[&a, &b], &regions, warm).await;
+    let records = read_all(&etcd, PREFIX).await.unwrap();
+    let handed: Vec<String> = records
+        .iter()
+        .filter(|(_, (r, _))| r.to.as_deref() == Some("b"))
+        .map(|(k, _)| k.clone())
+        .collect();
+    assert_eq!(handed.len(), 2, "{records:?}");
+    b.host
+        .hold_regions
+        .lock()
+        .unwrap()
+        .insert(handed[1].clone());
+    let servers_only = || async {
+        for s in [&a, &b] {
+            server_round(&etcd, PREFIX, &s.member.info().name, &s.wal, &s.host)
+                .await
+                .unwrap();
+        }
+    };
+    // The warm one asks a to close it; a keeps serving it while the other
+    // still warms, so their two gaps will be one.
+    for _ in 0..4 {
+        servers_only().await;
+    }
+    let records = read_all(&etcd, PREFIX).await.unwrap();
+    assert_eq!(
+        records[&handed[0]].0.state,
+        RegionState::Closing,
+        "{records:?}"
+    );
+    assert_eq!(
+        records[&handed[1]].0.state,
+        RegionState::Open,
+        "{records:?}"
+    );
+    assert_eq!(loads(&[&a, &b]), [4, 0], "a serves all four meanwhile");
+    // The second is warm: both close in the same round of a.
+    b.host.hold_regions.lock().unwrap().clear();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        servers_only().await;
+        let open_on_a = a.host.open.lock().unwrap().clone();
+        seen.push(handed.iter().filter(|r| open_on_a.contains(*r)).count());
+    }
+    assert!(
+        !seen.contains(&1),
+        "the two closed one round apart: {seen:?}"
+    );
+    assert_eq!(loads(&[&a, &b]), [2, 2]);
 }
 
 /// A cache report of `server` holding all of `regions` (1 MiB each).

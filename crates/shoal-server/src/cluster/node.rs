@@ -361,6 +361,28 @@ impl Loop {
         } else if let Err(e) = self.follow_catalog(&prefix).await {
             self.etcd_failed("following the catalog", &e);
         }
+        // The members first: this round's warm handoffs ask the regions'
+        // owners for blocks by their addresses, which a server that just
+        // joined knows only from here (its first round had none, and its
+        // warm-ups went to the object store).
+        let members = match membership::members(&self.etcd, &prefix).await {
+            Ok(m) => m,
+            Err(e) => {
+                self.etcd_failed("reading the members", &e);
+                return;
+            }
+        };
+        self.state.set_servers(
+            members
+                .iter()
+                .map(|m| ServerView {
+                    name: m.name.clone(),
+                    addr: m.addr.clone(),
+                    hbase: m.hbase.clone(),
+                    regions: 0,
+                })
+                .collect(),
+        );
         let run = self.run.clone();
         let name = self.state.name.clone();
         let round = match server_round(&self.etcd, &prefix, &name, &run, &Regions(&self.host)).await
@@ -376,13 +398,6 @@ impl Loop {
         self.moving = round.records.values().any(|(a, _)| {
             a.to.is_some() || matches!(a.state, RegionState::Opening | RegionState::Closing)
         });
-        let members = match membership::members(&self.etcd, &prefix).await {
-            Ok(m) => m,
-            Err(e) => {
-                self.etcd_failed("reading the members", &e);
-                return;
-            }
-        };
         let master = membership::master(&self.etcd, &prefix).await.ok().flatten();
         let mut d = Directory::default();
         for m in &members {

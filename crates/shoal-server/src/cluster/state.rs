@@ -231,6 +231,25 @@ impl ClusterState {
             .map(|(_, a)| a.clone())
     }
 
+    /// Replaces the live servers of the directory, keeping the rest (a
+    /// round learns the members before it acts).
+    pub fn set_servers(&self, servers: Vec<ServerView>) {
+        let mut d = self.directory.write().unwrap_or_else(|e| e.into_inner());
+        // Region counts as of the last full directory.
+        let counts: HashMap<String, usize> = d
+            .servers
+            .iter()
+            .map(|s| (s.name.clone(), s.regions))
+            .collect();
+        d.servers = servers
+            .into_iter()
+            .map(|mut s| {
+                s.regions = counts.get(&s.name).copied().unwrap_or(0);
+                s
+            })
+            .collect();
+    }
+
     /// Replaces the directory (every round).
     pub fn set_directory(&self, d: Directory) {
         *self.directory.write().unwrap_or_else(|e| e.into_inner()) = d;
