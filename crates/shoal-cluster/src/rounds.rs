@@ -479,12 +479,40 @@ pub async fn server_round<H: RegionHost>(
             }
         }
     }
+    // Records that give this server a region under an earlier WAL run of
+    // its own (it lost its lease, or restarted, since they were written):
+    // claimed for this run before the region opens, and opened next round.
+    // Opening first would let a master that read this server as dead (before
+    // it rejoined) hand the region to another server, whose replay would
+    // miss the writes acknowledged here meanwhile (they are in this run, not
+    // the one the record names); after the claim, that master's write loses
+    // the compare-and-swap instead.
+    let mut claimed = std::collections::HashSet::new();
+    for (region, (a, revision)) in &records {
+        let to_open_here = a.owner.as_deref() == Some(me)
+            && (a.state == RegionState::Opening
+                || (a.state == RegionState::Open && !open_here.contains(region)));
+        if !to_open_here || a.owner_wal.as_deref().is_none_or(|w| w == my_wal) {
+            continue;
+        }
+        let next = Assignment {
+            state: RegionState::Opening,
+            owner_wal: Some(my_wal.to_owned()),
+            replay: replay_for(a, my_wal),
+            ..a.clone()
+        };
+        if assignment::write(etcd, prefix, &next, *revision).await? {
+            tracing::info!(region = %region, "region claimed for this server's new WAL run; opening it next round");
+        }
+        claimed.insert(region.clone());
+    }
     // Regions to open this round: opened concurrently (a dead server's
     // regions come back together, not one after another).
     let to_open: Vec<(&String, &Assignment)> = records
         .iter()
         .filter(|(region, (a, _))| {
             a.owner.as_deref() == Some(me)
+                && !claimed.contains(*region)
                 && (a.state == RegionState::Opening
                     || (a.state == RegionState::Open && !open_here.contains(*region)))
         })
@@ -539,7 +567,7 @@ pub async fn server_round<H: RegionHost>(
     .collect();
     let mut written = Vec::new();
     for (region, (a, revision)) in records.clone() {
-        if a.owner.as_deref() != Some(me) {
+        if a.owner.as_deref() != Some(me) || claimed.contains(&region) {
             continue;
         }
         let is_open = open_here.contains(&region);

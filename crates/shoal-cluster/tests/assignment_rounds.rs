@@ -558,6 +558,63 @@ async fn an_owner_closes_its_handed_over_regions_together_once_the_last_is_warm(
     assert_eq!(loads(&[&a, &b]), [2, 2]);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_on_a_new_wal_run_claims_its_regions_before_opening_them() {
+    if !have_etcd() {
+        return;
+    }
+    let (_etcd_server, etcd) = etcd().await;
+    let regions: Vec<String> = (0..2).map(|i| format!("r{i}")).collect();
+    let a = server(&etcd, "a").await;
+    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
+    let before = read_all(&etcd, PREFIX).await.unwrap();
+    // a lost its lease and rejoined: nothing open, a new WAL run, and the
+    // records still name it with the old run.
+    let rejoined = FakeHost::default();
+    let run2 = "wal/a/run2";
+    let round = || server_round(&etcd, PREFIX, "a", run2, &rejoined);
+    // First round: each record is claimed for run2 (a master that read a
+    // as dead and writes from the old revision now loses), nothing opens.
+    round().await.unwrap();
+    assert!(rejoined.open.lock().unwrap().is_empty());
+    let claimed = read_all(&etcd, PREFIX).await.unwrap();
+    for r in &regions {
+        let (rec, rev) = &claimed[r];
+        assert_eq!(rec.state, RegionState::Opening, "{rec:?}");
+        assert_eq!(rec.owner_wal.as_deref(), Some(run2));
+        assert_eq!(
+            rec.replay,
+            std::slice::from_ref(&a.wal),
+            "the old run is replayed"
+        );
+        assert!(*rev > before[r].1);
+        // The stale master's write.
+        let stale = shoal_cluster::assignment::Assignment {
+            owner: Some("b".into()),
+            ..before[r].0.clone()
+        };
+        assert!(
+            !shoal_cluster::assignment::write(&etcd, PREFIX, &stale, before[r].1)
+                .await
+                .unwrap()
+        );
+    }
+    // Next round: opened with the old run replayed, owned under run2.
+    round().await.unwrap();
+    assert_eq!(rejoined.open.lock().unwrap().len(), 2);
+    let opened = read_all(&etcd, PREFIX).await.unwrap();
+    for r in &regions {
+        assert_eq!(
+            rejoined.replayed.lock().unwrap()[r],
+            std::slice::from_ref(&a.wal)
+        );
+        let rec = &opened[r].0;
+        assert_eq!(rec.state, RegionState::Open);
+        assert_eq!(rec.owner_wal.as_deref(), Some(run2));
+        assert!(rec.replay.is_empty());
+    }
+}
+
 /// A cache report of `server` holding all of `regions` (1 MiB each).
 fn holding(server: &str, regions: &[&str]) -> shoal_cluster::cache_facts::CacheReport {
     use shoal_cluster::cache_facts::{CacheReport, RegionCache};

@@ -18,7 +18,7 @@ use crate::security::Security;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use shoal_proto::v1 as pb;
-use shoal_storage::cache::{PeerAnswer, PeerTier};
+use shoal_storage::cache::{PeerAnswer, PeerAsk, PeerTier};
 use shoal_storage::sst::BlockAddr;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -162,7 +162,8 @@ impl PeerReads {
         }
         // The channel's own limit is the largest call's deadline; each call
         // is held to its own (`deadline_for`).
-        let longest = self.timeout + Duration::from_micros(MAX_PEER_BYTES / 64);
+        let longest = (self.timeout * PREFETCH_DEADLINE_FACTOR).max(MIN_PREFETCH_DEADLINE)
+            + Duration::from_micros(MAX_PEER_BYTES / 64);
         let c = crate::security::peer::connect(&self.config, addr, longest).await?;
         channels.insert(addr.to_owned(), c.clone());
         Ok(c)
@@ -196,7 +197,7 @@ impl PeerReads {
             .collect())
     }
 
-    async fn frames_from(&self, path: &str, blocks: &[BlockAddr]) -> PeerAnswer {
+    async fn frames_from(&self, path: &str, blocks: &[BlockAddr], ask: PeerAsk) -> PeerAnswer {
         let Some(addr) = self.peer_for(path) else {
             return PeerAnswer::NoPeer;
         };
@@ -206,7 +207,7 @@ impl PeerReads {
         let mut result = Ok(());
         // A prefetch run can be longer than one call may ask.
         for chunk in blocks.chunks(MAX_PEER_BLOCKS) {
-            let deadline = deadline_for(self.timeout, chunk);
+            let deadline = deadline_for(self.timeout, chunk, ask);
             match tokio::time::timeout(deadline, self.call(&addr, chunk)).await {
                 Ok(Ok(frames)) => answer.extend(frames),
                 Ok(Err(e)) => {
@@ -242,14 +243,33 @@ impl PeerReads {
 /// time to move its bytes at 64 MB/s, so a prefetch or handoff call of a
 /// few MiB is not cut off where an object-store GET of the same bytes would
 /// still be running (90 MB/s per request in our S3 figures).
-fn deadline_for(timeout: Duration, blocks: &[BlockAddr]) -> Duration {
+fn deadline_for(timeout: Duration, blocks: &[BlockAddr], ask: PeerAsk) -> Duration {
     let bytes: u64 = blocks.iter().map(|b| b.len).sum();
-    timeout + Duration::from_micros(bytes / 64)
+    let base = match ask {
+        PeerAsk::Read => timeout,
+        // Background copying waits on a busy peer longer: measured in the
+        // rolling-restart scenario, a draining server under load answered
+        // warm-ups after more than 50 ms, and each miss sent a region's
+        // whole warm-up (131 blocks) to the object store and skipped the
+        // peer for `peer_backoff`.
+        PeerAsk::Prefetch => (timeout * PREFETCH_DEADLINE_FACTOR).max(MIN_PREFETCH_DEADLINE),
+    };
+    base + Duration::from_micros(bytes / 64)
 }
 
+/// A prefetch's peer call waits this many times `peer_read_timeout`...
+const PREFETCH_DEADLINE_FACTOR: u32 = 10;
+/// ... and at least this long.
+const MIN_PREFETCH_DEADLINE: Duration = Duration::from_millis(500);
+
 impl PeerTier for PeerReads {
-    fn frames<'a>(&'a self, path: &'a str, blocks: &'a [BlockAddr]) -> BoxFuture<'a, PeerAnswer> {
-        Box::pin(self.frames_from(path, blocks))
+    fn frames<'a>(
+        &'a self,
+        path: &'a str,
+        blocks: &'a [BlockAddr],
+        ask: PeerAsk,
+    ) -> BoxFuture<'a, PeerAnswer> {
+        Box::pin(self.frames_from(path, blocks, ask))
     }
 }
 
@@ -347,10 +367,27 @@ mod tests {
             offset: 0,
             len: 64 << 10,
         };
-        assert_eq!(deadline_for(t, &[one]), t + Duration::from_micros(1024));
+        let read = PeerAsk::Read;
+        assert_eq!(
+            deadline_for(t, &[one], read),
+            t + Duration::from_micros(1024)
+        );
         // 128 blocks of 64 KiB (8 MiB): 131 ms more than one block's.
         let run = vec![one; 128];
-        assert_eq!(deadline_for(t, &run), t + Duration::from_micros(131_072));
+        assert_eq!(
+            deadline_for(t, &run, read),
+            t + Duration::from_micros(131_072)
+        );
+        // Background copying waits ten times longer, at least 500 ms.
+        let prefetch = PeerAsk::Prefetch;
+        assert_eq!(
+            deadline_for(t, &run, prefetch),
+            Duration::from_millis(500) + Duration::from_micros(131_072)
+        );
+        assert_eq!(
+            deadline_for(Duration::from_millis(80), &[one], prefetch),
+            Duration::from_millis(800) + Duration::from_micros(1024)
+        );
     }
 
     #[tokio::test]
@@ -364,14 +401,14 @@ mod tests {
         let path = "data/t/r1/cf/01.sst";
         let started = Instant::now();
         assert!(matches!(
-            r.frames(path, &[block()]).await,
+            r.frames(path, &[block()], PeerAsk::Read).await,
             PeerAnswer::Failed
         ));
         assert!(started.elapsed() >= timeout);
         assert_eq!(r.stats().failures, 1);
         // Backed off: the next read goes to the object store at once.
         assert!(matches!(
-            r.frames(path, &[block()]).await,
+            r.frames(path, &[block()], PeerAsk::Read).await,
             PeerAnswer::NoPeer
         ));
         assert_eq!(r.stats().calls, 1);
@@ -386,7 +423,8 @@ mod tests {
         let r = reads(&addr, Duration::from_secs(5));
         r.hint("data/t/r1", "old");
         assert!(matches!(
-            r.frames("data/t/r1/cf/01.sst", &[block()]).await,
+            r.frames("data/t/r1/cf/01.sst", &[block()], PeerAsk::Read)
+                .await,
             PeerAnswer::Failed
         ));
         assert_eq!(r.stats().failures, 1);

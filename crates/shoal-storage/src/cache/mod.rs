@@ -36,7 +36,7 @@ mod sources;
 pub use disk::{DiskCache, DiskCacheConfig, DiskCacheError, DiskCacheMetrics};
 pub use footprint::Footprint;
 pub use metrics::{CacheMetricsSnapshot, PoolSnapshot};
-pub use peer::{PeerAnswer, PeerSnapshot, PeerTier};
+pub use peer::{PeerAnswer, PeerAsk, PeerSnapshot, PeerTier};
 pub use prefetch::{PrefetchFile, PrefetchHandle, PrefetchProgress};
 use sources::Source;
 pub use sources::{BlockSources, BlockSourcesSnapshot};
@@ -352,7 +352,9 @@ impl BlockCache {
         addr: BlockAddr,
         kind: BlockKind,
     ) -> Result<(Bytes, bool), SstError> {
-        if let Some(mut frames) = self.peer_frames(path, std::slice::from_ref(&addr)).await
+        if let Some(mut frames) = self
+            .peer_frames(path, std::slice::from_ref(&addr), PeerAsk::Read)
+            .await
             && let Some(Some(frame)) = frames.pop()
         {
             return Ok((frame, true));

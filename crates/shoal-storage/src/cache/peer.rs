@@ -33,11 +33,27 @@ pub enum PeerAnswer {
     Frames(Vec<Option<Bytes>>),
 }
 
+/// Why the cache asks a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerAsk {
+    /// A read is waiting: the peer must beat the object store's first byte.
+    Read,
+    /// Background copying (prefetch-on-open, a warm handoff): nobody waits
+    /// on it, and its alternative is object-store GETs, so a busy peer may
+    /// take longer.
+    Prefetch,
+}
+
 /// Another server's L2, as the cache sees it.
 pub trait PeerTier: Send + Sync + 'static {
     /// The frames of `blocks` (all of the object at `path`). Must return
-    /// within its own deadline.
-    fn frames<'a>(&'a self, path: &'a str, blocks: &'a [BlockAddr]) -> BoxFuture<'a, PeerAnswer>;
+    /// within its own deadline (which may depend on `ask`).
+    fn frames<'a>(
+        &'a self,
+        path: &'a str,
+        blocks: &'a [BlockAddr],
+        ask: PeerAsk,
+    ) -> BoxFuture<'a, PeerAnswer>;
 }
 
 /// Counters of the peer tier, both directions.
@@ -115,10 +131,11 @@ impl BlockCache {
         &self,
         path: &str,
         blocks: &[BlockAddr],
+        ask: PeerAsk,
     ) -> Option<Vec<Option<Bytes>>> {
         let tier = self.peer_tier()?;
         let c = &self.inner.peer;
-        let answer = match tier.frames(path, blocks).await {
+        let answer = match tier.frames(path, blocks, ask).await {
             PeerAnswer::NoPeer => return None,
             PeerAnswer::Failed => {
                 c.fallbacks

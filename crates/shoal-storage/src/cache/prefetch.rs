@@ -187,7 +187,10 @@ impl BlockCache {
                         }
                     }
                     let mut missing = blocks.clone();
-                    if let Some(frames) = cache.peer_frames(&path, &blocks).await {
+                    if let Some(frames) = cache
+                        .peer_frames(&path, &blocks, super::PeerAsk::Prefetch)
+                        .await
+                    {
                         missing.clear();
                         for (b, frame) in blocks.iter().zip(frames) {
                             match frame {

@@ -331,7 +331,12 @@ enum PeerMode {
 }
 
 impl PeerTier for TestPeer {
-    fn frames<'a>(&'a self, _path: &'a str, blocks: &'a [BlockAddr]) -> BoxFuture<'a, PeerAnswer> {
+    fn frames<'a>(
+        &'a self,
+        _path: &'a str,
+        blocks: &'a [BlockAddr],
+        _ask: super::PeerAsk,
+    ) -> BoxFuture<'a, PeerAnswer> {
         Box::pin(async move {
             self.calls.fetch_add(1, Ordering::Relaxed);
             let mode = *self.mode.lock().unwrap();
