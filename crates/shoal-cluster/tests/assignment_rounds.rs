@@ -435,42 +435,51 @@ async fn a_warm_move_keeps_the_owner_serving_until_the_target_is_warm() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_owner_hands_a_moved_region_straight_to_its_target() {
-    if !have_etcd() {
-        return;
-    }
-    let (_etcd_server, etcd) = etcd().await;
+/// a serving four regions, b joined, and one master round that planned
+/// two warm handoffs from a to b.
+async fn two_warm_handoffs_to_b(etcd: &Etcd) -> (Server, Server) {
     let regions: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
-    let a = server(&etcd, "a").await;
-    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
-    let b = server(&etcd, "b").await;
+    let a = server(etcd, "a").await;
+    settle(etcd, &[&a], &regions, Duration::from_secs(20)).await;
+    let b = server(etcd, "b").await;
     let warm = Policy {
         max_moves: 2,
         retain: Duration::ZERO,
         warm_moves: true,
         cache_aware: true,
     };
+    round_with(etcd, &[&a, &b], &regions, warm).await;
+    (a, b)
+}
+
+/// One round of each server's own, no master round.
+async fn servers_only(etcd: &Etcd, servers: &[&Server]) {
+    for s in servers {
+        server_round(etcd, PREFIX, &s.member.info().name, &s.wal, &s.host)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owner_hands_a_moved_region_straight_to_its_target() {
+    if !have_etcd() {
+        return;
+    }
+    let (_etcd_server, etcd) = etcd().await;
     // One master round plans two warm handoffs to b; from then on only
     // the two servers' own rounds run: no master round.
-    round_with(&etcd, &[&a, &b], &regions, warm).await;
+    let (a, b) = two_warm_handoffs_to_b(&etcd).await;
     let epochs: std::collections::BTreeMap<String, u64> = read_all(&etcd, PREFIX)
         .await
         .unwrap()
         .into_iter()
         .map(|(k, (r, _))| (k, r.epoch))
         .collect();
-    let servers_only = || async {
-        for s in [&a, &b] {
-            server_round(&etcd, PREFIX, &s.member.info().name, &s.wal, &s.host)
-                .await
-                .unwrap();
-        }
-    };
     // b warms (done on its second look), asks a to close; a closes and
     // hands each region to b; b opens them.
     for _ in 0..4 {
-        servers_only().await;
+        servers_only(&etcd, &[&a, &b]).await;
     }
     assert_eq!(loads(&[&a, &b]), [2, 2]);
     let records = read_all(&etcd, PREFIX).await.unwrap();
@@ -495,18 +504,8 @@ async fn an_owner_closes_its_handed_over_regions_together_once_the_last_is_warm(
         return;
     }
     let (_etcd_server, etcd) = etcd().await;
-    let regions: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
-    let a = server(&etcd, "a").await;
-    settle(&etcd, &[&a], &regions, Duration::from_secs(20)).await;
-    let b = server(&etcd, "b").await;
-    let warm = Policy {
-        max_moves: 2,
-        retain: Duration::ZERO,
-        warm_moves: true,
-        cache_aware: true,
-    };
     // The master hands two regions to b; one of them stays cold for now.
-    round_with(&etcd, &[&a, &b], &regions, warm).await;
+    let (a, b) = two_warm_handoffs_to_b(&etcd).await;
     let records = read_all(&etcd, PREFIX).await.unwrap();
     let handed: Vec<String> = records
         .iter()
@@ -519,17 +518,10 @@ async fn an_owner_closes_its_handed_over_regions_together_once_the_last_is_warm(
         .lock()
         .unwrap()
         .insert(handed[1].clone());
-    let servers_only = || async {
-        for s in [&a, &b] {
-            server_round(&etcd, PREFIX, &s.member.info().name, &s.wal, &s.host)
-                .await
-                .unwrap();
-        }
-    };
     // The warm one asks a to close it; a keeps serving it while the other
     // still warms, so their two gaps will be one.
     for _ in 0..4 {
-        servers_only().await;
+        servers_only(&etcd, &[&a, &b]).await;
     }
     let records = read_all(&etcd, PREFIX).await.unwrap();
     assert_eq!(
@@ -547,7 +539,7 @@ async fn an_owner_closes_its_handed_over_regions_together_once_the_last_is_warm(
     b.host.hold_regions.lock().unwrap().clear();
     let mut seen = Vec::new();
     for _ in 0..4 {
-        servers_only().await;
+        servers_only(&etcd, &[&a, &b]).await;
         let open_on_a = a.host.open.lock().unwrap().clone();
         seen.push(handed.iter().filter(|r| open_on_a.contains(*r)).count());
     }

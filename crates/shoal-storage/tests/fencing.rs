@@ -373,18 +373,34 @@ async fn round_trip_and_many_commits() {
     }
 }
 
+/// A opens the region and commits one file; its writer, and the newest
+/// manifest as another server's warm-up reads it (a hint).
+async fn owner_with_one_file(
+    store: &ManifestStore,
+) -> (
+    shoal_storage::manifest::ManifestWriter,
+    shoal_storage::manifest::Manifest,
+) {
+    let mut a = store
+        .open_owner(Bytes::new(), Bytes::new())
+        .await
+        .expect("A opens");
+    a.commit(add(FileId(1))).await.expect("A commits");
+    let hint = store
+        .load_latest()
+        .await
+        .expect("reading the newest manifest")
+        .expect("a manifest");
+    (a, hint)
+}
+
 #[tokio::test]
 async fn a_hinted_open_fences_from_the_hint_and_rebases_on_commits_made_since() {
     use std::time::Instant;
     for (name, bucket, _tmp) in buckets().await {
         let store = ManifestStore::new(bucket.clone(), DIR);
-        let mut a = store
-            .open_owner(Bytes::new(), Bytes::new())
-            .await
-            .expect("A opens");
-        a.commit(add(FileId(1))).await.expect("A commits");
         // B warms up: it reads the newest manifest (seq 2) ...
-        let hint = store.load_latest().await.unwrap().unwrap();
+        let (mut a, hint) = owner_with_one_file(&store).await;
         assert_eq!(hint.seq, 2, "{name}");
         // ... A commits twice more meanwhile (its close flushes) ...
         a.commit(add(FileId(2))).await.expect("A commits");
@@ -448,13 +464,8 @@ async fn an_opener_that_lost_its_lease_never_fences_the_new_owner() {
     use std::time::Instant;
     for (name, bucket, _tmp) in buckets().await {
         let store = ManifestStore::new(bucket.clone(), DIR);
-        let mut a = store
-            .open_owner(Bytes::new(), Bytes::new())
-            .await
-            .expect("A opens");
-        a.commit(add(FileId(1))).await.expect("A commits");
         // The paused server read the newest manifest (its warm-up hint)...
-        let hint = store.load_latest().await.unwrap().unwrap();
+        let (_a, hint) = owner_with_one_file(&store).await;
         // ... then the cluster gave the region to B, which fenced it.
         let mut b = store
             .open_owner(Bytes::new(), Bytes::new())
