@@ -170,9 +170,12 @@ pub async fn join(
 fn watch_lease(membership: &Membership, state: &Arc<ClusterState>) {
     let mut rx = membership.lease().watch();
     let state = state.clone();
-    let apply = |s: LeaseState, state: &ClusterState| match s {
-        LeaseState::Held { until } => state.set_lease_until(until.into_std()),
-        LeaseState::Lost => state.clear_lease(),
+    // This lease's generation: once it is lost (and the server rejoined
+    // with another), this watcher's late changes are ignored.
+    let generation = state.lease_generation();
+    let apply = move |s: LeaseState, state: &ClusterState| match s {
+        LeaseState::Held { until } => state.apply_lease(generation, Some(until.into_std())),
+        LeaseState::Lost => state.apply_lease(generation, None),
     };
     apply(*rx.borrow(), &state);
     tokio::spawn(async move {
@@ -183,7 +186,7 @@ fn watch_lease(membership: &Membership, state: &Arc<ClusterState>) {
                 return;
             }
         }
-        state.clear_lease();
+        apply(LeaseState::Lost, &state);
     });
 }
 

@@ -71,8 +71,10 @@ pub struct ClusterState {
     /// When the lease was last renewed, micros since `started`.
     lease_renewed_us: AtomicU64,
     /// Bumped each time a lease is lost: work begun under one lease (a
-    /// region's open) checks it still runs under the same one.
+    /// region's open, a write) checks it still runs under the same one.
     lease_generation: AtomicU64,
+    /// Serializes changes of the lease (readers use the atomics alone).
+    lease_changes: std::sync::Mutex<()>,
     is_master: AtomicBool,
     directory: RwLock<Directory>,
     /// Regions opened after their owner died (replaying its WAL).
@@ -117,6 +119,7 @@ impl ClusterState {
             lease_until_us: AtomicU64::new(0),
             lease_renewed_us: AtomicU64::new(0),
             lease_generation: AtomicU64::new(0),
+            lease_changes: std::sync::Mutex::new(()),
             is_master: AtomicBool::new(false),
             directory: RwLock::default(),
             failovers: AtomicU64::new(0),
@@ -147,6 +150,11 @@ impl ClusterState {
 
     /// The lease is held until `until` (a renewal).
     pub fn set_lease_until(&self, until: Instant) {
+        let _change = self.lease_changes.lock().unwrap_or_else(|e| e.into_inner());
+        self.store_lease_until(until);
+    }
+
+    fn store_lease_until(&self, until: Instant) {
         let us = until
             .checked_duration_since(self.started)
             .map_or(0, |d| d.as_micros() as u64);
@@ -157,8 +165,33 @@ impl ClusterState {
 
     /// The lease is gone.
     pub fn clear_lease(&self) {
+        let _change = self.lease_changes.lock().unwrap_or_else(|e| e.into_inner());
         self.lease_until_us.store(0, Ordering::Release);
         self.lease_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The generation of the lease now: a watcher of one lease passes it to
+    /// [`ClusterState::apply_lease`] so that it never touches a later one.
+    pub fn lease_generation(&self) -> u64 {
+        self.lease_generation.load(Ordering::SeqCst)
+    }
+
+    /// A change of the lease of `generation`: a renewal (`Some(until)`) or
+    /// its loss (`None`). Ignored once that lease was replaced: a former
+    /// lease's watcher that ends after the server rejoined must not clear
+    /// or extend the new lease.
+    pub fn apply_lease(&self, generation: u64, until: Option<Instant>) {
+        let _change = self.lease_changes.lock().unwrap_or_else(|e| e.into_inner());
+        if self.lease_generation.load(Ordering::SeqCst) != generation {
+            return;
+        }
+        match until {
+            Some(until) => self.store_lease_until(until),
+            None => {
+                self.lease_until_us.store(0, Ordering::Release);
+                self.lease_generation.fetch_add(1, Ordering::SeqCst);
+            }
+        }
     }
 
     /// The lease held now, as a token for [`ClusterState::holds`]; `None`
@@ -277,5 +310,43 @@ impl ClusterState {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_lease_token_does_not_survive_a_loss_even_if_a_new_lease_is_held() {
+        let s = ClusterState::new("s1".into());
+        assert_eq!(s.lease_token(), None, "no lease yet");
+        s.set_lease_until(Instant::now() + Duration::from_secs(60));
+        let token = s.lease_token().expect("held");
+        assert!(s.holds(token));
+        // Renewals keep the token.
+        s.set_lease_until(Instant::now() + Duration::from_secs(90));
+        assert!(s.holds(token));
+        // Lost, then a new lease after rejoining: held again, but not the
+        // lease the token names.
+        s.clear_lease();
+        assert!(!s.holds(token));
+        s.set_lease_until(Instant::now() + Duration::from_secs(60));
+        assert!(s.lease_held());
+        assert!(!s.holds(token));
+        assert!(s.lease_token().is_some_and(|t| t != token));
+        // The former lease's watcher, ending late, touches nothing.
+        let now = s.lease_token().expect("held");
+        s.apply_lease(token, None);
+        s.apply_lease(token, Some(Instant::now() + Duration::from_secs(600)));
+        assert!(s.holds(now));
+        // The current lease's own watcher does.
+        s.apply_lease(s.lease_generation(), None);
+        assert!(!s.holds(now) && !s.lease_held());
+        // A lease that lapsed by the clock is not held either.
+        s.set_lease_until(Instant::now());
+        let lapsed = s.lease_token();
+        assert_eq!(lapsed, None);
     }
 }

@@ -65,8 +65,16 @@ impl Host {
         let start = Instant::now();
         let mut wait = Duration::from_millis(2);
         loop {
-            let result = match self.route(table, row) {
-                Ok(region) => call(region.clone())
+            // The lease this call runs under: it is acknowledged only if that
+            // same lease is still held when the work is done (not merely a
+            // lease: a server that lost its lease mid-call and rejoined holds
+            // a new one, but the region may have been replayed elsewhere
+            // meanwhile, without this call's write).
+            let routed = self
+                .lease_now()
+                .and_then(|lease| self.route(table, row).map(|region| (region, lease)));
+            let result = match routed {
+                Ok((region, lease)) => call(region.clone())
                     .await
                     .map_err(|e| {
                         // Cluster mode: another server fenced the region's
@@ -82,7 +90,7 @@ impl Host {
                     })
                     // Answered only while the lease is held: a server cut off
                     // from etcd may have lost the region to another.
-                    .and_then(|v| self.check_lease().map(|()| v)),
+                    .and_then(|v| self.check_lease_since(lease).map(|()| v)),
                 Err(e) => Err(e),
             };
             match result {
@@ -92,6 +100,29 @@ impl Host {
                 }
                 other => return other,
             }
+        }
+    }
+
+    /// Cluster mode: the lease held now, as a token for
+    /// [`Host::check_lease_since`] (`None` on a single server); refuses
+    /// while no lease is held.
+    pub(crate) fn lease_now(&self) -> Result<Option<u64>, ServiceError> {
+        match &self.inner.cluster {
+            Some(c) => c.lease_token().map(Some).ok_or(ServiceError::LeaseLost(
+                "a write sent now may or may not have been applied; retry",
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// Cluster mode: refuses unless the lease `token` names (from
+    /// [`Host::lease_now`] before the work began) is still held.
+    pub(crate) fn check_lease_since(&self, token: Option<u64>) -> Result<(), ServiceError> {
+        match (&self.inner.cluster, token) {
+            (Some(c), Some(t)) if !c.holds(t) => Err(ServiceError::LeaseLost(
+                "a write sent now may or may not have been applied; retry",
+            )),
+            _ => self.check_lease(),
         }
     }
 
@@ -195,6 +226,8 @@ impl Host {
         if self.config().server.noop {
             return Ok(results.into_iter().map(|r| r.unwrap_or(Ok(()))).collect());
         }
+        // The lease the batches run under (see `with_region`).
+        let lease = self.lease_now()?;
         // Rows grouped by region, in list order within each group.
         let mut groups: Vec<(Region, Vec<usize>)> = Vec::new();
         let mut group_of: std::collections::HashMap<String, usize> = Default::default();
@@ -223,8 +256,8 @@ impl Host {
                 results[i] = Some(answer.map_err(|e| self.region_error(table, e)));
             }
         }
-        // Acknowledged only while the lease is held (cluster mode).
-        self.check_lease()?;
+        // Acknowledged only while the same lease is held (cluster mode).
+        self.check_lease_since(lease)?;
         // Rows not routed yet, or whose region moved: one by one, with retries.
         let retries = results.iter().enumerate().filter_map(|(i, r)| match r {
             None => Some(i),
