@@ -385,8 +385,10 @@ impl Host {
                 });
             }
         }
+        let lease = self.lease_now()?;
         Ok(ScanStream {
             host: self.clone(),
+            lease,
             table: table.to_string(),
             scan,
             current: None,
@@ -410,6 +412,9 @@ impl Host {
 /// already returned.
 pub struct ScanStream {
     host: Host,
+    /// The lease the scan runs under (cluster mode): its rows are answered
+    /// only while that lease is held.
+    lease: Option<u64>,
     table: String,
     scan: Scan,
     /// The open region scan and its region's (start, end) rows.
@@ -507,7 +512,7 @@ impl ScanStream {
                     self.rows += 1;
                 }
             }
-            self.host.check_lease()?;
+            self.host.check_lease_since(self.lease)?;
             return Ok(Some(chunk));
         }
     }
