@@ -238,6 +238,7 @@ impl Host {
             return Err(format!("region {id} is not open here"));
         };
         let started = Instant::now();
+        let may_own = self.ownership_from_now();
         self.set_slot(id, Slot::Moving);
         match self.close_regions(vec![region.clone()]).await {
             Ok(()) => {
@@ -257,6 +258,15 @@ impl Host {
                     "region closed for a move"
                 );
                 Ok(())
+            }
+            // Fenced by a newer owner, or the lease was lost meanwhile (the
+            // region is not among those `abandon_all` gave up, being in
+            // motion): never served here again.
+            Err(e) if region.is_fenced() || !may_own() => {
+                region.abandon();
+                self.retire(&region);
+                self.set_slot(id, Slot::Elsewhere);
+                Err(format!("{e}; given up here"))
             }
             Err(e) => {
                 self.set_slot(id, Slot::Open(region));
