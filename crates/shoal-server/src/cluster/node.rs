@@ -375,17 +375,16 @@ impl Loop {
                 return;
             }
         };
-        self.state.set_servers(
-            members
-                .iter()
-                .map(|m| ServerView {
-                    name: m.name.clone(),
-                    addr: m.addr.clone(),
-                    hbase: m.hbase.clone(),
-                    regions: 0,
-                })
-                .collect(),
-        );
+        let servers: Vec<ServerView> = members
+            .iter()
+            .map(|m| ServerView {
+                name: m.name.clone(),
+                addr: m.addr.clone(),
+                hbase: m.hbase.clone(),
+                regions: 0,
+            })
+            .collect();
+        self.state.set_servers(servers.clone());
         let run = self.run.clone();
         let name = self.state.name.clone();
         let round = match server_round(&self.etcd, &prefix, &name, &run, &Regions(&self.host)).await
@@ -402,15 +401,10 @@ impl Loop {
             a.to.is_some() || matches!(a.state, RegionState::Opening | RegionState::Closing)
         });
         let master = membership::master(&self.etcd, &prefix).await.ok().flatten();
-        let mut d = Directory::default();
-        for m in &members {
-            d.servers.push(ServerView {
-                name: m.name.clone(),
-                addr: m.addr.clone(),
-                hbase: m.hbase.clone(),
-                regions: 0,
-            });
-        }
+        let mut d = Directory {
+            servers,
+            ..Directory::default()
+        };
         for (region, (a, _)) in &round.records {
             let Some(owner) = a.owner.clone() else {
                 continue;

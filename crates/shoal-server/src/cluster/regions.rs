@@ -191,9 +191,7 @@ impl Host {
         // it gives up the open regions, so either it saw this slot open and
         // abandoned it, or this check sees the new generation.
         if !may_own() {
-            region.abandon();
-            self.retire(&region);
-            self.set_slot(id, Slot::Elsewhere);
+            self.give_up(id, &region);
             return Err(format!(
                 "region {id}: this server lost its cluster lease while opening it; not served here"
             ));
@@ -263,9 +261,7 @@ impl Host {
             // region is not among those `abandon_all` gave up, being in
             // motion): never served here again.
             Err(e) if region.is_fenced() || !may_own() => {
-                region.abandon();
-                self.retire(&region);
-                self.set_slot(id, Slot::Elsewhere);
+                self.give_up(id, &region);
                 Err(format!("{e}; given up here"))
             }
             Err(e) => {
@@ -273,6 +269,14 @@ impl Host {
                 Err(e.to_string())
             }
         }
+    }
+
+    /// Region `id` (`region`, in motion here) is given up without
+    /// flushing: this server may no longer own it.
+    fn give_up(&self, id: &str, region: &Region) {
+        region.abandon();
+        self.retire(region);
+        self.set_slot(id, Slot::Elsewhere);
     }
 
     /// The lease is lost: every region is given up at once, without

@@ -148,12 +148,8 @@ impl ClusterState {
         self.now_us() < self.lease_until_us.load(Ordering::Acquire)
     }
 
-    /// The lease is held until `until` (a renewal).
-    pub fn set_lease_until(&self, until: Instant) {
-        let _change = self.lease_changes.lock().unwrap_or_else(|e| e.into_inner());
-        self.store_lease_until(until);
-    }
-
+    /// The lease is held until `until` (a renewal); the caller holds
+    /// `lease_changes`.
     fn store_lease_until(&self, until: Instant) {
         let us = until
             .checked_duration_since(self.started)
@@ -166,6 +162,11 @@ impl ClusterState {
     /// The lease is gone.
     pub fn clear_lease(&self) {
         let _change = self.lease_changes.lock().unwrap_or_else(|e| e.into_inner());
+        self.drop_lease();
+    }
+
+    /// No lease, and a new generation; the caller holds `lease_changes`.
+    fn drop_lease(&self) {
         self.lease_until_us.store(0, Ordering::Release);
         self.lease_generation.fetch_add(1, Ordering::SeqCst);
     }
@@ -187,10 +188,7 @@ impl ClusterState {
         }
         match until {
             Some(until) => self.store_lease_until(until),
-            None => {
-                self.lease_until_us.store(0, Ordering::Release);
-                self.lease_generation.fetch_add(1, Ordering::SeqCst);
-            }
+            None => self.drop_lease(),
         }
     }
 
@@ -322,17 +320,26 @@ mod tests {
     fn a_lease_token_does_not_survive_a_loss_even_if_a_new_lease_is_held() {
         let s = ClusterState::new("s1".into());
         assert_eq!(s.lease_token(), None, "no lease yet");
-        s.set_lease_until(Instant::now() + Duration::from_secs(60));
+        s.apply_lease(
+            s.lease_generation(),
+            Some(Instant::now() + Duration::from_secs(60)),
+        );
         let token = s.lease_token().expect("held");
         assert!(s.holds(token));
         // Renewals keep the token.
-        s.set_lease_until(Instant::now() + Duration::from_secs(90));
+        s.apply_lease(
+            s.lease_generation(),
+            Some(Instant::now() + Duration::from_secs(90)),
+        );
         assert!(s.holds(token));
         // Lost, then a new lease after rejoining: held again, but not the
         // lease the token names.
         s.clear_lease();
         assert!(!s.holds(token));
-        s.set_lease_until(Instant::now() + Duration::from_secs(60));
+        s.apply_lease(
+            s.lease_generation(),
+            Some(Instant::now() + Duration::from_secs(60)),
+        );
         assert!(s.lease_held());
         assert!(!s.holds(token));
         assert!(s.lease_token().is_some_and(|t| t != token));
@@ -345,7 +352,7 @@ mod tests {
         s.apply_lease(s.lease_generation(), None);
         assert!(!s.holds(now) && !s.lease_held());
         // A lease that lapsed by the clock is not held either.
-        s.set_lease_until(Instant::now());
+        s.apply_lease(s.lease_generation(), Some(Instant::now()));
         let lapsed = s.lease_token();
         assert_eq!(lapsed, None);
     }
