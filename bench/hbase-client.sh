@@ -17,6 +17,8 @@
 #   cargo build --release -p shoal-cli
 #   bench/hbase-client.sh                      # 100,000 rows, 30 s of reads
 #   RECORDS=20000 DURATION=10 bench/hbase-client.sh
+#   ONLY=java PERF=/tmp/gets.perf bench/hbase-client.sh   # Java only; profile
+#                                      # the server for 10 s of the Java gets
 set -euo pipefail
 
 SHOAL=${SHOAL:-target/release/shoal}
@@ -27,6 +29,8 @@ HTTP_PORT=${HTTP_PORT:-17271}
 HBASE_PORT=${HBASE_PORT:-17272}
 HBASE_VERSION=${HBASE_VERSION:-2.6.1}
 OUT=${OUT:-bench-results/hbase-client}
+ONLY=${ONLY:-}
+PERF=${PERF:-}
 ROOT=$(mktemp -d /tmp/shoal-hbase-client.XXXXXX)
 PID=
 
@@ -85,9 +89,16 @@ echo "java   $line server_cpu_us_per_call=$(per_call "$t0" "$t1" "$ops")" | tee 
 "$SHOAL" shell --addr "$ADDR" -e "flush 'jtable'; major_compact 'jtable'" > /dev/null
 bench_java get jtable "$RECORDS" 10 8 > /dev/null
 echo "== java: gets for ${DURATION}s"
+PERF_PID=
+if [[ -n "$PERF" ]]; then
+  (sleep 2; perf record -q -F 999 -g -p "$PID" -o "$PERF" -- sleep 10 > /dev/null 2>&1) &
+  PERF_PID=$!
+fi
 t0=$(ticks); line=$(bench_java get jtable "$RECORDS" "$DURATION" 8); t1=$(ticks)
 ops=$(sed -E 's/.* ops=([0-9]+).*/\1/' <<< "$line")
 echo "java   $line server_cpu_us_per_call=$(per_call "$t0" "$t1" "$ops")" | tee -a "$summary"
+[[ -n "$PERF_PID" ]] && wait "$PERF_PID"
+[[ "$ONLY" == java ]] && exit 0
 
 echo "== grpc: load $RECORDS rows"
 "$SHOAL" shell --addr "$ADDR" -e "create 'usertable', 'family', SPLITS => ['user1','user2','user3','user4','user5','user6','user7','user8','user9']" > /dev/null

@@ -258,6 +258,26 @@ impl PartialOrd for CellKey {
     }
 }
 
+/// Compares an encoded key with `target` in cell order, decoding only as far
+/// as the order needs. A seek compares against many keys whose rows differ
+/// from the target's, and those comparisons end at the row: no family,
+/// qualifier or suffix is parsed. The lengths read are checked (never a
+/// panic); a key whose row decides the order is not validated further, and
+/// any other is decoded in full, so a malformed one is an error.
+#[inline]
+pub fn cmp_encoded(encoded: &[u8], target: &KeyRef<'_>) -> Result<Ordering, CellError> {
+    if encoded.len() >= KEY_OVERHEAD {
+        let row_len = u16::from_be_bytes([encoded[0], encoded[1]]) as usize;
+        if row_len <= MAX_ROW_LEN && 2 + row_len + 1 + SUFFIX_LEN <= encoded.len() {
+            let order = encoded[2..2 + row_len].cmp(target.row);
+            if order != Ordering::Equal {
+                return Ok(order);
+            }
+        }
+    }
+    Ok(KeyRef::decode(encoded)?.cmp(target))
+}
+
 /// Compares two encoded keys in cell order. Keys that fail to decode (which
 /// only corrupt input can produce) sort after valid ones and bytewise among
 /// themselves, so the order stays total.

@@ -31,7 +31,7 @@ use bytes::Bytes;
 use std::cmp::Ordering;
 
 pub use codec::{decode_cell, encode_cell, encoded_cell_len};
-pub use key::{CellKey, KeyRef, compare_encoded};
+pub use key::{CellKey, KeyRef, cmp_encoded, compare_encoded};
 
 /// Longest row key, in bytes (HBase's `Short.MAX_VALUE`).
 pub const MAX_ROW_LEN: usize = i16::MAX as usize;

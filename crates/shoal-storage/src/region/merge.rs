@@ -228,6 +228,8 @@ impl Source {
 /// The merged stream.
 pub(crate) struct MergeIter {
     sources: Vec<Source>,
+    /// The next cell of each source, read ahead to compare them (with one
+    /// source: a cell `skip_to` read and `next` has not returned yet).
     heads: Vec<Option<Cell>>,
     reverse: bool,
     started: bool,
@@ -252,6 +254,22 @@ impl MergeIter {
     /// every cell already returned.
     pub(crate) async fn skip_to(&mut self, target: &KeyRef<'_>) -> Result<(), SstError> {
         if self.reverse {
+            return Ok(());
+        }
+        if let [source] = &mut self.sources[..] {
+            // One source: its head (buffered, or read now) moves on if below.
+            let head = match self.heads[0].take() {
+                Some(c) => Some(c),
+                None => source.next().await?,
+            };
+            self.heads[0] = match head {
+                Some(h) if h.key() < *target => match MemKey::new(target) {
+                    Ok(mem_target) => source.skip_to(target, &mem_target).await?,
+                    // An invalid target (cannot come from a real cell).
+                    Err(_) => Some(h),
+                },
+                other => other,
+            };
             return Ok(());
         }
         if !self.started {
@@ -283,6 +301,16 @@ impl MergeIter {
 
     /// The next cell in order.
     pub(crate) async fn next(&mut self) -> Result<Option<Cell>, SstError> {
+        if let [source] = &mut self.sources[..] {
+            // One source (a compacted family with an empty memstore, the
+            // common case for reads): nothing to merge or de-duplicate, and a
+            // cell passes through without waiting in a head. A head is only
+            // buffered by `skip_to`.
+            if let Some(c) = self.heads[0].take() {
+                return Ok(Some(c));
+            }
+            return source.next().await;
+        }
         if !self.started {
             self.started = true;
             for i in 0..self.sources.len() {

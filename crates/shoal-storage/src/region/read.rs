@@ -30,7 +30,13 @@ pub struct RegionScanner {
     filter: Option<FilterRun>,
     /// Keeps the read point registered while the scan runs.
     _guard: Option<super::mvcc::ReadGuard>,
+    /// Cells in the last row returned: the next row's vector starts that
+    /// large, so a row is not gathered through several reallocations.
+    last_width: usize,
 }
+
+/// The most cells a row's vector is sized for up front.
+const MAX_WIDTH_HINT: usize = 1024;
 
 impl Region {
     /// Reads one row at the current read point.
@@ -73,7 +79,12 @@ impl Region {
         let mut scanner = self.build_scanner(&scan, range, read_point, guard, Some(&get.row))?;
         let mut cells = Vec::new();
         while let Some(row) = scanner.next().await? {
-            cells.extend(row.cells);
+            // One row, normally: take its cells without moving them.
+            if cells.is_empty() {
+                cells = row.cells;
+            } else {
+                cells.extend(row.cells);
+            }
         }
         Ok(RowResult {
             row: get.row.clone(),
@@ -195,6 +206,7 @@ impl Region {
             reverse: scan.reverse,
             filter: None,
             _guard: guard,
+            last_width: 16,
         })
     }
 }
@@ -284,13 +296,15 @@ impl RegionScanner {
             let Some(row) = next else {
                 return Ok(None);
             };
-            let mut cells = Vec::new();
+            // Rows of a table tend to have alike widths: size for the last.
+            let mut cells = Vec::with_capacity(self.last_width);
             for f in &mut self.families {
                 f.take_row(&row, &mut cells)
                     .await
                     .map_err(|e| self.region.sst_error(e))?;
             }
             if !cells.is_empty() {
+                self.last_width = cells.len().min(MAX_WIDTH_HINT);
                 return Ok(Some(cells));
             }
         }

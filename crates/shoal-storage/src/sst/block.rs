@@ -16,10 +16,12 @@
 //! [`Block::new`] and [`BlockIter`] validate every offset and length: a malformed
 //! block yields a [`BlockError`], never a panic, however its bytes were produced.
 
+use super::row_words::RowWords;
 use super::varint::{get_len, put_varint};
-use crate::cell::KeyRef;
+use crate::cell::{KeyRef, cmp_encoded};
 use bytes::Bytes;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// Why a block's bytes are malformed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +126,8 @@ pub struct Block {
     data: Bytes,
     restarts_at: usize,
     num_restarts: usize,
+    /// Words of the restart keys' rows, for seeks (see [`RowWords`]).
+    hints: Arc<RowWords>,
 }
 
 impl Block {
@@ -149,10 +153,11 @@ impl Block {
         if num_restarts == 0 && restarts_at != 0 {
             return malformed("entries without restart points");
         }
-        let block = Block {
+        let mut block = Block {
             data,
             restarts_at,
             num_restarts,
+            hints: Arc::default(),
         };
         let mut prev = 0usize;
         for i in 0..num_restarts {
@@ -164,9 +169,41 @@ impl Block {
             }
             prev = r;
         }
+        block.hints = Arc::new(block.restart_words());
         Ok(block)
     }
 
+    /// The row words of the restart keys, or none if a restart key does
+    /// not parse (seeks then compare keys, and report the malformed one).
+    fn restart_words(&self) -> RowWords {
+        let mut rows = Vec::with_capacity(self.num_restarts);
+        for i in 0..self.num_restarts {
+            let Some((at, len)) = self.restart_row(i) else {
+                return RowWords::default();
+            };
+            rows.push(&self.data[at..at + len]);
+        }
+        RowWords::build(&rows, |prefix| self.data.slice_ref(prefix))
+    }
+
+    /// Where the row of restart `i`'s key lies in the block (offset, length),
+    /// if its entry header and key parse that far.
+    fn restart_row(&self, i: usize) -> Option<(usize, usize)> {
+        let data = &self.data[..self.restarts_at];
+        let mut pos = self.restart(i);
+        let limit = data.len();
+        let shared = get_len(data, &mut pos, limit)?;
+        let unshared = get_len(data, &mut pos, limit)?;
+        get_len(data, &mut pos, limit)?;
+        let key = data.get(pos..pos.checked_add(unshared)?)?;
+        if shared != 0 || key.len() < 2 {
+            return None;
+        }
+        let row_len = u16::from_be_bytes([key[0], key[1]]) as usize;
+        (2 + row_len <= key.len()).then_some((pos + 2, row_len))
+    }
+
+    #[inline]
     fn restart(&self, i: usize) -> usize {
         let at = self.restarts_at + 4 * i;
         let d = &self.data;
@@ -274,8 +311,7 @@ impl BlockIter {
     }
 
     fn current_cmp(&self, target: &KeyRef<'_>) -> Result<Ordering, BlockError> {
-        let key = KeyRef::decode(&self.key).map_err(|e| BlockError(format!("bad key: {e}")))?;
-        Ok(key.cmp(target))
+        cmp_encoded(&self.key, target).map_err(|e| BlockError(format!("bad key: {e}")))
     }
 
     /// Positions on the first entry whose key is ≥ `target`; returns false (and
@@ -310,14 +346,30 @@ impl BlockIter {
             .ok_or_else(|| BlockError(format!("restart point {i} ({at}) overruns the block")))
     }
 
+    /// Restart `mid`'s key compared with `target`: by the row words when
+    /// they decide (`target_word` is the target row's word), else by the key.
+    #[inline]
+    fn restart_cmp(
+        &self,
+        mid: usize,
+        target: &KeyRef<'_>,
+        target_word: Option<u64>,
+    ) -> Result<Ordering, BlockError> {
+        if let Some(order) = self.block.hints.cmp(mid, target_word) {
+            return Ok(order);
+        }
+        cmp_encoded(self.restart_key(mid)?, target)
+            .map_err(|e| BlockError(format!("bad key at restart {mid}: {e}")))
+    }
+
     fn seek_inner(&mut self, target: &KeyRef<'_>) -> Result<bool, BlockError> {
+        let target_word = self.block.hints.target(target.row);
         // Binary search for the last restart whose key is < target.
         let (mut lo, mut hi) = (0usize, self.block.num_restarts);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            let key = KeyRef::decode(self.restart_key(mid)?)
-                .map_err(|e| BlockError(format!("bad key at restart {mid}: {e}")))?;
-            if key.cmp(target) == Ordering::Less {
+            let order = self.restart_cmp(mid, target, target_word)?;
+            if order == Ordering::Less {
                 lo = mid;
             } else {
                 hi = mid;
@@ -385,6 +437,34 @@ mod tests {
             prop_assert_eq!(found, expect.is_some());
             if let Some(i) = expect {
                 prop_assert_eq!(it.key(), &entries[i].0[..]);
+            }
+        }
+
+        #[test]
+        fn seek_agrees_with_sorted_order_for_any_rows(
+            rows in prop::collection::btree_set(prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0xff]), 1..12), 1..120),
+            interval in 1usize..8,
+            probe in prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0xff]), 1..12),
+        ) {
+            // Rows full of zero bytes and prefixes of one another: the row
+            // hints' zero padding must never misorder them.
+            let rows: Vec<Vec<u8>> = rows.into_iter().collect();
+            let entries: Vec<(Vec<u8>, Vec<u8>)> = rows
+                .iter()
+                .map(|r| {
+                    let c = Cell::put(r.clone(), "f", "q", 7, 1, "v");
+                    (c.key().encode().unwrap(), c.value.to_vec())
+                })
+                .collect();
+            let block = build(&entries, interval);
+            let mut it = block.iter();
+            for (i, row) in rows.iter().chain(std::iter::once(&probe)).enumerate() {
+                let expect = rows.iter().position(|r| r >= row);
+                let found = it.seek(&KeyRef::first_of_row(row)).unwrap();
+                prop_assert_eq!(found, expect.is_some(), "probe {}", i);
+                if let Some(j) = expect {
+                    prop_assert_eq!(it.key(), &entries[j].0[..]);
+                }
             }
         }
 

@@ -79,6 +79,19 @@ pub struct SstIter {
     /// False once a cell at or above the start bound was returned: keys only
     /// grow from there, so later cells skip the comparison.
     check_start: bool,
+    /// The row and family of the last cell returned, shared with the next
+    /// cell when it has the same.
+    last_row: Bytes,
+    last_family: Bytes,
+}
+
+/// `last` when it holds `bytes`, else a copy of `bytes` (kept in `last`).
+#[inline]
+fn reuse_or_copy(last: &mut Bytes, bytes: &[u8]) -> Bytes {
+    if last[..] != *bytes {
+        *last = Bytes::copy_from_slice(bytes);
+    }
+    last.clone()
 }
 
 impl SstIter {
@@ -92,6 +105,8 @@ impl SstIter {
             done: false,
             fill_cache,
             check_start: true,
+            last_row: Bytes::new(),
+            last_family: Bytes::new(),
         }
     }
 
@@ -164,34 +179,41 @@ impl SstIter {
                 self.load_block(self.block).await?;
                 continue;
             }
-            let key_bytes = Bytes::copy_from_slice(cursor.key());
-            let value = cursor.value();
-            let advanced = cursor.advance();
-            if let Err(e) = advanced {
-                return Err(self.corrupt(e.0));
-            }
-            let key =
-                KeyRef::decode(&key_bytes).map_err(|e| self.corrupt(format!("bad key: {e}")))?;
+            // Decode in place; the cell's row and family reuse the previous
+            // cell's copies when equal (a row's cells share both), so most
+            // cells copy only their qualifier.
+            let key = match KeyRef::decode(cursor.key()) {
+                Ok(k) => k,
+                Err(e) => {
+                    let reason = format!("bad key: {e}");
+                    return Err(self.corrupt(reason));
+                }
+            };
             if !self.range.below_end(&key) {
                 self.done = true;
                 return Ok(None);
             }
-            if self.check_start {
-                if !self.range.above_start(&key) {
-                    // Only an exclusive start bound equal to this key lands here.
-                    continue;
-                }
-                self.check_start = false;
-            }
-            return Ok(Some(Cell {
-                row: key_bytes.slice_ref(key.row),
-                family: key_bytes.slice_ref(key.family),
-                qualifier: key_bytes.slice_ref(key.qualifier),
+            let skip = self.check_start && !self.range.above_start(&key);
+            let cell = (!skip).then(|| Cell {
+                row: reuse_or_copy(&mut self.last_row, key.row),
+                family: reuse_or_copy(&mut self.last_family, key.family),
+                qualifier: Bytes::copy_from_slice(key.qualifier),
                 timestamp: key.timestamp,
                 kind: key.kind,
                 seq: key.seq,
-                value,
-            }));
+                value: cursor.value(),
+            });
+            if let Err(e) = cursor.advance() {
+                return Err(self.corrupt(e.0));
+            }
+            match cell {
+                // Only an exclusive start bound equal to this key lands here.
+                None => continue,
+                Some(cell) => {
+                    self.check_start = false;
+                    return Ok(Some(cell));
+                }
+            }
         }
     }
 

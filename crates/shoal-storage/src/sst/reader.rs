@@ -15,8 +15,9 @@ use super::fetch::{BlockAddr, BlockFetcher, BlockKind, SstFile};
 use super::footer::{BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer, FooterError};
 use super::iter::{ScanRange, SstIter};
 use super::meta::FileMeta;
+use super::row_words::RowWords;
 use super::varint::get_varint;
-use crate::cell::{Cell, KeyRef};
+use crate::cell::{Cell, KeyRef, cmp_encoded};
 use bytes::{Bytes, BytesMut};
 use std::sync::Arc;
 
@@ -37,6 +38,8 @@ struct Inner {
     fetcher: Arc<dyn BlockFetcher>,
     meta: FileMeta,
     index: Vec<IndexEntry>,
+    /// Words of the index keys' rows, for `find_block` (see [`RowWords`]).
+    index_words: RowWords,
     index_levels: u8,
     bloom: Option<BloomFilter>,
 }
@@ -180,11 +183,22 @@ impl SstReader {
             ),
             None => None,
         };
+        let index_words = {
+            let mut rows = Vec::with_capacity(index.len());
+            for e in &index {
+                let key = KeyRef::decode(&e.last_key).map_err(|err| {
+                    SstError::corruption(path, footer.index.offset, format!("index key: {err}"))
+                })?;
+                rows.push(key.row);
+            }
+            RowWords::build(&rows, Bytes::copy_from_slice)
+        };
         Ok(SstReader {
             inner: Arc::new(Inner {
                 size,
                 fetcher,
                 meta,
+                index_words,
                 index,
                 index_levels: footer.index_levels,
                 bloom,
@@ -253,17 +267,27 @@ impl SstReader {
     /// Index of the first data block whose last key is ≥ `key`, if any.
     pub(crate) fn find_block(&self, key: &KeyRef<'_>) -> Result<Option<usize>, SstError> {
         let index = &self.inner.index;
+        let words = &self.inner.index_words;
+        let target_word = words.target(key.row);
         let (mut lo, mut hi) = (0usize, index.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let last = KeyRef::decode(&index[mid].last_key).map_err(|e| {
+            if let Some(order) = words.cmp(mid, target_word) {
+                if order == std::cmp::Ordering::Less {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+                continue;
+            }
+            let order = cmp_encoded(&index[mid].last_key, key).map_err(|e| {
                 SstError::corruption(
                     &self.inner.file.path,
                     index[mid].handle.offset,
                     format!("index key: {e}"),
                 )
             })?;
-            if last < *key {
+            if order == std::cmp::Ordering::Less {
                 lo = mid + 1;
             } else {
                 hi = mid;

@@ -11,13 +11,20 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// Reads a varint at `*pos`, advancing it. `None` if truncated or longer than
 /// ten bytes (a u64 never needs more).
+#[inline]
 pub(crate) fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    // Lengths inside blocks are nearly always below 128: one byte.
+    // Lengths inside blocks are nearly always below 128: one byte, decoded
+    // here inline; longer ones take the out-of-line loop.
     let first = *buf.get(*pos)?;
     if first < 0x80 {
         *pos += 1;
         return Some(u64::from(first));
     }
+    get_varint_long(buf, pos)
+}
+
+#[inline(never)]
+fn get_varint_long(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v: u64 = 0;
     for i in 0..10 {
         let b = *buf.get(*pos + i)?;
@@ -35,6 +42,7 @@ pub(crate) fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 /// Reads a varint that must fit a `usize` no larger than `max`.
+#[inline]
 pub(crate) fn get_len(buf: &[u8], pos: &mut usize, max: usize) -> Option<usize> {
     let v = get_varint(buf, pos)?;
     usize::try_from(v).ok().filter(|&n| n <= max)
