@@ -19,6 +19,7 @@
 #   RECORDS=20000 DURATION=10 bench/hbase-client.sh
 #   ONLY=java PERF=/tmp/gets.perf bench/hbase-client.sh   # Java only; profile
 #                                      # the server for 10 s of the Java gets
+#   SERVING_THREADS=2 bench/hbase-client.sh  # server.serving_threads
 set -euo pipefail
 
 SHOAL=${SHOAL:-target/release/shoal}
@@ -30,6 +31,7 @@ HBASE_PORT=${HBASE_PORT:-17272}
 HBASE_VERSION=${HBASE_VERSION:-2.6.1}
 OUT=${OUT:-bench-results/hbase-client}
 ONLY=${ONLY:-}
+SERVING_THREADS=${SERVING_THREADS:-0}
 PERF=${PERF:-}
 ROOT=$(mktemp -d /tmp/shoal-hbase-client.XXXXXX)
 PID=
@@ -57,6 +59,7 @@ cat > "$ROOT/shoal.toml" <<CONF
 data_dir = "$ROOT/data"
 grpc_addr = "127.0.0.1:$GRPC_PORT"
 http_addr = "127.0.0.1:$HTTP_PORT"
+serving_threads = $SERVING_THREADS
 [thrift]
 enabled = false
 [hbase_rpc]

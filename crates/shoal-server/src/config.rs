@@ -101,9 +101,9 @@ pub struct ServerSection {
     /// closed at once. Lowered at start to fit the open-files limit
     /// (default 10000).
     pub max_connections: usize,
-    /// Threads that serve gRPC connections, each a one-worker runtime a
-    /// connection stays on; 0 (the default) serves them on the shared
-    /// runtime.
+    /// Threads that serve gRPC, Thrift and native RPC connections, each a
+    /// one-worker runtime a connection stays on; 0 (the default) serves
+    /// them on the shared runtime.
     pub serving_threads: usize,
     /// A measuring tool, never for data: gets answer an empty row and
     /// mutations are acknowledged without being applied, so a benchmark

@@ -236,6 +236,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             limits,
             stopped.clone(),
             host.security().tls().cloned(),
+            serving.clone(),
         ));
     }
     if let (Some(listener), Some(me), Some(caller)) =
@@ -261,6 +262,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             limits,
             stopped.clone(),
             host.security().tls().cloned(),
+            serving.clone(),
         ));
     }
     servers.push(crate::listen::serve_http(

@@ -161,8 +161,18 @@ fn cells_of(mut block: Bytes) -> Vec<(String, String, String)> {
 }
 
 async fn server(dir: &std::path::Path) -> shoal_server::RunningServer {
+    server_with_threads(dir, 0).await
+}
+
+/// A server whose connections run on `serving_threads` threads of their
+/// own (0: the shared runtime).
+async fn server_with_threads(
+    dir: &std::path::Path,
+    serving_threads: usize,
+) -> shoal_server::RunningServer {
     let mut c = support::config(dir);
     c.hbase_rpc.max_message_bytes = shoal_server::config::ByteSize(1 << 20);
+    c.server.serving_threads = serving_threads;
     shoal_server::start(c).await.unwrap()
 }
 
@@ -242,8 +252,17 @@ fn region(name: &Bytes) -> pb::RegionSpecifier {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registry_meta_and_calls_multiplexed_with_cell_blocks() {
+    multiplexed_calls(0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_on_serving_threads() {
+    multiplexed_calls(2).await;
+}
+
+async fn multiplexed_calls(serving_threads: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let s = server(dir.path()).await;
+    let s = server_with_threads(dir.path(), serving_threads).await;
     let addr = s.hbase_rpc_addr.unwrap();
 
     // 2.6's registry preamble: the cluster id, then the server closes.

@@ -49,6 +49,7 @@ pub fn serve_hbase_rpc(
     limits: ConnectionLimits,
     stop: watch::Receiver<bool>,
     tls: Option<Arc<crate::security::tls::TlsListeners>>,
+    serving: Option<Arc<crate::listen::ServingThreads>>,
 ) -> JoinHandle<()> {
     let sweeper = rpc.clone();
     tokio::spawn(crate::listen::run_raw(
@@ -57,6 +58,7 @@ pub fn serve_hbase_rpc(
         connections,
         stop.clone(),
         tls,
+        serving,
         move || sweeper.scanners().sweep(),
         move |tcp, slot, acceptor| {
             connection(tcp, rpc.clone(), slot, limits, stop.clone(), acceptor)

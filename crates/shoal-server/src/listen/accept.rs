@@ -108,18 +108,24 @@ pub(super) async fn run<S, B>(
 /// The accept loop of a listener that is not HTTP (Thrift, HBase's native
 /// RPC): admit under the connection cap, set the socket options, run
 /// `serve` on each connection in a task of its own (with its TLS acceptor,
-/// when the listener has TLS), call `tick` every second (scanner leases);
-/// on stop, stop accepting and wait for the connections.
+/// when the listener has TLS) — on a serving thread when there are any, as
+/// gRPC's connections are — call `tick` every second (scanner leases); on
+/// stop, stop accepting and wait for the connections.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_raw<F, Fut>(
     listener: TcpListener,
     on: Listener,
     connections: Arc<Connections>,
     stop: watch::Receiver<bool>,
     tls: Option<Arc<crate::security::tls::TlsListeners>>,
+    serving: Option<Arc<ServingThreads>>,
     tick: impl Fn(),
     serve: F,
 ) where
-    F: Fn(TcpStream, super::Slot, Option<tokio_rustls::TlsAcceptor>) -> Fut,
+    F: Fn(TcpStream, super::Slot, Option<tokio_rustls::TlsAcceptor>) -> Fut
+        + Clone
+        + Send
+        + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let mut tasks = JoinSet::new();
@@ -143,7 +149,32 @@ pub(crate) async fn run_raw<F, Fut>(
                     };
                     configure(&tcp, connections.policy());
                     let acceptor = tls.as_ref().and_then(|t| t.acceptor(on.tls_name()));
-                    tasks.spawn(serve(tcp, slot, acceptor));
+                    let Some(serving) = &serving else {
+                        tasks.spawn(serve(tcp, slot, acceptor));
+                        continue;
+                    };
+                    // As for gRPC: the socket moves to the serving thread's
+                    // reactor, and the connection's reads, calls and answers
+                    // all run on that one thread.
+                    let tcp = match tcp.into_std() {
+                        Ok(tcp) => tcp,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "handing a connection over failed");
+                            continue; // dropping the slot counts it closed
+                        }
+                    };
+                    let serve = serve.clone();
+                    tasks.spawn_on(
+                        async move {
+                            match TcpStream::from_std(tcp) {
+                                Ok(tcp) => serve(tcp, slot, acceptor).await,
+                                Err(e) => {
+                                    tracing::debug!(error = %e, "taking a connection over failed");
+                                }
+                            }
+                        },
+                        serving.pick(),
+                    );
                 }
                 Err(e) => {
                     if !accept_failed(&e, on, &connections, &stop).await {

@@ -31,6 +31,7 @@ pub fn serve_thrift(
     limits: Limits,
     stop: watch::Receiver<bool>,
     tls: Option<Arc<crate::security::tls::TlsListeners>>,
+    serving: Option<Arc<crate::listen::ServingThreads>>,
 ) -> JoinHandle<()> {
     let policy = connections.policy().clone();
     let timeouts = (policy.handshake_timeout, policy.idle_timeout);
@@ -41,6 +42,7 @@ pub fn serve_thrift(
         connections,
         stop.clone(),
         tls,
+        serving,
         move || {
             sweeper.scanners().sweep();
         },
