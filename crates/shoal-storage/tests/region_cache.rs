@@ -174,3 +174,100 @@ async fn prefetch_warms_l2_on_open_and_stops_on_close() {
     l2.flush();
     assert!(l2.metrics().entries >= 2);
 }
+
+/// A region whose files L2 holds, reopened with an empty L1 of
+/// `l1_data_bytes`: the open's prefetch finds every block in L2.
+async fn reopened_with_warm_l2(
+    dir: &std::path::Path,
+    l1_data_bytes: usize,
+) -> (Region, BlockCache, DiskCache) {
+    let bucket = Bucket::memory();
+    let l2_config = DiskCacheConfig {
+        segment_bytes: 1 << 20,
+        ..DiskCacheConfig::new(dir.join("l2"), 64 << 20)
+    };
+    {
+        let l2 = DiskCache::open(l2_config.clone()).expect("l2");
+        let cache = BlockCache::new(
+            CacheConfig::default(),
+            Arc::new(BucketFetcher::new(bucket.clone())),
+            Some(Arc::new(l2.clone())),
+        );
+        let region = region_with_files(&bucket, &dir.join("wal"), Some(cache.clone()), 3000).await;
+        region.flush().await.expect("flush");
+        region.close().await.expect("close");
+        l2.close();
+    }
+    let l2 = DiskCache::open(l2_config).expect("l2");
+    assert!(l2.wait_recovered(Duration::from_secs(10)));
+    let cache = BlockCache::new(
+        CacheConfig {
+            l1_data_bytes,
+            shards: 1,
+            ..CacheConfig::default()
+        },
+        Arc::new(BucketFetcher::new(bucket.clone())),
+        Some(Arc::new(l2.clone())),
+    );
+    let region = region_with_files(&bucket, &dir.join("wal"), Some(cache.clone()), 0).await;
+    (region, cache, l2)
+}
+
+/// Waits until the open's prefetch, L1 fill included, has stopped moving.
+async fn settled(progress: &shoal_storage::cache::PrefetchProgress) -> u64 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut last = u64::MAX;
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = progress.l1_blocks.load(Ordering::Relaxed);
+        if now == last {
+            return now;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the L1 fill never settled"
+        );
+        last = now;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reopened_region_fills_l1_from_l2_so_first_reads_hit_l1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (region, cache, l2) = reopened_with_warm_l2(dir.path(), 256 << 20).await;
+    let progress = region.prefetch_progress().expect("prefetch started");
+    let filled = settled(&progress).await;
+    let m = cache.metrics();
+    assert!(filled > 10, "{filled} blocks filled");
+    assert_eq!(m.data.entries, filled, "{m:?}");
+    assert_eq!(
+        progress.fetched_blocks.load(Ordering::Relaxed),
+        0,
+        "L2 held all"
+    );
+    let l2_hits = l2.metrics().hits;
+    for i in (0..3000).step_by(7) {
+        let got = region
+            .get(&Get::new(Bytes::from(format!("row{i:05}"))))
+            .await
+            .expect("get");
+        assert_eq!(got.cells.len(), 1);
+    }
+    let after = cache.metrics();
+    assert_eq!(after.data.misses, m.data.misses, "every first read hit L1");
+    assert_eq!(l2.metrics().hits, l2_hits, "and none read L2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_l1_fill_stops_at_l1s_budget_and_evicts_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Room for a handful of the ~180 4 KiB blocks.
+    let (region, cache, _l2) = reopened_with_warm_l2(dir.path(), 40 << 10).await;
+    let progress = region.prefetch_progress().expect("prefetch started");
+    let filled = settled(&progress).await;
+    let m = cache.metrics();
+    assert!(filled > 0 && filled < 20, "{filled} blocks filled");
+    assert_eq!(m.data.entries, filled);
+    assert_eq!(m.data.evictions, 0, "the fill pushed nothing out: {m:?}");
+    assert!(m.data.bytes_used <= 40 << 10);
+}

@@ -131,6 +131,7 @@ impl Host {
                 blocks: (0..reader.data_block_count())
                     .filter_map(|i| reader.block_addr(i))
                     .collect(),
+                l1: None,
             });
         }
         let count = files.len();

@@ -208,6 +208,24 @@ impl<K: Hash + Eq + Clone, V: Weighted> Pool<K, V> {
             .fetch_add(evicted, Ordering::Relaxed);
     }
 
+    /// Inserts a value only if its shard has room for it without evicting
+    /// anything (and the key is absent); true if it was inserted. For
+    /// background fills, which must never push out what reads use.
+    pub(crate) fn insert_if_room(&self, key: K, value: V) -> bool {
+        let weight = value.weight() + ENTRY_OVERHEAD;
+        let mut shard = self.shard(&key).lock().unwrap_or_else(|e| e.into_inner());
+        if shard.index.contains_key(&key) || shard.used + weight > shard.capacity {
+            return false;
+        }
+        let (inserted, evicted) = shard.insert(key, value);
+        drop(shard);
+        debug_assert_eq!(evicted, 0, "there was room");
+        if inserted {
+            self.counters.inserts.fetch_add(1, Ordering::Relaxed);
+        }
+        inserted
+    }
+
     /// Removes every entry whose key matches.
     pub(crate) fn remove_where(&self, mut matches: impl FnMut(&K) -> bool) -> usize {
         let mut removed = 0;
@@ -253,6 +271,23 @@ mod tests {
         fn weight(&self) -> usize {
             self.0
         }
+    }
+
+    #[test]
+    fn insert_if_room_never_evicts() {
+        let pool: Pool<u32, V> = Pool::new(4 * (100 + ENTRY_OVERHEAD), 1);
+        for k in 0..4 {
+            assert!(pool.insert_if_room(k, V(100)));
+        }
+        assert!(
+            !pool.insert_if_room(9, V(100)),
+            "full: nothing is pushed out"
+        );
+        assert!(!pool.insert_if_room(0, V(100)), "already there");
+        for k in 0..4 {
+            assert!(pool.contains(&k));
+        }
+        assert!(!pool.contains(&9));
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! read, in-memory priority).
 
 mod disk;
+mod fill_l1;
 mod flight;
 mod footprint;
 mod l1;

@@ -12,10 +12,11 @@
 //! spend a first-byte latency (~30 ms on S3) per block: about 2 MB/s.
 //! With a peer tier (cluster mode), a run is first asked of the peer that
 //! served the region before (one call for the run); only the blocks it
-//! does not hold are read from the object store.
+//! does not hold are read from the object store. Then, for a region that
+//! opens, the blocks go on from L2 into L1 while it has room (`fill_l1`).
 
 use super::sources::Source;
-use super::{BlockCache, BlockSources};
+use super::{BlockCache, BlockSources, FamilyCachePolicy};
 use crate::sst::{BlockAddr, BlockKind};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -35,6 +36,10 @@ pub struct PrefetchFile {
     pub path: String,
     /// Its data blocks.
     pub blocks: Vec<BlockAddr>,
+    /// Once L2 holds the blocks, also decode them into this policy's L1
+    /// pool while it has room (a region opening); `None` warms L2 only (a
+    /// warm-up ahead of a move).
+    pub l1: Option<FamilyCachePolicy>,
 }
 
 /// Progress of one prefetch.
@@ -52,6 +57,8 @@ pub struct PrefetchProgress {
     pub peer_blocks: AtomicU64,
     /// Blocks whose fetch failed (left for reads to fetch).
     pub failed_blocks: AtomicU64,
+    /// Blocks decoded from L2 into L1 after the copy.
+    pub l1_blocks: AtomicU64,
 }
 
 /// Controls a running prefetch; dropping it cancels the prefetch.
@@ -129,6 +136,10 @@ impl BlockCache {
             } else {
                 RUN_BYTES
             };
+            let l1_files: Vec<(FamilyCachePolicy, Vec<BlockAddr>)> = files
+                .iter()
+                .filter_map(|f| Some((f.l1?, f.blocks.clone())))
+                .collect();
             let mut runs: Vec<(Arc<str>, Vec<BlockAddr>)> = Vec::new();
             for file in files {
                 let path: Arc<str> = Arc::from(file.path.as_str());
@@ -222,6 +233,7 @@ impl BlockCache {
                     return;
                 }
             }
+            super::fill_l1::fill_l1(&cache, &l2, &l1_files, &cancelled, &p).await;
         });
         PrefetchHandle {
             cancel,

@@ -238,6 +238,7 @@ async fn prefetch_all(
         vec![PrefetchFile {
             path: f.path.clone(),
             blocks: blocks.to_vec(),
+            l1: None,
         }],
         0,
     );
@@ -298,6 +299,7 @@ async fn prefetch_is_rate_limited_and_cancellable() {
         vec![PrefetchFile {
             path: f.path.clone(),
             blocks: blocks.clone(),
+            l1: None,
         }],
         rate,
     );
@@ -612,6 +614,7 @@ async fn a_regions_block_sources_count_each_tier_that_served_it() {
             vec![PrefetchFile {
                 path: f.path.clone(),
                 blocks: addrs.clone(),
+                l1: None,
             }],
             0,
             Some(sources.clone()),

@@ -392,15 +392,23 @@ impl Region {
         }
         // Warm L2 with the region's files in the background.
         let prefetch = env.cache.as_ref().map(|cache| {
+            // Then L1 from L2, while it has room: the first reads after a
+            // restart find decoded blocks.
             let files = stores
                 .values()
                 .filter(|s| s.config.cache.prefetch_on_open)
-                .flat_map(|s| s.files().iter().cloned().collect::<Vec<_>>())
-                .map(|f| crate::cache::PrefetchFile {
-                    path: f.entry.path.clone(),
-                    blocks: (0..f.reader.data_block_count())
-                        .filter_map(|i| f.reader.block_addr(i))
-                        .collect(),
+                .flat_map(|s| {
+                    let policy = s.config.cache;
+                    s.files()
+                        .iter()
+                        .map(move |f| crate::cache::PrefetchFile {
+                            path: f.entry.path.clone(),
+                            blocks: (0..f.reader.data_block_count())
+                                .filter_map(|i| f.reader.block_addr(i))
+                                .collect(),
+                            l1: Some(policy),
+                        })
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             cache.prefetch_counted(files, env.prefetch_bytes_per_sec, env.block_sources.clone())

@@ -35,6 +35,7 @@ mod writer;
 
 pub use block::Block;
 pub use bloom::{BloomFilter, BloomKind, bloom_hash, row_col_hash};
+pub(crate) use compression::unseal;
 pub use compression::{Compression, FRAME_TRAILER_LEN};
 pub use error::SstError;
 pub use fetch::{BlockAddr, BlockFetcher, BlockKind, FileId, MemoryFetcher, SstFile};

@@ -1,0 +1,61 @@
+//! Filling L1 from L2 when a region opens: after the prefetch has made L2
+//! hold the region's blocks, the blocks are decoded into L1 in the
+//! background while L1 has room for them, so the first reads after a
+//! restart find decoded blocks instead of each paying an L2 read, a
+//! checksum and a decode on the request path.
+//!
+//! The fill never evicts (a block goes in only if its L1 shard has room),
+//! never reads the object store (only blocks L2 returns), verifies every
+//! frame's checksum like any read, yields to other tasks after each block,
+//! and stops when the prefetch is cancelled (the region closed).
+
+use super::prefetch::PrefetchProgress;
+use super::{BlockCache, FamilyCachePolicy, L2};
+use crate::sst::{Block, BlockAddr, unseal};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tokio::sync::watch;
+
+/// Copies `blocks` that L2 holds into the L1 pool of `policy`, while it has
+/// room; returns early if `cancelled` turns true.
+pub(super) async fn fill_l1(
+    cache: &BlockCache,
+    l2: &Arc<dyn L2>,
+    files: &[(FamilyCachePolicy, Vec<BlockAddr>)],
+    cancelled: &watch::Receiver<bool>,
+    progress: &PrefetchProgress,
+) {
+    for (policy, blocks) in files {
+        if !policy.cache_data_on_read {
+            continue;
+        }
+        let pool = cache.pool(policy);
+        for addr in blocks {
+            if *cancelled.borrow() {
+                return;
+            }
+            let key = (addr.file, addr.offset);
+            if pool.contains(&key) {
+                continue;
+            }
+            let Some(frame) = l2.get(addr.file, addr.offset).await else {
+                continue;
+            };
+            if frame.len() as u64 != addr.len {
+                continue;
+            }
+            // A frame that fails its checksum is left for a read to find
+            // (and count) and fetch again.
+            let Ok(raw) = unseal(&frame) else {
+                continue;
+            };
+            let Ok(block) = Block::new(raw) else {
+                continue;
+            };
+            if pool.insert_if_room(key, block) {
+                progress.l1_blocks.fetch_add(1, Ordering::Relaxed);
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+}
