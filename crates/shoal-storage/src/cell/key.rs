@@ -266,16 +266,25 @@ impl PartialOrd for CellKey {
 /// any other is decoded in full, so a malformed one is an error.
 #[inline]
 pub fn cmp_encoded(encoded: &[u8], target: &KeyRef<'_>) -> Result<Ordering, CellError> {
-    if encoded.len() >= KEY_OVERHEAD {
-        let row_len = u16::from_be_bytes([encoded[0], encoded[1]]) as usize;
-        if row_len <= MAX_ROW_LEN && 2 + row_len + 1 + SUFFIX_LEN <= encoded.len() {
-            let order = encoded[2..2 + row_len].cmp(target.row);
-            if order != Ordering::Equal {
-                return Ok(order);
-            }
+    if let Some(row) = encoded_row(encoded) {
+        let order = row.cmp(target.row);
+        if order != Ordering::Equal {
+            return Ok(order);
         }
     }
     Ok(KeyRef::decode(encoded)?.cmp(target))
+}
+
+/// The row of an encoded key, if its row length fits the key (the rest is
+/// not checked).
+#[inline]
+pub(crate) fn encoded_row(encoded: &[u8]) -> Option<&[u8]> {
+    if encoded.len() < KEY_OVERHEAD {
+        return None;
+    }
+    let row_len = u16::from_be_bytes([encoded[0], encoded[1]]) as usize;
+    (row_len <= MAX_ROW_LEN && 2 + row_len + 1 + SUFFIX_LEN <= encoded.len())
+        .then(|| &encoded[2..2 + row_len])
 }
 
 /// Compares two encoded keys in cell order. Keys that fail to decode (which

@@ -3,6 +3,7 @@
 //! after in-memory compaction); both answer the same ordered lookups.
 
 use super::flat::{FlatBuilder, FlatCells};
+use crate::cell::key::encoded_row;
 use crate::cell::{Cell, CellError, KeyRef, compare_encoded};
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
@@ -43,6 +44,17 @@ impl MemKey {
 
 impl Ord for MemKey {
     fn cmp(&self, other: &Self) -> CmpOrdering {
+        // Keys of different rows (most compares of a skiplist search) are
+        // ordered by their rows alone, without decoding the rest. A MemKey
+        // is always a valid encoding (made from a validated cell), so this
+        // agrees with the full comparison, which orders only valid keys by
+        // row.
+        if let (Some(a), Some(b)) = (encoded_row(&self.0), encoded_row(&other.0)) {
+            let order = a.cmp(b);
+            if order != CmpOrdering::Equal {
+                return order;
+            }
+        }
         compare_encoded(&self.0, &other.0)
     }
 }
@@ -121,10 +133,21 @@ impl Segment {
         cell.validate()?;
         let key = MemKey::new(&cell.key())?;
         let charge = key.0.len() + cell.value.len() + ENTRY_OVERHEAD;
-        let dup = map.contains_key(&key);
-        map.insert(key, cell.value.clone());
+        // One search, not a lookup then an insert.
+        let mut inserted = false;
+        let entry = map.get_or_insert_with(key, || {
+            inserted = true;
+            cell.value.clone()
+        });
         self.max_seq.fetch_max(cell.seq, Ordering::Relaxed);
-        if dup {
+        if !inserted {
+            // An exact duplicate key (the same write, replayed): its value
+            // replaces the old one, should they differ.
+            if *entry.value() != cell.value {
+                let key = entry.key().clone();
+                drop(entry);
+                map.insert(key, cell.value.clone());
+            }
             return Ok(0);
         }
         self.bytes.fetch_add(charge, Ordering::Relaxed);
