@@ -255,6 +255,11 @@ impl<K: Hash + Eq + Clone, V: Weighted> Pool<K, V> {
         })
     }
 
+    /// Budget not charged yet, bytes.
+    pub(crate) fn free_bytes(&self) -> u64 {
+        self.capacity.saturating_sub(self.usage().0) as u64
+    }
+
     /// The budget in bytes.
     pub(crate) fn capacity(&self) -> usize {
         self.capacity
