@@ -23,11 +23,9 @@ OUT=${OUT:-bench-results/first-pass}
 ROOT=$(mktemp -d /tmp/shoal-first-pass.XXXXXX)
 PID=
 
-cleanup() {
-  if [[ -n "$PID" ]]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-  rm -rf "$ROOT"
-}
-trap cleanup EXIT
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+trap serve_cleanup EXIT
 
 [[ -x "$SHOAL" ]] || { echo "no $SHOAL: cargo build --release -p shoal-cli" >&2; exit 1; }
 mkdir -p "$OUT"
@@ -44,20 +42,8 @@ enabled = false
 enabled = false
 CONF
 
-start() {
-  "$SHOAL" serve -c "$ROOT/config.toml" > "$ROOT/server.log" 2>&1 &
-  PID=$!
-  for _ in $(seq 1 200); do
-    curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" > /dev/null && return 0
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "the server did not start:" >&2; tail -20 "$ROOT/server.log" >&2; exit 1
-}
-
-stop() {
-  kill "$PID"; wait "$PID" || true; PID=
-}
+start() { serve_start "$ROOT/config.toml" "$@"; }
+stop() { serve_stop; }
 
 ADDR=127.0.0.1:$GRPC_PORT
 start

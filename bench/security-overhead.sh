@@ -29,11 +29,9 @@ WORKLOAD=${WORKLOAD:-workloads/workloadc}
 ROOT=$(mktemp -d /tmp/shoal-security-overhead.XXXXXX)
 PID=
 
-cleanup() {
-  if [[ -n "$PID" ]]; then kill "$PID" 2>/dev/null || true; wait "$PID" 2>/dev/null || true; fi
-  rm -rf "$ROOT"
-}
-trap cleanup EXIT
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+trap serve_cleanup EXIT
 
 [[ -x "$SHOAL" ]] || { echo "no $SHOAL: cargo build --release -p shoal-cli" >&2; exit 1; }
 command -v openssl > /dev/null || { echo "openssl is needed to make the certificates" >&2; exit 1; }
@@ -78,20 +76,8 @@ superusers = ["admin"]
 EOF
 } > "$ROOT/secure.toml"
 
-start() {
-  "$SHOAL" serve -c "$ROOT/$1.toml" > "$ROOT/server.log" 2>&1 &
-  PID=$!
-  for _ in $(seq 1 200); do
-    curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" > /dev/null && return 0
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "the server did not start:" >&2; tail -20 "$ROOT/server.log" >&2; exit 1
-}
-
-stop() {
-  kill "$PID"; wait "$PID" || true; PID=
-}
+start() { serve_start "$ROOT/$1.toml"; }
+stop() { serve_stop; }
 
 ADDR=127.0.0.1:$GRPC_PORT
 ADMIN=(--ca "$ROOT/ca.pem" --token-file "$ROOT/admin.token")

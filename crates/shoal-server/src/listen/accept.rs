@@ -70,28 +70,9 @@ pub(super) async fn run<S, B>(
                         tasks.spawn(connection::serve(tcp, on, service, builder, slot, stop, acceptor));
                         continue;
                     };
-                    // The socket moves to the serving thread's own reactor,
-                    // so its readiness wakes that thread and no other.
-                    let tcp = match tcp.into_std() {
-                        Ok(tcp) => tcp,
-                        Err(e) => {
-                            tracing::debug!(error = %e, "handing a connection over failed");
-                            continue; // dropping the slot counts it closed
-                        }
-                    };
-                    tasks.spawn_on(
-                        async move {
-                            match TcpStream::from_std(tcp) {
-                                Ok(tcp) => {
-                                    connection::serve(tcp, on, service, builder, slot, stop, acceptor).await
-                                }
-                                Err(e) => {
-                                    tracing::debug!(error = %e, "taking a connection over failed");
-                                }
-                            }
-                        },
-                        serving.pick(),
-                    );
+                    hand_over(&mut tasks, serving, tcp, move |tcp| {
+                        connection::serve(tcp, on, service, builder, slot, stop, acceptor)
+                    });
                 }
                 Err(e) => {
                     if !accept_failed(&e, on, &connections, &stop).await {
@@ -153,28 +134,8 @@ pub(crate) async fn run_raw<F, Fut>(
                         tasks.spawn(serve(tcp, slot, acceptor));
                         continue;
                     };
-                    // As for gRPC: the socket moves to the serving thread's
-                    // reactor, and the connection's reads, calls and answers
-                    // all run on that one thread.
-                    let tcp = match tcp.into_std() {
-                        Ok(tcp) => tcp,
-                        Err(e) => {
-                            tracing::debug!(error = %e, "handing a connection over failed");
-                            continue; // dropping the slot counts it closed
-                        }
-                    };
                     let serve = serve.clone();
-                    tasks.spawn_on(
-                        async move {
-                            match TcpStream::from_std(tcp) {
-                                Ok(tcp) => serve(tcp, slot, acceptor).await,
-                                Err(e) => {
-                                    tracing::debug!(error = %e, "taking a connection over failed");
-                                }
-                            }
-                        },
-                        serving.pick(),
-                    );
+                    hand_over(&mut tasks, serving, tcp, move |tcp| serve(tcp, slot, acceptor));
                 }
                 Err(e) => {
                     if !accept_failed(&e, on, &connections, &stop).await {
@@ -186,6 +147,33 @@ pub(crate) async fn run_raw<F, Fut>(
     }
     drop(listener);
     drain(tasks, on).await;
+}
+
+/// Runs `run` on a connection in a task on the next serving thread, the
+/// socket moved to that thread's own reactor so that its readiness wakes
+/// that thread and no other. If the socket cannot move, the connection is
+/// dropped (its slot, which `run` holds, counts it closed).
+fn hand_over<F, Fut>(tasks: &mut JoinSet<()>, serving: &ServingThreads, tcp: TcpStream, run: F)
+where
+    F: FnOnce(TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let tcp = match tcp.into_std() {
+        Ok(tcp) => tcp,
+        Err(e) => {
+            tracing::debug!(error = %e, "handing a connection over failed");
+            return;
+        }
+    };
+    tasks.spawn_on(
+        async move {
+            match TcpStream::from_std(tcp) {
+                Ok(tcp) => run(tcp).await,
+                Err(e) => tracing::debug!(error = %e, "taking a connection over failed"),
+            }
+        },
+        serving.pick(),
+    );
 }
 
 /// After a failed accept: nothing to do if it concerned one connection;
