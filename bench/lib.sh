@@ -1,7 +1,29 @@
 # Shared by the bench scripts (sourced): one `shoal serve` started in the
-# background and stopped again. The script sets SHOAL, ROOT and HTTP_PORT;
-# `serve_start` sets PID and waits for /healthz; `serve_cleanup` (for an EXIT
-# trap) stops a server still running and removes ROOT.
+# background and stopped again. The script sets SHOAL, ROOT, GRPC_PORT and
+# HTTP_PORT; `serve_start` sets PID and waits for /healthz; `serve_cleanup`
+# (for an EXIT trap) stops a server still running and removes ROOT.
+
+# The issue-22 setup's server: gRPC and HTTP only, 1 GiB of L1 for data.
+ycsb_server_config() {
+  cat <<CONF
+[server]
+data_dir = "$ROOT/data"
+grpc_addr = "127.0.0.1:$GRPC_PORT"
+http_addr = "127.0.0.1:$HTTP_PORT"
+[cache]
+l1_data = "1GiB"
+[thrift]
+enabled = false
+[hbase_rpc]
+enabled = false
+CONF
+}
+
+# YCSB's table, 10 regions pre-split at user1 … user9. Extra shell
+# arguments (credentials) come first.
+create_usertable() {
+  "$SHOAL" shell --addr "127.0.0.1:$GRPC_PORT" "$@" -e "create 'usertable', 'family', SPLITS => ['user1','user2','user3','user4','user5','user6','user7','user8','user9']"
+}
 
 serve_start() { # CONFIG [serve arguments…]
   local config=$1

@@ -49,22 +49,8 @@ openssl x509 -req -in "$ROOT/server.csr" -CA "$ROOT/ca.pem" -CAkey "$ROOT/ca.key
 "$SHOAL" token new admin --file "$ROOT/tokens" --out "$ROOT/admin.token" > /dev/null 2>&1
 "$SHOAL" token new reader --file "$ROOT/tokens" --out "$ROOT/reader.token" > /dev/null 2>&1
 
-common() {
-  cat <<EOF
-[server]
-data_dir = "$ROOT/data"
-grpc_addr = "127.0.0.1:$GRPC_PORT"
-http_addr = "127.0.0.1:$HTTP_PORT"
-[cache]
-l1_data = "1GiB"
-[thrift]
-enabled = false
-[hbase_rpc]
-enabled = false
-EOF
-}
-common > "$ROOT/plain.toml"
-{ common; cat <<EOF
+ycsb_server_config > "$ROOT/plain.toml"
+{ ycsb_server_config; cat <<EOF
 [tls]
 cert = "$ROOT/server.pem"
 key = "$ROOT/server.key"

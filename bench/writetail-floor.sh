@@ -35,25 +35,14 @@ trap serve_cleanup EXIT
 
 [[ -x "$SHOAL" ]] || { echo "no $SHOAL: cargo build --release -p shoal-cli" >&2; exit 1; }
 mkdir -p "$OUT"
-cat > "$ROOT/config.toml" <<EOF
-[server]
-data_dir = "$ROOT/data"
-grpc_addr = "127.0.0.1:$GRPC_PORT"
-http_addr = "127.0.0.1:$HTTP_PORT"
-[cache]
-l1_data = "1GiB"
-[thrift]
-enabled = false
-[hbase_rpc]
-enabled = false
-EOF
+ycsb_server_config > "$ROOT/config.toml"
 
 start() { serve_start "$ROOT/config.toml" "$@"; }
 stop() { serve_stop; }
 
 ADDR=127.0.0.1:$GRPC_PORT
 start
-"$SHOAL" shell --addr "$ADDR" -e "create 'usertable', 'family', SPLITS => ['user1','user2','user3','user4','user5','user6','user7','user8','user9']"
+create_usertable
 echo "loading 200,000 rows"
 "$SHOAL" bench ycsb load -P "$WORKLOAD" -p recordcount=200000 --threads 8 --addr "$ADDR" > "$OUT/load.txt" 2>&1
 "$SHOAL" shell --addr "$ADDR" -e "flush 'usertable'; major_compact 'usertable'"

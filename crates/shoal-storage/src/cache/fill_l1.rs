@@ -32,13 +32,14 @@ pub(super) async fn fill_l1(
     cancelled: &watch::Receiver<bool>,
     progress: &PrefetchProgress,
 ) {
-    for (policy, blocks) in files {
-        if !policy.cache_data_on_read {
-            continue;
-        }
+    let files: Vec<_> = files.iter().filter(|(p, _)| p.cache_data_on_read).collect();
+    for (policy, blocks) in &files {
         let pool = cache.pool(policy);
-        let wanted: u64 = blocks
+        // Bytes the fill would add to this pool, over every file it fills.
+        let wanted: u64 = files
             .iter()
+            .filter(|(p, _)| std::ptr::eq(cache.pool(p), pool))
+            .flat_map(|(_, blocks)| blocks)
             .map(|b| b.len + super::l1::ENTRY_OVERHEAD as u64)
             .sum();
         if pool.free_bytes() < wanted {

@@ -18,6 +18,7 @@
 
 use super::row_words::RowWords;
 use super::varint::{get_len, put_varint};
+use crate::cell::key::encoded_row;
 use crate::cell::{KeyRef, cmp_encoded};
 use bytes::Bytes;
 use std::cmp::Ordering;
@@ -178,29 +179,33 @@ impl Block {
     fn restart_words(&self) -> RowWords {
         let mut rows = Vec::with_capacity(self.num_restarts);
         for i in 0..self.num_restarts {
-            let Some((at, len)) = self.restart_row(i) else {
+            let Some(row) = self.restart_key(i).ok().and_then(encoded_row) else {
                 return RowWords::default();
             };
-            rows.push(&self.data[at..at + len]);
+            rows.push(row);
         }
         RowWords::build(&rows, |prefix| self.data.slice_ref(prefix))
     }
 
-    /// Where the row of restart `i`'s key lies in the block (offset, length),
-    /// if its entry header and key parse that far.
-    fn restart_row(&self, i: usize) -> Option<(usize, usize)> {
+    /// The full key stored at restart point `i`, read in place (a restart
+    /// entry shares nothing with the entry before it).
+    fn restart_key(&self, i: usize) -> Result<&[u8], BlockError> {
         let data = &self.data[..self.restarts_at];
-        let mut pos = self.restart(i);
+        let at = self.restart(i);
+        let mut pos = at;
         let limit = data.len();
-        let shared = get_len(data, &mut pos, limit)?;
-        let unshared = get_len(data, &mut pos, limit)?;
-        get_len(data, &mut pos, limit)?;
-        let key = data.get(pos..pos.checked_add(unshared)?)?;
-        if shared != 0 || key.len() < 2 {
-            return None;
+        let (Some(shared), Some(unshared), Some(_)) = (
+            get_len(data, &mut pos, limit),
+            get_len(data, &mut pos, limit),
+            get_len(data, &mut pos, limit),
+        ) else {
+            return malformed(format!("truncated entry header at restart {i} ({at})"));
+        };
+        if shared != 0 {
+            return malformed(format!("restart point {i} ({at}) shares {shared} bytes"));
         }
-        let row_len = u16::from_be_bytes([key[0], key[1]]) as usize;
-        (2 + row_len <= key.len()).then_some((pos + 2, row_len))
+        data.get(pos..pos + unshared)
+            .ok_or_else(|| BlockError(format!("restart point {i} ({at}) overruns the block")))
     }
 
     #[inline]
@@ -325,27 +330,6 @@ impl BlockIter {
         result
     }
 
-    /// The full key stored at restart point `i`, read in place (a restart
-    /// entry shares nothing with the entry before it).
-    fn restart_key(&self, i: usize) -> Result<&[u8], BlockError> {
-        let data = &self.block.data[..self.block.restarts_at];
-        let at = self.block.restart(i);
-        let mut pos = at;
-        let limit = data.len();
-        let (Some(shared), Some(unshared), Some(_)) = (
-            get_len(data, &mut pos, limit),
-            get_len(data, &mut pos, limit),
-            get_len(data, &mut pos, limit),
-        ) else {
-            return malformed(format!("truncated entry header at restart {i} ({at})"));
-        };
-        if shared != 0 {
-            return malformed(format!("restart point {i} ({at}) shares {shared} bytes"));
-        }
-        data.get(pos..pos + unshared)
-            .ok_or_else(|| BlockError(format!("restart point {i} ({at}) overruns the block")))
-    }
-
     /// Restart `mid`'s key compared with `target`: by the row words when
     /// they decide (`target_word` is the target row's word), else by the key.
     #[inline]
@@ -358,7 +342,7 @@ impl BlockIter {
         if let Some(order) = self.block.hints.cmp(mid, target_word) {
             return Ok(order);
         }
-        cmp_encoded(self.restart_key(mid)?, target)
+        cmp_encoded(self.block.restart_key(mid)?, target)
             .map_err(|e| BlockError(format!("bad key at restart {mid}: {e}")))
     }
 
