@@ -166,6 +166,9 @@ pub struct CacheSection {
     pub l1_in_memory: ByteSize,
     /// L1 budget for index, bloom and meta blocks (default 64MiB).
     pub l1_meta: ByteSize,
+    /// L1 budget for whole rows served to point gets (default 64MiB; 0
+    /// turns the row cache off).
+    pub l1_rows: ByteSize,
     /// L2 directory; empty = `<data_dir>/cache`.
     pub l2_dir: PathBuf,
     /// L2 disk budget; 0 disables L2 (default 10GiB).
@@ -184,6 +187,7 @@ impl Default for CacheSection {
             l1_data: ByteSize(256 << 20),
             l1_in_memory: ByteSize(64 << 20),
             l1_meta: ByteSize(64 << 20),
+            l1_rows: ByteSize(64 << 20),
             l2_dir: PathBuf::new(),
             l2_capacity: ByteSize(10 << 30),
             prefetch_rate: ByteSize(64 << 20),

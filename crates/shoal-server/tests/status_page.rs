@@ -112,6 +112,7 @@ fn view(step: u64) -> StatusView {
         data: pool(l1_lookups - l1_misses, l1_misses, 700 << 20, 324 << 20),
         in_memory: pool(step * 5, step, 10 << 20, 54 << 20),
         meta: pool(step * 40, 3, 30 << 20, 98 << 20),
+        rows: pool(step * 20, step, 20 << 20, 44 << 20),
         l2_hits: l1_misses - l2_misses,
         l2_misses,
         l2_corrupt: 0,

@@ -352,6 +352,13 @@ fn op(base: i64, w: Weights) -> impl Strategy<Value = Op> {
                 value,
                 changes,
             }).boxed()),
+        // The plain get (whole row, newest versions) that row caches serve.
+        (w.read, row().prop_map(|row| Op::Get {
+            row,
+            columns: Vec::new(),
+            time: None,
+            max_versions: 1,
+        }).boxed()),
         (w.read, (row(), columns(), time_range(base), max_versions()).prop_map(
             |(row, columns, time, max_versions)| Op::Get {
                 row,
@@ -1066,6 +1073,19 @@ impl Engine {
             .await
             .map_err(|e| format!("open WAL: {e}"))?;
         let mut env = RegionEnv::new(self.bucket.clone(), wal.clone());
+        // A block cache with a small row cache, as a server reads: whole-row
+        // gets fill it, later gets and every write must agree with the model.
+        let cache = shoal_storage::cache::BlockCache::new(
+            shoal_storage::cache::CacheConfig {
+                l1_data_bytes: 256 << 10,
+                l1_rows_bytes: 16 << 10,
+                shards: 2,
+                ..Default::default()
+            },
+            env.fetcher.clone(),
+            None,
+        );
+        env = env.with_cache(cache);
         env.clock = Arc::new(self.clock.clone());
         let region = Region::open(self.config(), env)
             .await

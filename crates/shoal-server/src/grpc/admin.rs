@@ -438,13 +438,14 @@ impl pb::admin_server::Admin for AdminService {
             let s = self.host.status();
             let (l1_ratio, l2_ratio, l1_bytes, l2_bytes, gets) = match &s.cache {
                 Some(c) => {
-                    let l1_hits = c.data.hits + c.in_memory.hits + c.meta.hits;
-                    let l1_lookups = l1_hits + c.data.misses + c.in_memory.misses + c.meta.misses;
+                    let pools = [&c.data, &c.in_memory, &c.meta, &c.rows];
+                    let l1_hits: u64 = pools.iter().map(|p| p.hits).sum();
+                    let l1_lookups = l1_hits + pools.iter().map(|p| p.misses).sum::<u64>();
                     let l2_lookups = c.l2_hits + c.l2_misses;
                     (
                         ratio(l1_hits, l1_lookups),
                         ratio(c.l2_hits, l2_lookups),
-                        c.data.bytes_used + c.in_memory.bytes_used + c.meta.bytes_used,
+                        pools.iter().map(|p| p.bytes_used).sum(),
                         c.l2.as_ref().map_or(0, |l2| l2.bytes_used),
                         c.object_store_gets,
                     )

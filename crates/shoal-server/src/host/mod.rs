@@ -284,6 +284,7 @@ impl Host {
                     l1_data_bytes: config.cache.l1_data.0 as usize,
                     l1_in_memory_bytes: config.cache.l1_in_memory.0 as usize,
                     l1_meta_bytes: config.cache.l1_meta.0 as usize,
+                    l1_rows_bytes: config.cache.l1_rows.0 as usize,
                     ..CacheConfig::default()
                 },
                 env.fetcher.clone(),

@@ -43,7 +43,7 @@ pub fn status_json(v: &StatusView, latest: Option<&Point>) -> Value {
         })
         .collect();
     let cache = v.cache.as_ref().map(|c| {
-        let pools = [&c.data, &c.in_memory, &c.meta];
+        let pools = [&c.data, &c.in_memory, &c.meta, &c.rows];
         let hits: u64 = pools.iter().map(|p| p.hits).sum();
         let misses: u64 = pools.iter().map(|p| p.misses).sum();
         json!({

@@ -259,7 +259,7 @@ fn tables(h: &mut String, v: &StatusView) {
 }
 
 fn l1_totals(c: &CacheMetricsSnapshot) -> (u64, u64) {
-    [&c.data, &c.in_memory, &c.meta]
+    [&c.data, &c.in_memory, &c.meta, &c.rows]
         .iter()
         .fold((0, 0), |(h, m), p| (h + p.hits, m + p.misses))
 }
@@ -285,6 +285,7 @@ fn cache(h: &mut String, v: &StatusView) {
     pool(h, "L1 data", &c.data);
     pool(h, "L1 in-memory", &c.in_memory);
     pool(h, "L1 meta (index, bloom)", &c.meta);
+    pool(h, "L1 rows", &c.rows);
     match &c.l2 {
         Some(l2) => {
             let _ = write!(

@@ -52,7 +52,7 @@ fn totals(v: &StatusView) -> Totals {
         ..Totals::default()
     };
     if let Some(c) = &v.cache {
-        for p in [&c.data, &c.in_memory, &c.meta] {
+        for p in [&c.data, &c.in_memory, &c.meta, &c.rows] {
             t.l1_hits += p.hits;
             t.l1_lookups += p.hits + p.misses;
         }

@@ -339,6 +339,7 @@ fn cache(o: &mut Out, c: &CacheMetricsSnapshot) {
         ("data", &c.data),
         ("in_memory", &c.in_memory),
         ("meta", &c.meta),
+        ("rows", &c.rows),
     ];
     let l1 = |f: PoolField| -> u64 { pools.iter().map(|(_, p)| f(p)).sum() };
     let l2 = c.l2.as_ref();

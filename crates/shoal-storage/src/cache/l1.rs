@@ -61,6 +61,13 @@ impl<K: Hash + Eq + Clone, V: Weighted> Shard<K, V> {
         slot.weight
     }
 
+    fn remove(&mut self, key: &K) -> bool {
+        match self.index.get(key) {
+            Some(&i) => self.remove_slot(i) > 0,
+            None => false,
+        }
+    }
+
     /// Inserts, evicting as needed. Returns (inserted, entries evicted).
     fn insert(&mut self, key: K, value: V) -> (bool, u64) {
         let weight = value.weight() + ENTRY_OVERHEAD;
@@ -224,6 +231,44 @@ impl<K: Hash + Eq + Clone, V: Weighted> Pool<K, V> {
             self.counters.inserts.fetch_add(1, Ordering::Relaxed);
         }
         inserted
+    }
+
+    /// Inserts a value unless `refuse` (called under the shard's lock, so
+    /// no [`Pool::remove`] of the same shard runs at the same time) says
+    /// no. True if the value is cached now.
+    pub(crate) fn insert_unless(&self, key: K, value: V, refuse: impl FnOnce() -> bool) -> bool {
+        if self.capacity == 0 {
+            return false;
+        }
+        let mut shard = self.shard(&key).lock().unwrap_or_else(|e| e.into_inner());
+        if refuse() {
+            return false;
+        }
+        let (inserted, evicted) = shard.insert(key, value);
+        drop(shard);
+        let c = if inserted {
+            &self.counters.inserts
+        } else {
+            &self.counters.rejected
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .evictions
+            .fetch_add(evicted, Ordering::Relaxed);
+        inserted
+    }
+
+    /// Removes one entry; true if it was there.
+    pub(crate) fn remove(&self, key: &K) -> bool {
+        self.shard(key)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(key)
+    }
+
+    /// The largest value weight a shard can take.
+    pub(crate) fn max_weight(&self) -> usize {
+        (self.capacity / self.shards.len()).saturating_sub(ENTRY_OVERHEAD)
     }
 
     /// Removes every entry whose key matches.

@@ -61,6 +61,8 @@ pub struct CacheMetricsSnapshot {
     pub in_memory: PoolSnapshot,
     /// L1 pool of file tails (index, bloom, meta).
     pub meta: PoolSnapshot,
+    /// L1 pool of whole rows for point gets.
+    pub rows: PoolSnapshot,
     /// L2 lookups that returned a sound frame.
     pub l2_hits: u64,
     /// L2 lookups that did not (including corrupt entries).

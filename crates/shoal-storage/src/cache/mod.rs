@@ -32,6 +32,7 @@ mod l1;
 mod metrics;
 mod peer;
 mod prefetch;
+mod rows;
 mod sources;
 
 pub use disk::{DiskCache, DiskCacheConfig, DiskCacheError, DiskCacheMetrics};
@@ -63,6 +64,9 @@ pub struct CacheConfig {
     pub l1_in_memory_bytes: usize,
     /// L1 bytes for file tails: index, bloom and meta (default 64 MiB).
     pub l1_meta_bytes: usize,
+    /// L1 bytes for whole rows served to point gets (default 64 MiB; 0
+    /// turns the row cache off). See `rows.rs`.
+    pub l1_rows_bytes: usize,
     /// Lock shards per pool (default 16).
     pub shards: usize,
 }
@@ -73,6 +77,7 @@ impl Default for CacheConfig {
             l1_data_bytes: 256 << 20,
             l1_in_memory_bytes: 64 << 20,
             l1_meta_bytes: 64 << 20,
+            l1_rows_bytes: 64 << 20,
             shards: 16,
         }
     }
@@ -151,6 +156,7 @@ struct Inner {
     data: Pool<Key, Block>,
     in_memory: Pool<Key, Block>,
     meta: Pool<Key, Tail>,
+    rows: rows::RowPool,
     /// A missing block's frame, and whether a peer supplied it.
     block_flights: Flights<Key, (Bytes, bool), SstError>,
     tail_flights: Flights<Key, (Bytes, u64), SstError>,
@@ -194,6 +200,7 @@ impl BlockCache {
                 data: Pool::new(config.l1_data_bytes, config.shards),
                 in_memory: Pool::new(config.l1_in_memory_bytes, config.shards),
                 meta: Pool::new(config.l1_meta_bytes, config.shards),
+                rows: rows::RowPool::new(config.l1_rows_bytes, config.shards),
                 block_flights: Flights::default(),
                 tail_flights: Flights::default(),
                 l2_hits: AtomicU64::new(0),
@@ -208,6 +215,11 @@ impl BlockCache {
                 peer: peer::PeerCounters::default(),
             }),
         }
+    }
+
+    /// The row cache, when it has a budget.
+    pub(crate) fn rows(&self) -> Option<&rows::RowPool> {
+        Some(&self.inner.rows).filter(|r| r.enabled())
     }
 
     /// A view for one column family.
@@ -273,6 +285,7 @@ impl BlockCache {
             data: PoolSnapshot::of(&i.data),
             in_memory: PoolSnapshot::of(&i.in_memory),
             meta: PoolSnapshot::of(&i.meta),
+            rows: PoolSnapshot::of(i.rows.pool()),
             l2_hits: i.l2_hits.load(Ordering::Relaxed),
             l2_misses: i.l2_misses.load(Ordering::Relaxed),
             l2_corrupt: i.l2_corrupt.load(Ordering::Relaxed),

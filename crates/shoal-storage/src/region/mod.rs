@@ -26,6 +26,7 @@ mod mvcc;
 pub mod ops;
 mod pressure;
 mod read;
+mod row_cache;
 mod row_locks;
 pub mod split;
 mod store;
@@ -165,6 +166,8 @@ struct Inner {
     write_gate: tokio::sync::RwLock<()>,
     stats: Stats,
     prefetch: std::sync::Mutex<Option<crate::cache::PrefetchHandle>>,
+    /// This instance's rows in the row cache (`None`: not cached).
+    rows: Option<row_cache::RegionRows>,
 }
 
 #[derive(Debug, Default)]
@@ -453,6 +456,7 @@ impl Region {
         let region = Region {
             inner: Arc::new(Inner {
                 mvcc: Mvcc::new(last_seq),
+                rows: row_cache::RegionRows::new(env.cache.as_ref(), &config.families),
                 config,
                 env,
                 stores,
@@ -678,6 +682,9 @@ impl Region {
             return Err(e);
         }
         self.inner.closed.store(true, Ordering::SeqCst);
+        if let Some(rows) = &self.inner.rows {
+            rows.forget();
+        }
         Ok(())
     }
 
@@ -691,6 +698,9 @@ impl Region {
     pub fn abandon(&self) {
         self.inner.closing.store(true, Ordering::SeqCst);
         self.inner.closed.store(true, Ordering::SeqCst);
+        if let Some(rows) = &self.inner.rows {
+            rows.forget();
+        }
         if let Some(p) = self
             .inner
             .prefetch

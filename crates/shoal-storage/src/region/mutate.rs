@@ -319,6 +319,16 @@ impl Region {
 
     /// Inserts logged cells into their memstores.
     pub(super) fn insert_cells(&self, cells: &[Cell]) -> Result<(), RegionError> {
+        if let Some(rows) = &self.inner.rows {
+            // Before the cells can become visible (see `row_cache.rs`).
+            let mut last: Option<&Bytes> = None;
+            for c in cells {
+                if last != Some(&c.row) {
+                    rows.note_write(&c.row, c.seq);
+                    last = Some(&c.row);
+                }
+            }
+        }
         for c in cells {
             // Validated by `prepare_cells`, so the insert cannot fail; the WAL
             // already holds the entry, so failing here would lose nothing on

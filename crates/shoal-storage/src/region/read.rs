@@ -7,6 +7,7 @@
 
 use super::filter::{Decision, Filter, FilterRun};
 use super::ops::{Columns, Get, RowResult, Scan};
+use super::row_cache;
 use super::store::FamilyStream;
 use super::versions::ResolveSpec;
 use super::{Region, RegionError};
@@ -54,8 +55,31 @@ impl Region {
                 row: String::from_utf8_lossy(&get.row).into_owned(),
             });
         }
+        let rows = self
+            .inner
+            .rows
+            .as_ref()
+            .filter(|_| row_cache::RegionRows::answers(get));
+        if let Some(rows) = rows {
+            for family in get.columns.families.keys() {
+                self.store(family)?;
+            }
+            if let Some(cells) = rows.lookup(get) {
+                return Ok(RowResult {
+                    row: get.row.clone(),
+                    cells,
+                });
+            }
+        }
         let guard = self.inner.mvcc.reader();
-        self.get_at(get, guard.point(), Some(guard)).await
+        let read_point = guard.point();
+        let result = self.get_at(get, read_point, Some(guard)).await?;
+        if let Some(rows) = rows
+            && row_cache::RegionRows::fills(get)
+        {
+            rows.offer(&get.row, read_point, &result.cells);
+        }
+        Ok(result)
     }
 
     /// Reads one row at `read_point`. Pass the read's guard unless the point

@@ -1,0 +1,260 @@
+//! The row cache: the newest version of every column of a row, kept whole,
+//! for point gets of hot rows (RocksDB's `row_cache`, Cassandra's row cache).
+//!
+//! Block caching keeps 64 KiB blocks, so under a skewed key choice most of a
+//! cached block is rows nobody reads; a hot row's entry here costs its own
+//! bytes only, and a hit skips the memstore, the merge and every block. The
+//! cache holds values, not handles: each entry is one compact copy of its
+//! cells, never a slice of a block (which would pin the block's memory
+//! outside every budget).
+//!
+//! This file owns the pool and its entries; when an entry may be kept and when
+//! it must go is the region's business (`region/row_cache.rs`), keyed by the
+//! region instance so a reopened or split region never sees another's rows.
+
+use super::l1::{Pool, Weighted};
+use crate::cell::Cell;
+use bytes::Bytes;
+use std::sync::Arc;
+
+/// A cached row's key: the region instance and the row.
+pub(crate) type RowKey = (u64, Bytes);
+
+/// One cached row: its cells' bytes in one buffer (the row once, each
+/// family once per run, qualifiers and values) and a small fixed record per
+/// cell, so an entry costs little more than its data; [`Cell`]s are made on
+/// a hit as slices of the buffer.
+#[derive(Clone)]
+pub(crate) struct CachedRow {
+    buf: Bytes,
+    row_len: u32,
+    cells: Arc<[Span]>,
+}
+
+/// Where one cell's parts sit in the buffer, and its fixed fields.
+#[derive(Clone, Copy)]
+struct Span {
+    family: (u32, u32),
+    qualifier: (u32, u32),
+    value: (u32, u32),
+    timestamp: i64,
+    seq: u64,
+    kind: crate::cell::CellType,
+}
+
+impl Weighted for CachedRow {
+    fn weight(&self) -> usize {
+        self.buf.len() + std::mem::size_of_val(&*self.cells)
+    }
+}
+
+impl CachedRow {
+    /// A compact copy of `cells` (all of `row`; the caller keeps the buffer
+    /// under 4 GiB by the pool's size limit).
+    fn copy_of(row: &Bytes, cells: &[Cell]) -> CachedRow {
+        let mut buf = Vec::with_capacity(data_len(row.len(), cells));
+        buf.extend_from_slice(row);
+        let mut spans = Vec::with_capacity(cells.len());
+        let mut family = (0, 0);
+        let mut last_family: Option<&[u8]> = None;
+        for c in cells {
+            if last_family != Some(&c.family[..]) {
+                family = push(&mut buf, &c.family);
+                last_family = Some(&c.family);
+            }
+            spans.push(Span {
+                family,
+                qualifier: push(&mut buf, &c.qualifier),
+                value: push(&mut buf, &c.value),
+                timestamp: c.timestamp,
+                seq: c.seq,
+                kind: c.kind,
+            });
+        }
+        CachedRow {
+            row_len: row.len() as u32,
+            buf: Bytes::from(buf),
+            cells: spans.into(),
+        }
+    }
+
+    fn part(&self, (at, len): (u32, u32)) -> &[u8] {
+        &self.buf[at as usize..(at + len) as usize]
+    }
+
+    fn slice(&self, (at, len): (u32, u32)) -> Bytes {
+        self.buf.slice(at as usize..(at + len) as usize)
+    }
+
+    /// The row's cells for which `wanted(family, qualifier)`, in order.
+    pub(crate) fn cells(&self, mut wanted: impl FnMut(&[u8], &[u8]) -> bool) -> Vec<Cell> {
+        let row = self.slice((0, self.row_len));
+        let mut out = Vec::with_capacity(self.cells.len());
+        let mut family: Option<((u32, u32), Bytes)> = None;
+        for s in self.cells.iter() {
+            if !wanted(self.part(s.family), self.part(s.qualifier)) {
+                continue;
+            }
+            let family = match &family {
+                Some((span, bytes)) if *span == s.family => bytes.clone(),
+                _ => {
+                    let bytes = self.slice(s.family);
+                    family = Some((s.family, bytes.clone()));
+                    bytes
+                }
+            };
+            out.push(Cell {
+                row: row.clone(),
+                family,
+                qualifier: self.slice(s.qualifier),
+                timestamp: s.timestamp,
+                kind: s.kind,
+                seq: s.seq,
+                value: self.slice(s.value),
+            });
+        }
+        out
+    }
+}
+
+fn push(buf: &mut Vec<u8>, bytes: &[u8]) -> (u32, u32) {
+    let at = buf.len() as u32;
+    buf.extend_from_slice(bytes);
+    (at, bytes.len() as u32)
+}
+
+/// Bytes of a copy's buffer: the row, each family once per run, qualifiers
+/// and values.
+fn data_len(row_len: usize, cells: &[Cell]) -> usize {
+    let mut len = row_len;
+    let mut last_family: Option<&[u8]> = None;
+    for c in cells {
+        if last_family != Some(&c.family[..]) {
+            len += c.family.len();
+            last_family = Some(&c.family);
+        }
+        len += c.qualifier.len() + c.value.len();
+    }
+    len
+}
+
+/// Bytes an entry of these cells is charged.
+fn estimated_weight(row_len: usize, cells: &[Cell]) -> usize {
+    data_len(row_len, cells) + cells.len() * std::mem::size_of::<Span>()
+}
+
+/// The server-wide pool of cached rows.
+pub(crate) struct RowPool {
+    pool: Pool<RowKey, CachedRow>,
+}
+
+impl RowPool {
+    pub(crate) fn new(bytes: usize, shards: usize) -> RowPool {
+        RowPool {
+            pool: Pool::new(bytes, shards),
+        }
+    }
+
+    pub(crate) fn enabled(&self) -> bool {
+        self.pool.capacity() > 0
+    }
+
+    pub(crate) fn get(&self, region: u64, row: &Bytes) -> Option<CachedRow> {
+        self.pool.get(&(region, row.clone()))
+    }
+
+    /// Caches a copy of `cells` unless `refuse` (checked under the entry's
+    /// shard lock, where [`RowPool::remove`] also runs) says no. Rows too
+    /// large for a shard are not copied at all.
+    pub(crate) fn insert_unless(
+        &self,
+        region: u64,
+        row: &Bytes,
+        cells: &[Cell],
+        refuse: impl FnOnce() -> bool,
+    ) -> bool {
+        if cells.is_empty() {
+            return false;
+        }
+        if estimated_weight(row.len(), cells) > self.pool.max_weight() {
+            self.pool
+                .counters
+                .rejected
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return false;
+        }
+        let entry = CachedRow::copy_of(row, cells);
+        let key = (region, entry.slice((0, entry.row_len)));
+        self.pool.insert_unless(key, entry, refuse)
+    }
+
+    pub(crate) fn remove(&self, region: u64, row: &Bytes) {
+        self.pool.remove(&(region, row.clone()));
+    }
+
+    pub(crate) fn forget_region(&self, region: u64) -> usize {
+        self.pool.remove_where(|k| k.0 == region)
+    }
+
+    pub(crate) fn pool(&self) -> &Pool<RowKey, CachedRow> {
+        &self.pool
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(family: &str, q: &str, value: &[u8]) -> Cell {
+        Cell::put(
+            Bytes::from_static(b"row-1"),
+            Bytes::copy_from_slice(family.as_bytes()),
+            Bytes::copy_from_slice(q.as_bytes()),
+            7,
+            3,
+            Bytes::copy_from_slice(value),
+        )
+    }
+
+    #[test]
+    fn a_copy_is_equal_and_shares_nothing_with_the_source() {
+        let block = Bytes::from(vec![9u8; 65536]);
+        let mut cells = vec![
+            cell("a", "q1", b"v1"),
+            cell("a", "q2", b""),
+            cell("b", "", b"x"),
+        ];
+        cells[0].value = block.slice(10..20);
+        let copy = CachedRow::copy_of(&Bytes::from_static(b"row-1"), &cells);
+        assert_eq!(copy.cells(|_, _| true), cells);
+        assert_eq!(copy.cells(|f, _| f == b"b"), cells[2..]);
+        assert_eq!(copy.cells(|_, q| q == b"q2"), cells[1..2]);
+        // With the source cells gone, the block's last handle is ours: the
+        // copy holds no slice of it.
+        let weight = estimated_weight(5, &cells);
+        drop(cells);
+        assert!(block.is_unique());
+        let data = 5 + 1 + 2 + 10 + 2 + 1 + 1;
+        assert_eq!(copy.weight(), data + 3 * size_of::<Span>());
+        assert_eq!(copy.weight(), weight);
+    }
+
+    #[test]
+    fn refused_and_oversized_rows_are_not_cached() {
+        let pool = RowPool::new(64 << 10, 1);
+        let row = Bytes::from_static(b"row-1");
+        let small = [cell("a", "q", b"v")];
+        assert!(!pool.insert_unless(1, &row, &small, || true));
+        assert!(pool.get(1, &row).is_none());
+        assert!(pool.insert_unless(1, &row, &small, || false));
+        assert!(pool.get(1, &row).is_some());
+        assert!(pool.get(2, &row).is_none(), "another region's row");
+        let big = [cell("a", "q", &vec![0u8; 70 << 10])];
+        assert!(!pool.insert_unless(3, &row, &big, || false));
+        pool.remove(1, &row);
+        assert!(pool.get(1, &row).is_none());
+        assert!(pool.insert_unless(1, &row, &small, || false));
+        assert_eq!(pool.forget_region(1), 1);
+        assert!(pool.get(1, &row).is_none());
+    }
+}

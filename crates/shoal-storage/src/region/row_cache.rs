@@ -1,0 +1,138 @@
+//! A region's use of the row cache: which gets it answers, and the rule that
+//! keeps a cached row from ever hiding a write.
+//!
+//! What is cached: the result of a whole-row get of the newest versions (no
+//! time range, one version), for regions whose families have no TTL (a TTL
+//! would make a cached cell expire while it sits in the cache) and all cache
+//! their data. A get of some families or columns, newest version, is answered
+//! from the whole row's entry by picking its cells.
+//!
+//! The rule, for a write of sequence `s` to row `r`: *before* the write
+//! becomes visible (before the read point can reach `s`), it raises the
+//! stripe mark of `r` to at least `s` and then removes `r`'s entry, under the
+//! entry's pool-shard lock. A get that computed `r` at read point `p` inserts
+//! its result only if, under that same lock, the stripe mark is still `≤ p`.
+//! So for any write `s > p` (which the result cannot contain) either the mark
+//! step came first and the insert is refused, or the insert came first and
+//! the write removes it. An entry present is therefore the row as of now, and
+//! a hit needs no read point. Marks are per stripe of rows, not per row (a
+//! write to another row of the stripe refuses an insert now and then; it is
+//! never wrong). Flushes and compactions change no visible cell of a row
+//! without TTL, so they leave entries alone.
+
+use super::config::FamilyConfig;
+use super::ops::{Get, TimeRange};
+use crate::cache::BlockCache;
+use crate::cell::Cell;
+use bytes::Bytes;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Stripes of write marks per region.
+const STRIPES: usize = 64;
+
+/// Region instances get distinct keys in the server-wide pool.
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
+
+/// One open region's row-cache state.
+pub(super) struct RegionRows {
+    cache: BlockCache,
+    instance: u64,
+    /// Per stripe: the highest sequence written to a row of the stripe.
+    marks: Box<[AtomicU64]>,
+}
+
+impl std::fmt::Debug for RegionRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegionRows")
+            .field("instance", &self.instance)
+            .finish()
+    }
+}
+
+impl RegionRows {
+    /// The state for a region with `families`, or `None` if its rows may not
+    /// be cached (no row cache, a TTL, or a family that does not cache data).
+    pub(super) fn new(cache: Option<&BlockCache>, families: &[FamilyConfig]) -> Option<RegionRows> {
+        let cache = cache?;
+        cache.rows()?;
+        if families
+            .iter()
+            .any(|f| f.retention.ttl_ms.is_some() || !f.cache.cache_data_on_read)
+        {
+            return None;
+        }
+        Some(RegionRows {
+            cache: cache.clone(),
+            instance: NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed),
+            marks: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
+        })
+    }
+
+    fn mark(&self, row: &[u8]) -> &AtomicU64 {
+        // FNV-1a: rows are short and this runs on every write.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in row {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        &self.marks[(h % STRIPES as u64) as usize]
+    }
+
+    /// A write of `seq` to `row` is about to become visible: see the rule.
+    pub(super) fn note_write(&self, row: &Bytes, seq: u64) {
+        self.mark(row).fetch_max(seq, Ordering::SeqCst);
+        if let Some(rows) = self.cache.rows() {
+            rows.remove(self.instance, row);
+        }
+    }
+
+    /// True if the cache may answer `get`.
+    pub(super) fn answers(get: &Get) -> bool {
+        get.max_versions == 1
+            && get.time_range == TimeRange::ALL
+            && get
+                .columns
+                .families
+                .values()
+                .all(|q| q.as_ref().is_none_or(|set| !set.is_empty()))
+    }
+
+    /// True if `get`'s result may be cached: a whole row.
+    pub(super) fn fills(get: &Get) -> bool {
+        Self::answers(get) && get.columns.families.is_empty()
+    }
+
+    /// The cached answer to `get` (which [`RegionRows::answers`]).
+    pub(super) fn lookup(&self, get: &Get) -> Option<Vec<Cell>> {
+        let entry = self.cache.rows()?.get(self.instance, &get.row)?;
+        Some(entry.cells(|family, qualifier| get.columns.wants(family, qualifier)))
+    }
+
+    /// Offers a whole row read at `read_point`; kept unless a write the read
+    /// could not see has been noted since (see the rule).
+    pub(super) fn offer(&self, row: &Bytes, read_point: u64, cells: &[Cell]) {
+        if cells.is_empty() {
+            // Absent rows are left to the bloom filters.
+            return;
+        }
+        let Some(rows) = self.cache.rows() else {
+            return;
+        };
+        let mark = self.mark(row);
+        rows.insert_unless(self.instance, row, cells, || {
+            mark.load(Ordering::SeqCst) > read_point
+        });
+    }
+
+    /// Drops every entry of this region instance.
+    pub(super) fn forget(&self) {
+        if let Some(rows) = self.cache.rows() {
+            rows.forget_region(self.instance);
+        }
+    }
+}
+
+impl Drop for RegionRows {
+    fn drop(&mut self) {
+        self.forget();
+    }
+}
