@@ -173,6 +173,9 @@ pub struct CacheSection {
     pub l2_dir: PathBuf,
     /// L2 disk budget; 0 disables L2 (default 10GiB).
     pub l2_capacity: ByteSize,
+    /// Read L2 through the page cache, hits served on the calling task
+    /// (default false: `O_DIRECT` reads).
+    pub l2_page_cache: bool,
     /// Prefetch-on-open rate per region, per second (default 64MiB).
     pub prefetch_rate: ByteSize,
     /// Compaction output is cached as written when its inputs total at most
@@ -190,6 +193,7 @@ impl Default for CacheSection {
             l1_rows: ByteSize(64 << 20),
             l2_dir: PathBuf::new(),
             l2_capacity: ByteSize(10 << 30),
+            l2_page_cache: false,
             prefetch_rate: ByteSize(64 << 20),
             cache_compaction_output_max: ByteSize(256 << 20),
         }

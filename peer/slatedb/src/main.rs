@@ -78,6 +78,15 @@ struct Args {
     /// Shoal's own default, 64 KiB. SlateDB keeps its 4 KiB.
     #[arg(long)]
     shoal_block_size: Option<usize>,
+    /// MiB of Shoal's memory data budget given to its row cache (whole rows
+    /// for point gets) instead of its block pool; default 0. The total stays
+    /// the same: `--memory-data-mib` is split, SlateDB's is not changed.
+    #[arg(long, default_value_t = 0)]
+    shoal_row_cache_mib: u64,
+    /// Shoal's L2 reads go through the page cache (`cache.l2_page_cache`),
+    /// as SlateDB's disk cache reads do; default: Shoal's default, O_DIRECT.
+    #[arg(long)]
+    shoal_l2_page_cache: bool,
 }
 
 impl Args {
@@ -86,6 +95,8 @@ impl Args {
         let mut setup = Setup::standard(dir);
         setup.memory_data_bytes = self.memory_data_mib << 20;
         setup.shoal_block_bytes = self.shoal_block_size;
+        setup.shoal_rows_bytes = (self.shoal_row_cache_mib << 20).min(setup.memory_data_bytes);
+        setup.shoal_l2_page_cache = self.shoal_l2_page_cache;
         setup
     }
 }
@@ -249,6 +260,8 @@ fn conditions(args: &Args, setup: &Setup) -> serde_json::Value {
         "disk_cache_bytes": setup.disk_bytes,
         "write_buffer_bytes": setup.write_buffer_bytes,
         "shoal_block_bytes": setup.shoal_block_bytes,
+        "shoal_rows_bytes": setup.shoal_rows_bytes,
+        "shoal_l2_page_cache": setup.shoal_l2_page_cache,
         "a_operations": args.a_operations,
     })
 }

@@ -23,6 +23,11 @@ pub struct Setup {
     pub write_buffer_bytes: u64,
     /// Shoal's data block size; `None` keeps Shoal's default (64 KiB).
     pub shoal_block_bytes: Option<usize>,
+    /// Of `memory_data_bytes`, what Shoal gives its row cache (the rest goes
+    /// to its block pool).
+    pub shoal_rows_bytes: u64,
+    /// Shoal's L2 reads through the page cache instead of `O_DIRECT`.
+    pub shoal_l2_page_cache: bool,
 }
 
 impl Setup {
@@ -42,6 +47,8 @@ impl Setup {
             disk_bytes: 1 << 30,
             write_buffer_bytes: 64 << 20,
             shoal_block_bytes: None,
+            shoal_rows_bytes: 0,
+            shoal_l2_page_cache: false,
         }
     }
 }

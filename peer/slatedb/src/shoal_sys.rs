@@ -45,11 +45,15 @@ impl Shoal {
             .await
             .context("opening Shoal's WAL")?;
         let env = RegionEnv::new(bucket.clone(), wal.clone());
-        let l2 = DiskCache::open(DiskCacheConfig::new(setup.dir.join("l2"), setup.disk_bytes))
+        let l2 = DiskCache::open(DiskCacheConfig {
+            page_cache_reads: setup.shoal_l2_page_cache,
+            ..DiskCacheConfig::new(setup.dir.join("l2"), setup.disk_bytes)
+        })
             .context("opening Shoal's L2 cache")?;
         let cache = BlockCache::new(
             CacheConfig {
-                l1_data_bytes: usize::try_from(setup.memory_data_bytes)?,
+                l1_data_bytes: usize::try_from(setup.memory_data_bytes - setup.shoal_rows_bytes)?,
+                l1_rows_bytes: usize::try_from(setup.shoal_rows_bytes)?,
                 l1_in_memory_bytes: 0,
                 l1_meta_bytes: usize::try_from(setup.memory_meta_bytes)?,
                 ..CacheConfig::default()
@@ -140,7 +144,9 @@ impl System for Shoal {
         if let Some(cache) = &self.cache {
             let m = cache.metrics();
             state.push_str(&format!(
-                ", L1 data hits/misses {}/{}, L1 meta hits/misses {}/{}, L2 hits/misses {}/{}, cache-miss GETs {}",
+                ", L1 rows hits/misses {}/{}, L1 data hits/misses {}/{}, L1 meta hits/misses {}/{}, L2 hits/misses {}/{}, cache-miss GETs {}",
+                m.rows.hits,
+                m.rows.misses,
                 m.data.hits,
                 m.data.misses,
                 m.meta.hits,

@@ -272,6 +272,7 @@ impl Host {
                 let l2_dir = config.l2_dir();
                 let cache = DiskCache::open(DiskCacheConfig {
                     nice: config.regions.background_nice,
+                    page_cache_reads: config.cache.l2_page_cache,
                     ..DiskCacheConfig::new(l2_dir, config.cache.l2_capacity.0)
                 })?;
                 disk_cache = Some(cache.clone());

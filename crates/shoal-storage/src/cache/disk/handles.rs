@@ -28,6 +28,8 @@ pub(super) struct SlotFiles {
 pub(super) struct Handles {
     dir: PathBuf,
     capacity: usize,
+    /// Open an `O_DIRECT` file beside each buffered one.
+    direct: bool,
     state: Mutex<Lru>,
 }
 
@@ -54,11 +56,13 @@ pub(super) fn open_slot(dir: &Path, slot: usize) -> std::io::Result<File> {
 }
 
 impl Handles {
-    /// Keeps at most `capacity` (≥ 1) slots open in `dir`.
-    pub(super) fn new(dir: PathBuf, capacity: usize) -> Handles {
+    /// Keeps at most `capacity` (≥ 1) slots open in `dir`, each with an
+    /// `O_DIRECT` file for reads if `direct`.
+    pub(super) fn new(dir: PathBuf, capacity: usize, direct: bool) -> Handles {
         Handles {
             dir,
             capacity: capacity.max(1),
+            direct,
             state: Mutex::new(Lru::default()),
         }
     }
@@ -77,7 +81,11 @@ impl Handles {
         let file = open_slot(&self.dir, slot)?;
         super::advise_random(&file);
         let files = Arc::new(SlotFiles {
-            direct: super::open_direct(&slot_path(&self.dir, slot)),
+            direct: if self.direct {
+                super::open_direct(&slot_path(&self.dir, slot))
+            } else {
+                None
+            },
             file,
         });
         if lru.open.len() >= self.capacity
@@ -116,7 +124,7 @@ mod tests {
     #[test]
     fn at_most_capacity_slots_stay_open_and_the_least_recent_goes_first() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let h = Handles::new(dir.path().to_path_buf(), 3);
+        let h = Handles::new(dir.path().to_path_buf(), 3, true);
         for slot in 0..3 {
             h.get(slot).expect("open");
         }
@@ -136,7 +144,7 @@ mod tests {
     fn an_evicted_slot_in_use_stays_readable() {
         use std::os::unix::fs::FileExt;
         let dir = tempfile::tempdir().expect("tempdir");
-        let h = Handles::new(dir.path().to_path_buf(), 1);
+        let h = Handles::new(dir.path().to_path_buf(), 1, true);
         let held = h.get(0).expect("open");
         held.file.write_all_at(b"hello", 0).expect("write");
         h.get(1).expect("evicts 0 from the set");

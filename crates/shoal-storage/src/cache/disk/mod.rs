@@ -59,6 +59,14 @@ pub struct DiskCacheConfig {
     /// segment takes two descriptors, so the cache never needs more than
     /// this many, whatever its capacity. Other segments are opened on use.
     pub open_files: usize,
+    /// Read through the page cache instead of with `O_DIRECT` (default
+    /// false). A read first asks for the bytes only if the page cache has
+    /// them (`preadv2` with `RWF_NOWAIT`) and then runs on the calling task
+    /// with no thread hand-off; otherwise it goes the usual blocking way.
+    /// Memory the OS has spare then serves hot L2 entries at memory speed,
+    /// at the cost of a copy per read and page-cache eviction work in the
+    /// kernel (the reason direct reads are the default).
+    pub page_cache_reads: bool,
 }
 
 impl DiskCacheConfig {
@@ -71,6 +79,7 @@ impl DiskCacheConfig {
             queue_bytes: 64 << 20,
             nice: 0,
             open_files: 64,
+            page_cache_reads: false,
         }
     }
 }
@@ -137,6 +146,7 @@ struct Counters {
     recovered_entries: AtomicU64,
     recovery_micros: AtomicU64,
     live_bytes: AtomicU64,
+    page_cache_hits: AtomicU64,
 }
 
 /// Plain-data view of the disk cache's counters and gauges.
@@ -173,6 +183,9 @@ pub struct DiskCacheMetrics {
     /// Times a segment's files were opened since start (misses of the set
     /// of open files).
     pub segment_opens: u64,
+    /// Hits read from the page cache on the calling task
+    /// (`page_cache_reads`), with no blocking-pool hand-off.
+    pub page_cache_hits: u64,
 }
 
 struct Inner {
@@ -186,6 +199,10 @@ struct Inner {
     handles: handles::Handles,
     /// L2 reads running now (decides inline vs blocking-pool reads).
     reads_in_flight: AtomicUsize,
+    /// Reads go through the page cache, trying a non-blocking read first.
+    page_cache_reads: bool,
+    /// The kernel refused `RWF_NOWAIT` once: no more tries.
+    nowait_refused: AtomicBool,
     segment_bytes: u64,
     queue_bytes: u64,
     state: Mutex<State>,
@@ -305,8 +322,14 @@ impl DiskCache {
         let inner = Arc::new(Inner {
             dir: dir.clone(),
             slot_count: slots,
-            handles: handles::Handles::new(dir.clone(), config.open_files.max(2) / 2),
+            handles: handles::Handles::new(
+                dir.clone(),
+                config.open_files.max(2) / 2,
+                !config.page_cache_reads,
+            ),
             reads_in_flight: AtomicUsize::new(0),
+            page_cache_reads: config.page_cache_reads,
+            nowait_refused: AtomicBool::new(false),
             segment_bytes: config.segment_bytes,
             queue_bytes: config.queue_bytes,
             state: Mutex::new(state),
@@ -365,6 +388,7 @@ impl DiskCache {
             recovered: self.inner.recovered.load(Ordering::Acquire),
             open_segments: self.inner.handles.open_count() as u64,
             segment_opens: self.inner.handles.opened(),
+            page_cache_hits: c.page_cache_hits.load(Ordering::Relaxed),
         }
     }
 
@@ -407,7 +431,8 @@ impl DiskCache {
             .take();
     }
 
-    fn read(&self, key: Key) -> Option<Bytes> {
+    /// Where `key`'s entry is, counting a miss if it is not cached.
+    fn locate(&self, key: Key) -> Option<Loc> {
         let loc = {
             let state = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
             if state.removed.contains(&key.file()) {
@@ -416,11 +441,14 @@ impl DiskCache {
                 state.index.get(&key).copied()
             }
         };
-        let c = &self.inner.counters;
-        let Some(loc) = loc else {
-            c.misses.fetch_add(1, Ordering::Relaxed);
-            return None;
-        };
+        if loc.is_none() {
+            self.inner.counters.misses.fetch_add(1, Ordering::Relaxed);
+        }
+        loc
+    }
+
+    fn read(&self, key: Key) -> Option<Bytes> {
+        let loc = self.locate(key)?;
         let len = format::ENTRY_HEADER_LEN + loc.len as usize;
         let read =
             self.inner
@@ -436,6 +464,46 @@ impl DiskCache {
                             .map(|()| Bytes::from(buf))
                     }
                 });
+        self.verified(key, loc, read)
+    }
+
+    /// The entry, if the page cache holds all of it: `None` when the read
+    /// would block (or the kernel cannot say), so the caller reads the usual
+    /// way; `Some(answer)` otherwise, a miss included.
+    fn read_if_cached(&self, key: Key) -> Option<Option<Bytes>> {
+        if self.inner.nowait_refused.load(Ordering::Relaxed) {
+            return None;
+        }
+        let Some(loc) = self.locate(key) else {
+            return Some(None);
+        };
+        let len = format::ENTRY_HEADER_LEN + loc.len as usize;
+        let files = self.inner.handles.get(loc.slot as usize).ok()?;
+        match read_nowait(&files.file, u64::from(loc.pos), len) {
+            Ok(Some(buf)) => {
+                let answer = self.verified(key, loc, Ok(buf));
+                if answer.is_some() {
+                    self.inner
+                        .counters
+                        .page_cache_hits
+                        .fetch_add(1, Ordering::Relaxed);
+                }
+                Some(answer)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                if e.raw_os_error() == Some(libc::EOPNOTSUPP) || e.raw_os_error() == Some(libc::ENOSYS) {
+                    self.inner.nowait_refused.store(true, Ordering::Relaxed);
+                    tracing::debug!(error = %e, "no RWF_NOWAIT for L2 reads; every read takes the blocking path");
+                }
+                None
+            }
+        }
+    }
+
+    /// Checks a read entry and counts it; a bad one leaves the index.
+    fn verified(&self, key: Key, loc: Loc, read: std::io::Result<Bytes>) -> Option<Bytes> {
+        let c = &self.inner.counters;
         let sound = read
             .ok()
             .and_then(|buf| format::verify_entry(&buf, key).map(|range| buf.slice(range)));
@@ -514,6 +582,45 @@ fn read_direct(file: &File, pos: u64, len: usize) -> std::io::Result<Bytes> {
     Ok(Bytes::from(raw).slice(lead + skip..lead + skip + len))
 }
 
+/// Reads `len` bytes at `pos` only if the page cache holds them all:
+/// `Ok(None)` when it does not (the read would wait for the device).
+fn read_nowait(file: &File, pos: u64, len: usize) -> std::io::Result<Option<Bytes>> {
+    use std::os::fd::AsRawFd;
+    let Ok(offset) = libc::off_t::try_from(pos) else {
+        return Ok(None);
+    };
+    let mut buf: Vec<u8> = Vec::with_capacity(len);
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: len,
+    };
+    // SAFETY: `iov` describes `buf`'s allocation of `len` (its capacity)
+    // writable bytes, which outlives the call; the kernel writes at most
+    // `len` bytes there and reads nothing else. `fd` is a valid descriptor
+    // borrowed from `file` for the duration of the call.
+    #[allow(unsafe_code)]
+    let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, offset, libc::RWF_NOWAIT) };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    let n = n as usize;
+    if n < len {
+        // Part of it is not cached (or the file ends early): read the usual way.
+        return Ok(None);
+    }
+    // SAFETY: the kernel initialized the first `n` bytes, and `n == len`
+    // (it never writes more than the iovec's length), within the capacity.
+    #[allow(unsafe_code)]
+    unsafe {
+        buf.set_len(n)
+    };
+    Ok(Some(Bytes::from(buf)))
+}
+
 /// Tells the kernel reads of `file` are random, so a 64 KiB entry read does not
 /// drag in readahead it will not use (extra I/O that lengthens the latency tail).
 /// Advisory only: failure changes nothing but speed.
@@ -557,6 +664,11 @@ impl L2 for DiskCache {
         };
         Box::pin(async move {
             let key = Key::new(file.0, offset);
+            if this.inner.page_cache_reads
+                && let Some(answer) = this.read_if_cached(key)
+            {
+                return answer;
+            }
             // A lone read runs on this worker (`block_in_place` hands the
             // worker's other tasks to another thread): no cross-thread
             // wake-up before and after it, which on a small VM costs more

@@ -12,6 +12,14 @@ fn config(dir: &Path, segments: u64) -> DiskCacheConfig {
         // Two segments open at a time: every test here also runs with more
         // segments than open files.
         open_files: 4,
+        page_cache_reads: false,
+    }
+}
+
+fn page_cache_config(dir: &Path, segments: u64) -> DiskCacheConfig {
+    DiskCacheConfig {
+        page_cache_reads: true,
+        ..config(dir, segments)
     }
 }
 
@@ -33,6 +41,15 @@ fn put(c: &DiskCache, i: u64) {
 
 #[tokio::test]
 async fn round_trip_and_restart() {
+    round_trip_and_restart_with(config).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trip_and_restart_through_the_page_cache() {
+    round_trip_and_restart_with(page_cache_config).await;
+}
+
+async fn round_trip_and_restart_with(config: fn(&Path, u64) -> DiskCacheConfig) {
     let dir = tempfile::tempdir().unwrap();
     let c = DiskCache::open(config(dir.path(), 8)).unwrap();
     assert!(c.wait_recovered(Duration::from_secs(5)));
@@ -55,6 +72,13 @@ async fn round_trip_and_restart() {
     assert_eq!(c.metrics().recovered_entries, 500);
     for i in 0..500 {
         assert_eq!(get(&c, i).await, Some(frame(i)), "after restart {i}");
+    }
+    let m = c.metrics();
+    if config(dir.path(), 8).page_cache_reads {
+        // Just written and read: the page cache has them, bar eviction.
+        assert!(m.page_cache_hits > 0, "{m:?}");
+    } else {
+        assert_eq!(m.page_cache_hits, 0);
     }
 }
 
@@ -115,6 +139,15 @@ async fn full_cache_evicts_oldest_segments() {
 
 #[tokio::test]
 async fn corruption_and_truncation_are_misses_never_wrong_data() {
+    corruption_and_truncation_with(config).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corruption_and_truncation_through_the_page_cache() {
+    corruption_and_truncation_with(page_cache_config).await;
+}
+
+async fn corruption_and_truncation_with(config: fn(&Path, u64) -> DiskCacheConfig) {
     let dir = tempfile::tempdir().unwrap();
     {
         let c = DiskCache::open(config(dir.path(), 8)).unwrap();
