@@ -20,6 +20,7 @@
 #   ONLY=java PERF=/tmp/gets.perf bench/hbase-client.sh   # Java only; profile
 #                                      # the server for 10 s of the Java gets
 #   SERVING_THREADS=2 bench/hbase-client.sh  # server.serving_threads
+#   L1_ROWS=0 bench/hbase-client.sh          # cache.l1_rows (0: no row cache)
 set -euo pipefail
 
 SHOAL=${SHOAL:-target/release/shoal}
@@ -32,6 +33,7 @@ HBASE_VERSION=${HBASE_VERSION:-2.6.1}
 OUT=${OUT:-bench-results/hbase-client}
 ONLY=${ONLY:-}
 SERVING_THREADS=${SERVING_THREADS:-0}
+L1_ROWS=${L1_ROWS:-64MiB}
 PERF=${PERF:-}
 ROOT=$(mktemp -d /tmp/shoal-hbase-client.XXXXXX)
 PID=
@@ -60,6 +62,8 @@ data_dir = "$ROOT/data"
 grpc_addr = "127.0.0.1:$GRPC_PORT"
 http_addr = "127.0.0.1:$HTTP_PORT"
 serving_threads = $SERVING_THREADS
+[cache]
+l1_rows = "$L1_ROWS"
 [thrift]
 enabled = false
 [hbase_rpc]

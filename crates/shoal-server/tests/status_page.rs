@@ -138,6 +138,7 @@ fn view(step: u64) -> StatusView {
             recovered: true,
             open_segments: 32,
             segment_opens: 900,
+            page_cache_hits: 0,
         }),
     };
     let object_store = ObjectMetricsSnapshot {

@@ -352,14 +352,22 @@ fn op(base: i64, w: Weights) -> impl Strategy<Value = Op> {
                 value,
                 changes,
             }).boxed()),
-        // The plain get (whole row, newest versions) that row caches serve.
-        (w.read, row().prop_map(|row| Op::Get {
+        // The plain get (whole row, newest versions) that row caches serve,
+        // also as HBase clients send it: from some time to the end of time.
+        (w.read, (row(), prop_oneof![
+            2 => Just(None),
+            1 => prop::sample::select(vec![0i64, base - 3, base, base + 5])
+                .prop_map(|min| Some((min, i64::MAX))),
+        ]).prop_map(|(row, time)| Op::Get {
             row,
             columns: Vec::new(),
-            time: None,
+            time,
             max_versions: 1,
         }).boxed()),
-        (w.read, (row(), columns(), time_range(base), max_versions()).prop_map(
+        (w.read, (row(), columns(), prop_oneof![
+            3 => time_range(base),
+            1 => prop::sample::select(vec![0i64, base, base + 5]).prop_map(|min| Some((min, i64::MAX))),
+        ], max_versions()).prop_map(
             |(row, columns, time, max_versions)| Op::Get {
                 row,
                 columns,

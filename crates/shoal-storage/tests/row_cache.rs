@@ -125,6 +125,22 @@ async fn column_gets_from_the_cached_row_match_the_read_path() {
                 .expect("get");
         }
     }
+    // As HBase clients send a get: from 0 to the end of time. It fills and
+    // is answered like one with no range.
+    let hbase_get = |i: usize, min: i64| Get {
+        time_range: shoal_storage::region::TimeRange { min, max: i64::MAX },
+        ..Get::new(Bytes::from(format!("r{i}")))
+    };
+    for (i, min) in [(0, 0), (1, 11), (2, 12)] {
+        let hits = cache.metrics().rows.hits;
+        let a = cached.get(&hbase_get(i, min)).await.expect("get");
+        assert_eq!(
+            a,
+            plain.get(&hbase_get(i, min)).await.expect("get"),
+            "from {min}"
+        );
+        assert_eq!(cache.metrics().rows.hits, hits + 1, "from {min}");
+    }
     let asks = [
         Columns::all(),
         Columns::all().family("a"),

@@ -21,6 +21,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) trait Weighted: Clone {
     /// Bytes charged against the budget.
     fn weight(&self) -> usize;
+
+    /// True if this value should replace `old` under the same key (by
+    /// default an entry under a key is immutable and kept).
+    fn supersedes(&self, _old: &Self) -> bool {
+        false
+    }
 }
 
 /// Fixed bytes charged per entry for the map, slot and handles.
@@ -75,8 +81,17 @@ impl<K: Hash + Eq + Clone, V: Weighted> Shard<K, V> {
             return (false, 0);
         }
         if let Some(&i) = self.index.get(&key) {
-            // Same key, same immutable bytes: just mark it used.
-            self.slots[i].referenced = true;
+            // Same key: normally the same immutable bytes, just marked used.
+            let slot = &mut self.slots[i];
+            slot.referenced = true;
+            if let Some(old) = &slot.value
+                && value.supersedes(old)
+                && self.used - slot.weight + weight <= self.capacity
+            {
+                self.used = self.used - slot.weight + weight;
+                slot.weight = weight;
+                slot.value = Some(value);
+            }
             return (true, 0);
         }
         let mut evicted = 0;

@@ -26,6 +26,10 @@ pub(crate) type RowKey = (u64, Bytes);
 /// a hit as slices of the buffer.
 #[derive(Clone)]
 pub(crate) struct CachedRow {
+    /// The entry holds the newest version of each column among versions
+    /// stamped at or after this (the read's time range started here and
+    /// ran to the end of time).
+    from: i64,
     buf: Bytes,
     row_len: u32,
     cells: Arc<[Span]>,
@@ -46,12 +50,18 @@ impl Weighted for CachedRow {
     fn weight(&self) -> usize {
         self.buf.len() + std::mem::size_of_val(&*self.cells)
     }
+
+    /// An entry read from an earlier start answers more gets. (Both are
+    /// the row as it is now: a write removes the key's entry.)
+    fn supersedes(&self, old: &Self) -> bool {
+        self.from < old.from
+    }
 }
 
 impl CachedRow {
     /// A compact copy of `cells` (all of `row`; the caller keeps the buffer
     /// under 4 GiB by the pool's size limit).
-    fn copy_of(row: &Bytes, cells: &[Cell]) -> CachedRow {
+    fn copy_of(row: &Bytes, from: i64, cells: &[Cell]) -> CachedRow {
         let mut buf = Vec::with_capacity(data_len(row.len(), cells));
         buf.extend_from_slice(row);
         let mut spans = Vec::with_capacity(cells.len());
@@ -72,6 +82,7 @@ impl CachedRow {
             });
         }
         CachedRow {
+            from,
             row_len: row.len() as u32,
             buf: Bytes::from(buf),
             cells: spans.into(),
@@ -86,13 +97,26 @@ impl CachedRow {
         self.buf.slice(at as usize..(at + len) as usize)
     }
 
-    /// The row's cells for which `wanted(family, qualifier)`, in order.
-    pub(crate) fn cells(&self, mut wanted: impl FnMut(&[u8], &[u8]) -> bool) -> Vec<Cell> {
+    /// True if the entry can answer a get of versions stamped at or after
+    /// `from`: it was read from no later a start.
+    pub(crate) fn covers(&self, from: i64) -> bool {
+        self.from <= from
+    }
+
+    /// The row's cells stamped at or after `from` for which
+    /// `wanted(family, qualifier)`, in order. With one version per column,
+    /// that is exactly the newest version in `[from, end of time)`: the
+    /// versions in such a range are a newest-first prefix of all of them.
+    pub(crate) fn cells(
+        &self,
+        from: i64,
+        mut wanted: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Vec<Cell> {
         let row = self.slice((0, self.row_len));
         let mut out = Vec::with_capacity(self.cells.len());
         let mut family: Option<((u32, u32), Bytes)> = None;
         for s in self.cells.iter() {
-            if !wanted(self.part(s.family), self.part(s.qualifier)) {
+            if s.timestamp < from || !wanted(self.part(s.family), self.part(s.qualifier)) {
                 continue;
             }
             let family = match &family {
@@ -170,6 +194,7 @@ impl RowPool {
         &self,
         region: u64,
         row: &Bytes,
+        from: i64,
         cells: &[Cell],
         refuse: impl FnOnce() -> bool,
     ) -> bool {
@@ -183,7 +208,7 @@ impl RowPool {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return false;
         }
-        let entry = CachedRow::copy_of(row, cells);
+        let entry = CachedRow::copy_of(row, from, cells);
         let key = (region, entry.slice((0, entry.row_len)));
         self.pool.insert_unless(key, entry, refuse)
     }
@@ -225,10 +250,12 @@ mod tests {
             cell("b", "", b"x"),
         ];
         cells[0].value = block.slice(10..20);
-        let copy = CachedRow::copy_of(&Bytes::from_static(b"row-1"), &cells);
-        assert_eq!(copy.cells(|_, _| true), cells);
-        assert_eq!(copy.cells(|f, _| f == b"b"), cells[2..]);
-        assert_eq!(copy.cells(|_, q| q == b"q2"), cells[1..2]);
+        let copy = CachedRow::copy_of(&Bytes::from_static(b"row-1"), i64::MIN, &cells);
+        assert_eq!(copy.cells(i64::MIN, |_, _| true), cells);
+        assert_eq!(copy.cells(i64::MIN, |f, _| f == b"b"), cells[2..]);
+        assert_eq!(copy.cells(i64::MIN, |_, q| q == b"q2"), cells[1..2]);
+        assert_eq!(copy.cells(8, |_, _| true), [], "all stamped 7");
+        assert!(copy.covers(0) && copy.covers(i64::MIN));
         // With the source cells gone, the block's last handle is ours: the
         // copy holds no slice of it.
         let weight = estimated_weight(5, &cells);
@@ -244,16 +271,25 @@ mod tests {
         let pool = RowPool::new(64 << 10, 1);
         let row = Bytes::from_static(b"row-1");
         let small = [cell("a", "q", b"v")];
-        assert!(!pool.insert_unless(1, &row, &small, || true));
+        assert!(!pool.insert_unless(1, &row, 0, &small, || true));
         assert!(pool.get(1, &row).is_none());
-        assert!(pool.insert_unless(1, &row, &small, || false));
+        assert!(pool.insert_unless(1, &row, 0, &small, || false));
         assert!(pool.get(1, &row).is_some());
         assert!(pool.get(2, &row).is_none(), "another region's row");
         let big = [cell("a", "q", &vec![0u8; 70 << 10])];
-        assert!(!pool.insert_unless(3, &row, &big, || false));
+        assert!(!pool.insert_unless(3, &row, 0, &big, || false));
         pool.remove(1, &row);
         assert!(pool.get(1, &row).is_none());
-        assert!(pool.insert_unless(1, &row, &small, || false));
+        assert!(pool.insert_unless(1, &row, 0, &small, || false));
+        // Read from an earlier start, the entry replaces the narrower one.
+        assert!(!pool.get(1, &row).is_some_and(|e| e.covers(i64::MIN)));
+        assert!(pool.insert_unless(1, &row, i64::MIN, &small, || false));
+        assert!(pool.get(1, &row).is_some_and(|e| e.covers(i64::MIN)));
+        assert!(pool.insert_unless(1, &row, 0, &small, || false));
+        assert!(
+            pool.get(1, &row).is_some_and(|e| e.covers(i64::MIN)),
+            "kept"
+        );
         assert_eq!(pool.forget_region(1), 1);
         assert!(pool.get(1, &row).is_none());
     }

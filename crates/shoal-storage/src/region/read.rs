@@ -77,7 +77,7 @@ impl Region {
         if let Some(rows) = rows
             && row_cache::RegionRows::fills(get)
         {
-            rows.offer(&get.row, read_point, &result.cells);
+            rows.offer(&get.row, get.time_range.min, read_point, &result.cells);
         }
         Ok(result)
     }

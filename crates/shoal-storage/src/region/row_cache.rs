@@ -1,8 +1,9 @@
 //! A region's use of the row cache: which gets it answers, and the rule that
 //! keeps a cached row from ever hiding a write.
 //!
-//! What is cached: the result of a whole-row get of the newest versions (no
-//! time range, one version), for regions whose families have no TTL (a TTL
+//! What is cached: the result of a whole-row get of the newest versions (one
+//! version, a time range open at its end, as HBase clients send `[0, ∞)`),
+//! with the range's start, for regions whose families have no TTL (a TTL
 //! would make a cached cell expire while it sits in the cache) and all cache
 //! their data. A get of some families or columns, newest version, is answered
 //! from the whole row's entry by picking its cells.
@@ -88,7 +89,7 @@ impl RegionRows {
     /// True if the cache may answer `get`.
     pub(super) fn answers(get: &Get) -> bool {
         get.max_versions == 1
-            && get.time_range == TimeRange::ALL
+            && get.time_range.max == TimeRange::ALL.max
             && get
                 .columns
                 .families
@@ -104,12 +105,18 @@ impl RegionRows {
     /// The cached answer to `get` (which [`RegionRows::answers`]).
     pub(super) fn lookup(&self, get: &Get) -> Option<Vec<Cell>> {
         let entry = self.cache.rows()?.get(self.instance, &get.row)?;
-        Some(entry.cells(|family, qualifier| get.columns.wants(family, qualifier)))
+        let from = get.time_range.min;
+        if !entry.covers(from) {
+            return None;
+        }
+        Some(entry.cells(from, |family, qualifier| {
+            get.columns.wants(family, qualifier)
+        }))
     }
 
     /// Offers a whole row read at `read_point`; kept unless a write the read
     /// could not see has been noted since (see the rule).
-    pub(super) fn offer(&self, row: &Bytes, read_point: u64, cells: &[Cell]) {
+    pub(super) fn offer(&self, row: &Bytes, from: i64, read_point: u64, cells: &[Cell]) {
         if cells.is_empty() {
             // Absent rows are left to the bloom filters.
             return;
@@ -118,7 +125,7 @@ impl RegionRows {
             return;
         };
         let mark = self.mark(row);
-        rows.insert_unless(self.instance, row, cells, || {
+        rows.insert_unless(self.instance, row, from, cells, || {
             mark.load(Ordering::SeqCst) > read_point
         });
     }

@@ -492,7 +492,9 @@ impl DiskCache {
             }
             Ok(None) => None,
             Err(e) => {
-                if e.raw_os_error() == Some(libc::EOPNOTSUPP) || e.raw_os_error() == Some(libc::ENOSYS) {
+                if e.raw_os_error() == Some(libc::EOPNOTSUPP)
+                    || e.raw_os_error() == Some(libc::ENOSYS)
+                {
                     self.inner.nowait_refused.store(true, Ordering::Relaxed);
                     tracing::debug!(error = %e, "no RWF_NOWAIT for L2 reads; every read takes the blocking path");
                 }
