@@ -211,6 +211,9 @@ impl Region {
             None => None,
         };
         store.swap_files(&input_ids, live);
+        if let Some(rows) = &self.inner.rows {
+            rows.files_rewritten();
+        }
         if let Some(cache) = &self.inner.env.cache {
             // A split child's inputs may be its parent's files, which the
             // sibling still reads: their blocks stay cached.

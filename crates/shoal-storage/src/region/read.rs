@@ -71,13 +71,21 @@ impl Region {
                 });
             }
         }
+        // Taken before the read's snapshot (see `row_cache.rs`).
+        let instance = rows.map(|r| r.instance());
         let guard = self.inner.mvcc.reader();
         let read_point = guard.point();
         let result = self.get_at(get, read_point, Some(guard)).await?;
-        if let Some(rows) = rows
+        if let (Some(rows), Some(instance)) = (rows, instance)
             && row_cache::RegionRows::fills(get)
         {
-            rows.offer(&get.row, get.time_range.min, read_point, &result.cells);
+            rows.offer(
+                instance,
+                &get.row,
+                get.time_range.min,
+                read_point,
+                &result.cells,
+            );
         }
         Ok(result)
     }

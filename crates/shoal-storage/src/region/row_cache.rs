@@ -18,8 +18,11 @@
 //! the write removes it. An entry present is therefore the row as of now, and
 //! a hit needs no read point. Marks are per stripe of rows, not per row (a
 //! write to another row of the stripe refuses an insert now and then; it is
-//! never wrong). Flushes and compactions change no visible cell of a row
-//! without TTL, so they leave entries alone.
+//! never wrong). A flush changes no visible cell. A compaction can: dropping
+//! a delete marker makes a put it masked (stamped at or before it, written
+//! after it) visible again, as in HBase. So a compaction, once its files are
+//! installed, gives the region a new key in the pool; reads that started
+//! before offer under the old key, where nothing looks.
 
 use super::config::FamilyConfig;
 use super::ops::{Get, TimeRange};
@@ -37,7 +40,12 @@ static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 /// One open region's row-cache state.
 pub(super) struct RegionRows {
     cache: BlockCache,
-    instance: u64,
+    /// This instance's key in the pool, renewed whenever a compaction
+    /// rewrites files: dropping delete markers can make a masked cell
+    /// visible again (as in HBase), so older entries are left unreachable
+    /// for eviction to take, and reads that began before offer under the
+    /// old key.
+    instance: AtomicU64,
     /// Per stripe: the highest sequence written to a row of the stripe.
     marks: Box<[AtomicU64]>,
 }
@@ -45,7 +53,7 @@ pub(super) struct RegionRows {
 impl std::fmt::Debug for RegionRows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RegionRows")
-            .field("instance", &self.instance)
+            .field("instance", &self.instance.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -64,7 +72,7 @@ impl RegionRows {
         }
         Some(RegionRows {
             cache: cache.clone(),
-            instance: NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed),
+            instance: AtomicU64::new(NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed)),
             marks: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
         })
     }
@@ -78,11 +86,28 @@ impl RegionRows {
         &self.marks[(h % STRIPES as u64) as usize]
     }
 
+    /// The key of entries now; a read takes it before its snapshot and
+    /// offers its result under it.
+    pub(super) fn instance(&self) -> u64 {
+        self.instance.load(Ordering::SeqCst)
+    }
+
+    /// A compaction replaced files (after its new file set is installed).
+    pub(super) fn files_rewritten(&self) {
+        let old = self.instance.swap(
+            NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed),
+            Ordering::SeqCst,
+        );
+        if let Some(rows) = self.cache.rows() {
+            rows.forget_region(old);
+        }
+    }
+
     /// A write of `seq` to `row` is about to become visible: see the rule.
     pub(super) fn note_write(&self, row: &Bytes, seq: u64) {
         self.mark(row).fetch_max(seq, Ordering::SeqCst);
         if let Some(rows) = self.cache.rows() {
-            rows.remove(self.instance, row);
+            rows.remove(self.instance(), row);
         }
     }
 
@@ -104,7 +129,7 @@ impl RegionRows {
 
     /// The cached answer to `get` (which [`RegionRows::answers`]).
     pub(super) fn lookup(&self, get: &Get) -> Option<Vec<Cell>> {
-        let entry = self.cache.rows()?.get(self.instance, &get.row)?;
+        let entry = self.cache.rows()?.get(self.instance(), &get.row)?;
         let from = get.time_range.min;
         if !entry.covers(from) {
             return None;
@@ -116,7 +141,14 @@ impl RegionRows {
 
     /// Offers a whole row read at `read_point`; kept unless a write the read
     /// could not see has been noted since (see the rule).
-    pub(super) fn offer(&self, row: &Bytes, from: i64, read_point: u64, cells: &[Cell]) {
+    pub(super) fn offer(
+        &self,
+        instance: u64,
+        row: &Bytes,
+        from: i64,
+        read_point: u64,
+        cells: &[Cell],
+    ) {
         if cells.is_empty() {
             // Absent rows are left to the bloom filters.
             return;
@@ -125,7 +157,7 @@ impl RegionRows {
             return;
         };
         let mark = self.mark(row);
-        rows.insert_unless(self.instance, row, from, cells, || {
+        rows.insert_unless(instance, row, from, cells, || {
             mark.load(Ordering::SeqCst) > read_point
         });
     }
@@ -133,7 +165,7 @@ impl RegionRows {
     /// Drops every entry of this region instance.
     pub(super) fn forget(&self) {
         if let Some(rows) = self.cache.rows() {
-            rows.forget_region(self.instance);
+            rows.forget_region(self.instance());
         }
     }
 }
