@@ -211,23 +211,7 @@ impl<K: Hash + Eq + Clone, V: Weighted> Pool<K, V> {
 
     /// Inserts a value; an entry larger than a shard's budget is not cached.
     pub(crate) fn insert(&self, key: K, value: V) {
-        if self.capacity == 0 {
-            return;
-        }
-        let (inserted, evicted) = self
-            .shard(&key)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, value);
-        let c = if inserted {
-            &self.counters.inserts
-        } else {
-            &self.counters.rejected
-        };
-        c.fetch_add(1, Ordering::Relaxed);
-        self.counters
-            .evictions
-            .fetch_add(evicted, Ordering::Relaxed);
+        self.insert_unless(key, value, || false);
     }
 
     /// Inserts a value only if its shard has room for it without evicting
