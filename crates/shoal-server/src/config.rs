@@ -166,8 +166,7 @@ pub struct CacheSection {
     pub l1_in_memory: ByteSize,
     /// L1 budget for index, bloom and meta blocks (default 64MiB).
     pub l1_meta: ByteSize,
-    /// L1 budget for whole rows served to point gets (default 64MiB; 0
-    /// turns the row cache off).
+    /// L1 budget for whole rows served to point gets (default 0: off).
     pub l1_rows: ByteSize,
     /// L2 directory; empty = `<data_dir>/cache`.
     pub l2_dir: PathBuf,
@@ -190,7 +189,7 @@ impl Default for CacheSection {
             l1_data: ByteSize(256 << 20),
             l1_in_memory: ByteSize(64 << 20),
             l1_meta: ByteSize(64 << 20),
-            l1_rows: ByteSize(64 << 20),
+            l1_rows: ByteSize(0),
             l2_dir: PathBuf::new(),
             l2_capacity: ByteSize(10 << 30),
             l2_page_cache: false,
@@ -774,11 +773,17 @@ mod tests {
     #[test]
     fn sizes_and_durations_parse() {
         let c = ServerConfig::from_toml(
-            "[cache]\nl2_capacity = \"1 GiB\"\nl1_data = 1048576\n[regions]\nsplit_check_interval = \"2s\"\nsplit_size = \"3GB\"",
+            "[cache]\nl2_capacity = \"1 GiB\"\nl1_data = 1048576\nl1_rows = \"32MiB\"\nl2_page_cache = true\n[regions]\nsplit_check_interval = \"2s\"\nsplit_size = \"3GB\"",
         )
         .unwrap();
         assert_eq!(c.cache.l2_capacity, ByteSize(1 << 30));
         assert_eq!(c.cache.l1_data, ByteSize(1 << 20));
+        assert_eq!(c.cache.l1_rows, ByteSize(32 << 20));
+        assert!(c.cache.l2_page_cache);
+        assert_eq!(
+            ServerConfig::from_toml("").unwrap().cache.l1_rows,
+            ByteSize(0)
+        );
         assert_eq!(c.regions.split_check_interval, Duration::from_secs(2));
         assert_eq!(c.regions.split_size, ByteSize(3_000_000_000));
     }
