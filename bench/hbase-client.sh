@@ -20,7 +20,7 @@
 #   ONLY=java PERF=/tmp/gets.perf bench/hbase-client.sh   # Java only; profile
 #                                      # the server for 10 s of the Java gets
 #   SERVING_THREADS=2 bench/hbase-client.sh  # server.serving_threads
-#   L1_ROWS=64MiB bench/hbase-client.sh      # cache.l1_rows (default 0: no row cache)
+#   L1_ROWS=0 bench/hbase-client.sh          # cache.l1_rows (0: no row cache)
 set -euo pipefail
 
 SHOAL=${SHOAL:-target/release/shoal}
@@ -33,7 +33,7 @@ HBASE_VERSION=${HBASE_VERSION:-2.6.1}
 OUT=${OUT:-bench-results/hbase-client}
 ONLY=${ONLY:-}
 SERVING_THREADS=${SERVING_THREADS:-0}
-L1_ROWS=${L1_ROWS:-0}
+L1_ROWS=${L1_ROWS:-64MiB}
 PERF=${PERF:-}
 ROOT=$(mktemp -d /tmp/shoal-hbase-client.XXXXXX)
 PID=

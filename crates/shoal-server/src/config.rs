@@ -166,7 +166,8 @@ pub struct CacheSection {
     pub l1_in_memory: ByteSize,
     /// L1 budget for index, bloom and meta blocks (default 64MiB).
     pub l1_meta: ByteSize,
-    /// L1 budget for whole rows served to point gets (default 0: off).
+    /// L1 budget for whole rows served to point gets (default 64MiB; 0
+    /// turns the row cache off).
     pub l1_rows: ByteSize,
     /// L2 directory; empty = `<data_dir>/cache`.
     pub l2_dir: PathBuf,
@@ -189,7 +190,7 @@ impl Default for CacheSection {
             l1_data: ByteSize(256 << 20),
             l1_in_memory: ByteSize(64 << 20),
             l1_meta: ByteSize(64 << 20),
-            l1_rows: ByteSize(0),
+            l1_rows: ByteSize(64 << 20),
             l2_dir: PathBuf::new(),
             l2_capacity: ByteSize(10 << 30),
             l2_page_cache: false,
@@ -782,7 +783,7 @@ mod tests {
         assert!(c.cache.l2_page_cache);
         assert_eq!(
             ServerConfig::from_toml("").unwrap().cache.l1_rows,
-            ByteSize(0)
+            ByteSize(64 << 20)
         );
         assert_eq!(c.regions.split_check_interval, Duration::from_secs(2));
         assert_eq!(c.regions.split_size, ByteSize(3_000_000_000));

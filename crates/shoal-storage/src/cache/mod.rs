@@ -64,9 +64,8 @@ pub struct CacheConfig {
     pub l1_in_memory_bytes: usize,
     /// L1 bytes for file tails: index, bloom and meta (default 64 MiB).
     pub l1_meta_bytes: usize,
-    /// L1 bytes for whole rows served to point gets (default 0: off, as
-    /// RocksDB's and Cassandra's row caches are; it pays where the hot rows
-    /// fit it, see `docs/cache.md`). See `rows.rs`.
+    /// L1 bytes for whole rows served to point gets (default 64 MiB; 0
+    /// turns the row cache off). See `rows.rs` and `docs/cache.md`.
     pub l1_rows_bytes: usize,
     /// Lock shards per pool (default 16).
     pub shards: usize,
@@ -78,7 +77,7 @@ impl Default for CacheConfig {
             l1_data_bytes: 256 << 20,
             l1_in_memory_bytes: 64 << 20,
             l1_meta_bytes: 64 << 20,
-            l1_rows_bytes: 0,
+            l1_rows_bytes: 64 << 20,
             shards: 16,
         }
     }

@@ -16,6 +16,7 @@ use super::l1::{Pool, Weighted};
 use crate::cell::Cell;
 use bytes::Bytes;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A cached row's key: the region instance and the row.
 pub(crate) type RowKey = (u64, Bytes);
@@ -170,13 +171,69 @@ fn estimated_weight(row_len: usize, cells: &[Cell]) -> usize {
 /// The server-wide pool of cached rows.
 pub(crate) struct RowPool {
     pool: Pool<RowKey, CachedRow>,
+    doorkeeper: Doorkeeper,
+}
+
+/// Admission: a row enters the cache on its second miss within a window of
+/// recent misses (TinyLFU's doorkeeper), so a row read once is never copied
+/// in and never evicts a row read again. Without it, every miss of a table
+/// much larger than the budget copied a row in and evicted one, and the cache
+/// cost more than it saved (`docs/cache.md`).
+struct Doorkeeper {
+    /// One bit per hash slot: seen once in this window.
+    bits: Box<[AtomicU64]>,
+    /// Misses offered since the last reset.
+    offers: AtomicU64,
+    /// Misses per window: about as many rows as the budget holds.
+    window: u64,
+}
+
+impl Doorkeeper {
+    fn new(budget: usize) -> Doorkeeper {
+        // ~2 KiB per cached row; 8 bits per row of the window keeps false
+        // "seen before" answers near 12 %.
+        let window = (budget as u64 / 2048).max(1024);
+        let words = (window * 8).div_ceil(64).next_power_of_two();
+        Doorkeeper {
+            bits: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            offers: AtomicU64::new(0),
+            window,
+        }
+    }
+
+    /// True if `hash` was offered before in this window (and is admitted).
+    fn admit(&self, hash: u64) -> bool {
+        if self.offers.fetch_add(1, Ordering::Relaxed) % self.window == self.window - 1 {
+            for w in self.bits.iter() {
+                w.store(0, Ordering::Relaxed);
+            }
+        }
+        let slot = hash as usize % (self.bits.len() * 64);
+        let bit = 1u64 << (slot % 64);
+        self.bits[slot / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0
+    }
+}
+
+fn row_hash(region: u64, row: &[u8]) -> u64 {
+    // FNV-1a, then a multiply to spread the low bits.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ region.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for &b in row {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16
 }
 
 impl RowPool {
     pub(crate) fn new(bytes: usize, shards: usize) -> RowPool {
         RowPool {
             pool: Pool::new(bytes, shards),
+            doorkeeper: Doorkeeper::new(bytes),
         }
+    }
+
+    /// True if a missed row may be cached now: its second miss in a while.
+    pub(crate) fn admit(&self, region: u64, row: &[u8]) -> bool {
+        self.doorkeeper.admit(row_hash(region, row))
     }
 
     pub(crate) fn enabled(&self) -> bool {
@@ -264,6 +321,26 @@ mod tests {
         let data = 5 + 1 + 2 + 10 + 2 + 1 + 1;
         assert_eq!(copy.weight(), data + 3 * size_of::<Span>());
         assert_eq!(copy.weight(), weight);
+    }
+
+    #[test]
+    fn rows_are_admitted_on_their_second_miss_in_a_window() {
+        let pool = RowPool::new(4 << 20, 1);
+        assert!(!pool.admit(1, b"a"), "first miss");
+        assert!(pool.admit(1, b"a"), "second miss");
+        assert!(!pool.admit(2, b"a"), "another region's row");
+        // A window later the first miss is forgotten.
+        let window = pool.doorkeeper.window;
+        assert!(!pool.admit(1, b"b"));
+        for i in 0..window {
+            pool.admit(3, &i.to_be_bytes());
+        }
+        assert!(!pool.admit(1, b"b"), "forgotten after a window");
+        // Rows read once are rarely admitted.
+        let admitted = (0..window / 2)
+            .filter(|i| pool.admit(4, &i.to_be_bytes()))
+            .count() as u64;
+        assert!(admitted < window / 8, "{admitted} of {}", window / 2);
     }
 
     #[test]

@@ -156,6 +156,9 @@ impl RegionRows {
         let Some(rows) = self.cache.rows() else {
             return;
         };
+        if !rows.admit(instance, row) {
+            return;
+        }
         let mark = self.mark(row);
         rows.insert_unless(instance, row, from, cells, || {
             mark.load(Ordering::SeqCst) > read_point
