@@ -12,6 +12,7 @@ grpc_addr = "127.0.0.1:$GRPC_PORT"
 http_addr = "127.0.0.1:$HTTP_PORT"
 [cache]
 l1_data = "1GiB"
+l1_rows = "${L1_ROWS:-64MiB}"
 [thrift]
 enabled = false
 [hbase_rpc]

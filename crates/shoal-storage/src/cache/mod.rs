@@ -33,6 +33,7 @@ mod metrics;
 mod peer;
 mod prefetch;
 mod rows;
+pub(crate) use rows::row_hash;
 mod sources;
 
 pub use disk::{DiskCache, DiskCacheConfig, DiskCacheError, DiskCacheMetrics};

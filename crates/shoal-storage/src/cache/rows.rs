@@ -214,8 +214,9 @@ impl Doorkeeper {
     }
 }
 
-fn row_hash(region: u64, row: &[u8]) -> u64 {
-    // FNV-1a, then a multiply to spread the low bits.
+/// A hash of a region instance's row (FNV-1a, then a multiply to spread
+/// the low bits): the doorkeeper's slot, and the region's write stripe.
+pub(crate) fn row_hash(region: u64, row: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ region.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     for &b in row {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
@@ -259,10 +260,7 @@ impl RowPool {
             return false;
         }
         if estimated_weight(row.len(), cells) > self.pool.max_weight() {
-            self.pool
-                .counters
-                .rejected
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.pool.counters.rejected.fetch_add(1, Ordering::Relaxed);
             return false;
         }
         let entry = CachedRow::copy_of(row, from, cells);

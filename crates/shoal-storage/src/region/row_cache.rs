@@ -78,12 +78,7 @@ impl RegionRows {
     }
 
     fn mark(&self, row: &[u8]) -> &AtomicU64 {
-        // FNV-1a: rows are short and this runs on every write.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &b in row {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        &self.marks[(h % STRIPES as u64) as usize]
+        &self.marks[(crate::cache::row_hash(0, row) % STRIPES as u64) as usize]
     }
 
     /// The key of entries now; a read takes it before its snapshot and
