@@ -18,7 +18,7 @@
 
 use super::prefetch::PrefetchProgress;
 use super::{BlockCache, FamilyCachePolicy, L2};
-use crate::sst::{Block, BlockAddr, unseal};
+use crate::sst::{Block, BlockAddr, unseal, unseal_verified};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::watch;
@@ -61,7 +61,12 @@ pub(super) async fn fill_l1(
             }
             // A frame that fails its checksum is left for a read to find
             // (and count) and fetch again.
-            let Ok(raw) = unseal(&frame) else {
+            let raw = if l2.verifies_payload() {
+                unseal_verified(&frame)
+            } else {
+                unseal(&frame)
+            };
+            let Ok(raw) = raw else {
                 continue;
             };
             let Ok(block) = Block::new(raw) else {

@@ -122,6 +122,13 @@ pub trait L2: Send + Sync + 'static {
     fn insert(&self, file: FileId, offset: u64, frame: Bytes);
     /// Forgets every entry of `file`.
     fn remove_file(&self, file: FileId);
+    /// True if [`L2::get`] checks every byte it returns against a checksum
+    /// taken when the entry was inserted. The cache inserts only sound
+    /// frames, so it then skips its own pass over a hit's bytes (one
+    /// checksum pass per hit instead of three). Default: `false`.
+    fn verifies_payload(&self) -> bool {
+        false
+    }
     /// True if an entry for the key is (probably) present; used to skip work,
     /// never trusted for data.
     fn contains(&self, file: FileId, offset: u64) -> bool;
@@ -307,16 +314,16 @@ impl BlockCache {
         kind: BlockKind,
         fill_l2: bool,
         sources: Option<&BlockSources>,
-    ) -> Result<Bytes, SstError> {
+    ) -> Result<(Bytes, bool), SstError> {
         let inner = &self.inner;
         if let Some(l2) = &inner.l2 {
             match l2.get(addr.file, addr.offset).await {
-                Some(frame) if frame_is_sound(&frame, addr.len) => {
+                Some(frame) if l2_frame_is_sound(l2.as_ref(), &frame, addr.len) => {
                     inner.l2_hits.fetch_add(1, Ordering::Relaxed);
                     if let Some(s) = sources {
                         s.count(Source::L2);
                     }
-                    return Ok(frame);
+                    return Ok((frame, true));
                 }
                 Some(_) => {
                     inner.l2_corrupt.fetch_add(1, Ordering::Relaxed);
@@ -348,15 +355,19 @@ impl BlockCache {
             });
         }
         // Only a sound frame enters L2: a block the object store returned
-        // damaged fails its read and is fetched again next time.
+        // damaged fails its read and is fetched again next time. A peer's
+        // frames were verified on arrival.
+        let mut verified = from_peer;
         if led
             && fill_l2
             && let Some(l2) = &inner.l2
-            && frame_is_sound(&frame, addr.len)
         {
-            l2.insert(addr.file, addr.offset, frame.clone());
+            verified = verified || frame_is_sound(&frame, addr.len);
+            if verified {
+                l2.insert(addr.file, addr.offset, frame.clone());
+            }
         }
-        Ok(frame)
+        Ok((frame, verified))
     }
 
     /// A block missing from L1 and L2: from a peer's L2 when one holds it
@@ -458,6 +469,16 @@ fn decode_tail(stored: &Bytes) -> Option<(Bytes, u64)> {
     Some((stored.slice(..n), size))
 }
 
+/// True if `frame`, an L2 hit, has the expected length and is a sound frame:
+/// checked here unless the tier already checked every byte of it.
+fn l2_frame_is_sound(l2: &dyn L2, frame: &Bytes, len: u64) -> bool {
+    if l2.verifies_payload() {
+        frame.len() as u64 == len && frame.len() >= crate::sst::FRAME_TRAILER_LEN
+    } else {
+        frame_is_sound(frame, len)
+    }
+}
+
 /// True if `frame` has the expected length and its block checksum holds (the
 /// SST frame trailer: kind byte, then crc32c of payload and kind).
 fn frame_is_sound(frame: &Bytes, len: u64) -> bool {
@@ -510,6 +531,15 @@ impl BlockFetcher for FamilyCache {
         addr: BlockAddr,
         kind: BlockKind,
     ) -> BoxFuture<'a, Result<Bytes, SstError>> {
+        Box::pin(async move { Ok(self.fetch_verified(path, addr, kind).await?.0) })
+    }
+
+    fn fetch_verified<'a>(
+        &'a self,
+        path: &'a str,
+        addr: BlockAddr,
+        kind: BlockKind,
+    ) -> BoxFuture<'a, Result<(Bytes, bool), SstError>> {
         let fill = match kind {
             BlockKind::Tail => true,
             BlockKind::Data => self.policy.cache_data_on_read,

@@ -15,7 +15,7 @@
 //! from this server's L2 only (never the object store, so a peer's miss
 //! never turns into a request on its behalf).
 
-use super::{BlockCache, frame_is_sound};
+use super::{BlockCache, frame_is_sound, l2_frame_is_sound};
 use crate::sst::BlockAddr;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -188,7 +188,7 @@ impl BlockCache {
         let mut out = Vec::with_capacity(blocks.len());
         for b in blocks {
             let frame = match l2.get(b.file, b.offset).await {
-                Some(f) if frame_is_sound(&f, b.len) => {
+                Some(f) if l2_frame_is_sound(l2.as_ref(), &f, b.len) => {
                     self.inner.peer.served.fetch_add(1, Ordering::Relaxed);
                     self.inner
                         .peer

@@ -106,12 +106,7 @@ pub(crate) fn seal(raw: &[u8], compression: Compression, zstd_level: i32) -> Vec
 /// Verifies a frame's checksum and returns the raw block, decompressing if needed.
 /// The error is a human-readable reason; callers add the file and offset.
 pub(crate) fn unseal(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
-    if frame.len() < FRAME_TRAILER_LEN {
-        return Err(format!(
-            "block frame of {} bytes is shorter than its trailer",
-            frame.len()
-        ));
-    }
+    check_len(frame)?;
     let body_len = frame.len() - 4;
     let stored = u32::from_le_bytes([
         frame[body_len],
@@ -125,7 +120,31 @@ pub(crate) fn unseal(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
             "block checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
         ));
     }
-    let payload_len = body_len - 1;
+    decode(frame)
+}
+
+/// [`unseal`] for a frame whose checksum its source has already verified
+/// over every byte (the block cache's verified tiers): the same decoding
+/// and the same errors for a malformed frame, without a second pass of the
+/// checksum over the bytes.
+pub(crate) fn unseal_verified(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
+    check_len(frame)?;
+    decode(frame)
+}
+
+fn check_len(frame: &bytes::Bytes) -> Result<(), String> {
+    if frame.len() < FRAME_TRAILER_LEN {
+        return Err(format!(
+            "block frame of {} bytes is shorter than its trailer",
+            frame.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The raw block of a frame at least [`FRAME_TRAILER_LEN`] long.
+fn decode(frame: &bytes::Bytes) -> Result<bytes::Bytes, String> {
+    let payload_len = frame.len() - FRAME_TRAILER_LEN;
     let kind = Compression::from_code(frame[payload_len])
         .ok_or_else(|| format!("unknown compression kind {}", frame[payload_len]))?;
     let payload = &frame[..payload_len];

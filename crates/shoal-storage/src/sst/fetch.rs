@@ -81,6 +81,19 @@ pub trait BlockFetcher: Send + Sync + 'static {
         kind: BlockKind,
     ) -> BoxFuture<'a, Result<Bytes, SstError>>;
 
+    /// [`BlockFetcher::fetch`], also saying whether the frame's checksum was
+    /// verified over every byte on the way (a cache tier that checks what it
+    /// returns): the reader then decodes it without a second pass. Sources
+    /// that verify nothing keep this default.
+    fn fetch_verified<'a>(
+        &'a self,
+        path: &'a str,
+        addr: BlockAddr,
+        kind: BlockKind,
+    ) -> BoxFuture<'a, Result<(Bytes, bool), SstError>> {
+        Box::pin(async move { Ok((self.fetch(path, addr, kind).await?, false)) })
+    }
+
     /// Reads the last `len` bytes of the file (all of it if shorter) and returns
     /// them with the file's total size (one suffix GET).
     fn fetch_tail<'a>(

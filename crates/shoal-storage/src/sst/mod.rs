@@ -35,8 +35,8 @@ mod writer;
 
 pub use block::Block;
 pub use bloom::{BloomFilter, BloomKind, bloom_hash, row_col_hash};
-pub(crate) use compression::unseal;
 pub use compression::{Compression, FRAME_TRAILER_LEN};
+pub(crate) use compression::{unseal, unseal_verified};
 pub use error::SstError;
 pub use fetch::{BlockAddr, BlockFetcher, BlockKind, FileId, MemoryFetcher, SstFile};
 pub use footer::{BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer, FooterError, MAGIC};

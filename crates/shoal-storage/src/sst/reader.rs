@@ -10,13 +10,13 @@
 use super::SstError;
 use super::block::{Block, BlockError};
 use super::bloom::{BloomFilter, BloomKind, bloom_hash, row_col_hash};
-use super::compression::unseal;
 use super::fetch::{BlockAddr, BlockFetcher, BlockKind, SstFile};
 use super::footer::{BlockHandle, FOOTER_LEN, FORMAT_VERSION, Footer, FooterError};
 use super::iter::{ScanRange, SstIter};
 use super::meta::FileMeta;
 use super::row_words::RowWords;
 use super::varint::get_varint;
+use super::{unseal, unseal_verified};
 use crate::cell::{Cell, KeyRef, cmp_encoded};
 use bytes::{Bytes, BytesMut};
 use std::sync::Arc;
@@ -320,10 +320,10 @@ impl SstReader {
         if let Some(block) = self.inner.fetcher.cached_block(&addr) {
             return Ok(block);
         }
-        let frame = self
+        let (frame, verified) = self
             .inner
             .fetcher
-            .fetch(
+            .fetch_verified(
                 path,
                 addr,
                 if fill_cache {
@@ -340,7 +340,12 @@ impl SstReader {
                 format!("read {} bytes of a {}-byte block", frame.len(), addr.len),
             ));
         }
-        let raw = unseal(&frame).map_err(|r| SstError::corruption(path, addr.offset, r))?;
+        let raw = if verified {
+            unseal_verified(&frame)
+        } else {
+            unseal(&frame)
+        }
+        .map_err(|r| SstError::corruption(path, addr.offset, r))?;
         let block = Block::new(raw)
             .map_err(|e: BlockError| SstError::corruption(path, addr.offset, e.0))?;
         if fill_cache {
