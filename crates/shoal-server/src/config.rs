@@ -174,7 +174,7 @@ pub struct CacheSection {
     /// L2 disk budget; 0 disables L2 (default 10GiB).
     pub l2_capacity: ByteSize,
     /// Read L2 through the page cache, hits served on the calling task
-    /// (default false: `O_DIRECT` reads).
+    /// (default true; false = `O_DIRECT` reads).
     pub l2_page_cache: bool,
     /// Prefetch-on-open rate per region, per second (default 64MiB).
     pub prefetch_rate: ByteSize,
@@ -193,7 +193,7 @@ impl Default for CacheSection {
             l1_rows: ByteSize(64 << 20),
             l2_dir: PathBuf::new(),
             l2_capacity: ByteSize(10 << 30),
-            l2_page_cache: false,
+            l2_page_cache: true,
             prefetch_rate: ByteSize(64 << 20),
             cache_compaction_output_max: ByteSize(256 << 20),
         }
@@ -774,13 +774,13 @@ mod tests {
     #[test]
     fn sizes_and_durations_parse() {
         let c = ServerConfig::from_toml(
-            "[cache]\nl2_capacity = \"1 GiB\"\nl1_data = 1048576\nl1_rows = \"32MiB\"\nl2_page_cache = true\n[regions]\nsplit_check_interval = \"2s\"\nsplit_size = \"3GB\"",
+            "[cache]\nl2_capacity = \"1 GiB\"\nl1_data = 1048576\nl1_rows = \"32MiB\"\nl2_page_cache = false\n[regions]\nsplit_check_interval = \"2s\"\nsplit_size = \"3GB\"",
         )
         .unwrap();
         assert_eq!(c.cache.l2_capacity, ByteSize(1 << 30));
         assert_eq!(c.cache.l1_data, ByteSize(1 << 20));
         assert_eq!(c.cache.l1_rows, ByteSize(32 << 20));
-        assert!(c.cache.l2_page_cache);
+        assert!(!c.cache.l2_page_cache);
         assert_eq!(
             ServerConfig::from_toml("").unwrap().cache.l1_rows,
             ByteSize(64 << 20)

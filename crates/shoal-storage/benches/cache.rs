@@ -17,6 +17,8 @@
 //! 3. **Hit path**: L1 hit latency through a `FamilyCache`; L2 hit latency at
 //!    concurrency 1 with a cold page cache against fio `--direct=1` random 64 KiB
 //!    reads at QD1; L2 throughput with 32 tokio tasks against fio at QD32.
+//!    `SHOAL_CACHE_BENCH_PAGE_CACHE=0` reads with `O_DIRECT`, `=1` through
+//!    the page cache (`cache.l2_page_cache`, the default).
 //! 4. **No silent drops**: inserts offered at the disk's sequential write
 //!    bandwidth (fio) for ~10 s; inserted + dropped must equal offered.
 //!
@@ -98,8 +100,21 @@ fn capacity_for(entries: u64) -> u64 {
     (entries.div_ceil(PER_SEGMENT) + 8) * SEGMENT
 }
 
+/// `SHOAL_CACHE_BENCH_PAGE_CACHE=0` measures `O_DIRECT` reads, `=1` reads
+/// through the page cache (`cache.l2_page_cache`, the default); children
+/// inherit it.
 fn open_cache(dir: &Path, capacity: u64) -> DiskCache {
-    DiskCache::open(DiskCacheConfig::new(dir, capacity)).expect("open disk cache")
+    let defaults = DiskCacheConfig::new(dir, capacity);
+    let page_cache_reads = match std::env::var("SHOAL_CACHE_BENCH_PAGE_CACHE").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => defaults.page_cache_reads,
+    };
+    DiskCache::open(DiskCacheConfig {
+        page_cache_reads,
+        ..defaults
+    })
+    .expect("open disk cache")
 }
 
 fn runtime() -> tokio::runtime::Runtime {

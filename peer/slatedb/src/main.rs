@@ -83,10 +83,11 @@ struct Args {
     /// the same: `--memory-data-mib` is split, SlateDB's is not changed.
     #[arg(long, default_value_t = 0)]
     shoal_row_cache_mib: u64,
-    /// Shoal's L2 reads go through the page cache (`cache.l2_page_cache`),
-    /// as SlateDB's disk cache reads do; default: Shoal's default, O_DIRECT.
+    /// Shoal's L2 reads use `O_DIRECT` (`cache.l2_page_cache = false`)
+    /// instead of Shoal's default, the page cache (as SlateDB's disk cache
+    /// reads).
     #[arg(long)]
-    shoal_l2_page_cache: bool,
+    shoal_l2_direct: bool,
 }
 
 impl Args {
@@ -96,7 +97,7 @@ impl Args {
         setup.memory_data_bytes = self.memory_data_mib << 20;
         setup.shoal_block_bytes = self.shoal_block_size;
         setup.shoal_rows_bytes = (self.shoal_row_cache_mib << 20).min(setup.memory_data_bytes);
-        setup.shoal_l2_page_cache = self.shoal_l2_page_cache;
+        setup.shoal_l2_page_cache = !self.shoal_l2_direct;
         setup
     }
 }

@@ -26,7 +26,8 @@ pub struct Setup {
     /// Of `memory_data_bytes`, what Shoal gives its row cache (the rest goes
     /// to its block pool).
     pub shoal_rows_bytes: u64,
-    /// Shoal's L2 reads through the page cache instead of `O_DIRECT`.
+    /// Shoal's L2 reads through the page cache (Shoal's default) instead of
+    /// `O_DIRECT`.
     pub shoal_l2_page_cache: bool,
 }
 
@@ -48,7 +49,7 @@ impl Setup {
             write_buffer_bytes: 64 << 20,
             shoal_block_bytes: None,
             shoal_rows_bytes: 0,
-            shoal_l2_page_cache: false,
+            shoal_l2_page_cache: true,
         }
     }
 }

@@ -49,7 +49,7 @@ impl Shoal {
             page_cache_reads: setup.shoal_l2_page_cache,
             ..DiskCacheConfig::new(setup.dir.join("l2"), setup.disk_bytes)
         })
-            .context("opening Shoal's L2 cache")?;
+        .context("opening Shoal's L2 cache")?;
         let cache = BlockCache::new(
             CacheConfig {
                 l1_data_bytes: usize::try_from(setup.memory_data_bytes - setup.shoal_rows_bytes)?,

@@ -60,12 +60,15 @@ pub struct DiskCacheConfig {
     /// this many, whatever its capacity. Other segments are opened on use.
     pub open_files: usize,
     /// Read through the page cache instead of with `O_DIRECT` (default
-    /// false). A read first asks for the bytes only if the page cache has
+    /// true). A read first asks for the bytes only if the page cache has
     /// them (`preadv2` with `RWF_NOWAIT`) and then runs on the calling task
     /// with no thread hand-off; otherwise it goes the usual blocking way.
     /// Memory the OS has spare then serves hot L2 entries at memory speed,
     /// at the cost of a copy per read and page-cache eviction work in the
-    /// kernel (the reason direct reads are the default).
+    /// kernel. Measured on a 3 GiB cache (`benches/cache.rs`): hits the page
+    /// cache holds 5x faster, cold hits at 32 concurrent 1.5x the rate, a
+    /// lone cold hit's p99 about 1.3x slower. `false` suits an L2 far larger
+    /// than the memory the OS can spare, or memory that must stay predictable.
     pub page_cache_reads: bool,
 }
 
@@ -79,7 +82,7 @@ impl DiskCacheConfig {
             queue_bytes: 64 << 20,
             nice: 0,
             open_files: 64,
-            page_cache_reads: false,
+            page_cache_reads: true,
         }
     }
 }
