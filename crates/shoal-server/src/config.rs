@@ -152,6 +152,11 @@ pub struct WalSection {
     pub backend: WalBackendName,
     /// Local segment directory; empty = `<data_dir>/wal`.
     pub dir: PathBuf,
+    /// Local backend: how long a group commit waits for more appends, only
+    /// while they arrive fast enough that two or more are expected in that
+    /// time (default 0 = never; see `docs/config.md`).
+    #[serde(with = "humantime_serde_compat")]
+    pub commit_delay: Duration,
 }
 
 /// `[cache]`
@@ -450,6 +455,15 @@ impl ServerConfig {
                         .into(),
                 ));
             }
+        }
+        if self.wal.commit_delay > Duration::from_millis(10) {
+            return Err(invalid(
+                "wal.commit_delay",
+                format!(
+                    "must be at most 10ms (it adds up to that to every put), got {:?}",
+                    self.wal.commit_delay
+                ),
+            ));
         }
         let r = &self.regions;
         if r.flush_size.0 < (1 << 20) {

@@ -224,7 +224,10 @@ impl Host {
             WalBackendName::Local => {
                 let wal_dir = config.wal_dir();
                 dir(&wal_dir)?;
-                WalOptions::local(wal_dir)
+                WalOptions {
+                    commit_delay: config.wal.commit_delay,
+                    ..WalOptions::local(wal_dir)
+                }
             }
             WalBackendName::Object => WalOptions::object(
                 bucket.clone(),

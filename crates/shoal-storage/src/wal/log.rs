@@ -202,6 +202,8 @@ impl Wal {
             max_batch_bytes: options.max_batch_bytes,
             poisoned: None,
             buf: Vec::new(),
+            commit_delay: options.commit_delay,
+            arrivals: Default::default(),
         };
         match &writer.sink {
             Sink::Local { .. } => spawn_local_writer(writer, &location)?,

@@ -87,6 +87,13 @@ pub struct WalOptions {
     /// `segment_bytes`, so a group commit overwrites allocated blocks and its
     /// `fdatasync` has no file-system metadata to journal (default true).
     pub preallocate: bool,
+    /// Local backend: how long a group commit waits for more appends before
+    /// its write and `fdatasync`, only while appends arrive fast enough that
+    /// two or more are expected in that time (so a lone or slow writer never
+    /// waits). Fewer, larger group commits take kernel work and wake-ups off
+    /// every put at high rates, for at most this much added latency.
+    /// Default 0 (off).
+    pub commit_delay: std::time::Duration,
 }
 
 impl WalOptions {
@@ -97,6 +104,7 @@ impl WalOptions {
             segment_bytes: DEFAULT_SEGMENT_BYTES,
             max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
             preallocate: true,
+            commit_delay: std::time::Duration::ZERO,
         }
     }
 
@@ -110,6 +118,7 @@ impl WalOptions {
             segment_bytes: DEFAULT_SEGMENT_BYTES,
             max_batch_bytes: DEFAULT_MAX_BATCH_BYTES,
             preallocate: false,
+            commit_delay: std::time::Duration::ZERO,
         }
     }
 }

@@ -27,10 +27,23 @@ fn seqs(entries: &[WalEntry]) -> Vec<u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_appends_are_batched_and_all_recovered() {
+    concurrent_appends_with(std::time::Duration::ZERO).await;
+}
+
+/// The same with group commits that wait for more appends at high rates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_appends_with_a_commit_delay_are_all_recovered() {
+    concurrent_appends_with(std::time::Duration::from_millis(1)).await;
+}
+
+async fn concurrent_appends_with(commit_delay: std::time::Duration) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let wal = Wal::open(WalOptions::local(dir.path()))
-        .await
-        .expect("open");
+    let wal = Wal::open(WalOptions {
+        commit_delay,
+        ..WalOptions::local(dir.path())
+    })
+    .await
+    .expect("open");
     let tasks = 32u64;
     let per_task = 40u64;
     let mut handles = Vec::new();

@@ -104,6 +104,49 @@ pub(crate) struct WalWriter {
     pub poisoned: Option<Arc<WalError>>,
     /// Reused batch buffer (local backend).
     pub buf: Vec<u8>,
+    /// Local backend: how long a batch waits for more appends before its
+    /// write and `fdatasync`, when appends arrive fast enough that at least
+    /// two more are expected in that time (see [`Arrivals`]). Zero: never.
+    pub commit_delay: std::time::Duration,
+    pub arrivals: Arrivals,
+}
+
+/// The recent rate of appends, measured over windows of about 20 ms: the
+/// writer waits for a batch to grow only when the rate says it will.
+#[derive(Debug)]
+pub(crate) struct Arrivals {
+    window_start: Instant,
+    count: u64,
+    per_sec: f64,
+}
+
+impl Default for Arrivals {
+    fn default() -> Self {
+        Arrivals {
+            window_start: Instant::now(),
+            count: 0,
+            per_sec: 0.0,
+        }
+    }
+}
+
+impl Arrivals {
+    const WINDOW: std::time::Duration = std::time::Duration::from_millis(20);
+
+    fn note(&mut self, n: u64) {
+        self.count += n;
+        let elapsed = self.window_start.elapsed();
+        if elapsed >= Self::WINDOW {
+            self.per_sec = self.count as f64 / elapsed.as_secs_f64();
+            self.count = 0;
+            self.window_start = Instant::now();
+        }
+    }
+
+    /// Appends expected within `d` at the recent rate.
+    fn expected_within(&self, d: std::time::Duration) -> f64 {
+        self.per_sec * d.as_secs_f64()
+    }
 }
 
 fn join_error(
@@ -144,21 +187,45 @@ impl WalWriter {
             };
             let mut bytes = first.record.len();
             let mut batch = vec![first];
-            while bytes < self.max_batch_bytes {
-                match self.rx.try_recv() {
-                    Ok(Command::Append(p)) if bytes + p.record.len() <= self.max_batch_bytes => {
-                        bytes += p.record.len();
-                        batch.push(p);
-                    }
-                    Ok(other) => {
-                        carry = Some(other);
-                        break;
-                    }
-                    Err(_) => break,
-                }
+            carry = self.take_queued(&mut batch, &mut bytes);
+            if carry.is_none() && self.should_wait(bytes) {
+                // The writer has this thread to itself (local backend), so
+                // a plain sleep holds up nothing but this batch.
+                std::thread::sleep(self.commit_delay);
+                carry = self.take_queued(&mut batch, &mut bytes);
             }
+            self.arrivals.note(batch.len() as u64);
             self.commit(batch, bytes).await;
         }
+    }
+
+    /// Adds what is already queued to `batch`, up to `max_batch_bytes`;
+    /// returns a command that must wait for the next round.
+    fn take_queued(&mut self, batch: &mut Vec<Pending>, bytes: &mut usize) -> Option<Command> {
+        while *bytes < self.max_batch_bytes {
+            match self.rx.try_recv() {
+                Ok(Command::Append(p)) if *bytes + p.record.len() <= self.max_batch_bytes => {
+                    *bytes += p.record.len();
+                    batch.push(p);
+                }
+                Ok(other) => return Some(other),
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// True if this batch should wait `commit_delay` for more appends: a
+    /// local sink, room left, and at least two more appends expected in that
+    /// time at the recent rate. One `fdatasync` per batch costs the same
+    /// kernel work (and wake-ups) whatever the batch holds, so at high rates
+    /// fewer, larger batches take CPU off every put; at low rates, or with a
+    /// lone writer, nothing waits.
+    fn should_wait(&self, bytes: usize) -> bool {
+        !self.commit_delay.is_zero()
+            && matches!(self.sink, Sink::Local { .. })
+            && bytes < self.max_batch_bytes
+            && self.arrivals.expected_within(self.commit_delay) >= 2.0
     }
 
     /// Makes `batch` durable and answers every append in it.
@@ -379,5 +446,26 @@ impl WalWriter {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Arrivals;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn arrivals_expect_appends_only_at_the_measured_rate() {
+        let mut a = Arrivals::default();
+        assert_eq!(a.expected_within(Duration::from_millis(1)), 0.0);
+        // 100 appends over a window of at least 20 ms: at most 5,000/s.
+        a.window_start = Instant::now() - Duration::from_millis(20);
+        a.note(100);
+        let per_ms = a.expected_within(Duration::from_millis(1));
+        assert!(per_ms > 0.0 && per_ms <= 5.0, "{per_ms}");
+        // A quiet window brings the rate down again.
+        a.window_start = Instant::now() - Duration::from_millis(20);
+        a.note(0);
+        assert_eq!(a.expected_within(Duration::from_millis(1)), 0.0);
     }
 }
