@@ -143,8 +143,13 @@ impl Arrivals {
         }
     }
 
-    /// Appends expected within `d` at the recent rate.
+    /// Appends expected within `d` at the recent rate: none once no batch
+    /// has been noted for two windows (the rate measured before a quiet spell
+    /// says nothing about the lone append that ends it).
     fn expected_within(&self, d: std::time::Duration) -> f64 {
+        if self.window_start.elapsed() > 2 * Self::WINDOW {
+            return 0.0;
+        }
         self.per_sec * d.as_secs_f64()
     }
 }
@@ -463,6 +468,10 @@ mod tests {
         a.note(100);
         let per_ms = a.expected_within(Duration::from_millis(1));
         assert!(per_ms > 0.0 && per_ms <= 5.0, "{per_ms}");
+        // After a quiet spell the old rate no longer counts.
+        a.window_start = Instant::now() - Duration::from_millis(100);
+        assert_eq!(a.expected_within(Duration::from_millis(1)), 0.0);
+        a.window_start = Instant::now();
         // A quiet window brings the rate down again.
         a.window_start = Instant::now() - Duration::from_millis(20);
         a.note(0);
