@@ -14,6 +14,8 @@
 //!   error reaches the caller, no write is lost;
 //! - etcd paused for less than the lease: nothing moves; stopped for
 //!   longer: the servers fence themselves, and serve again when it is back;
+//! - a region moved by hand, there and back, under a writer and readers:
+//!   its reads are answered through each move, and none is stale;
 //! - a wrong etcd address at start: one clear error, not a hang.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -1048,6 +1050,137 @@ async fn the_balancer_warms_a_region_on_its_new_server_before_moving_it() {
     let n = |k: &str| s[k].as_u64().unwrap();
     assert!(n("prefetch_peer") >= 12, "{s}");
     assert_eq!(n("object_store") + n("prefetch_object_store"), 0, "{s}");
+}
+
+/// Moves region `region` to server `to` by hand and waits until the
+/// cluster's layout shows it there.
+async fn move_and_wait(admin: &Admin, cluster: &Cluster, region: &str, to: usize) {
+    admin.move_region(region, &Cluster::name(to)).await.unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some((l, _)) = layout(admin).await
+            && l.get(&Cluster::name(to))
+                .is_some_and(|r| r.iter().any(|x| x == region))
+        {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the move never finished:\n{}",
+            cluster.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moving_region_answers_reads_through_the_move_and_none_is_stale() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cluster = Cluster::start(2);
+    let c = client(&cluster.addrs()).await;
+    let admin = c.admin();
+    let start = Instant::now();
+    while !layout(&admin)
+        .await
+        .is_some_and(|(l, master)| l.len() == 2 && !master.is_empty())
+    {
+        assert!(start.elapsed() < Duration::from_secs(30), "no cluster");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    admin.balance_switch(false).await.unwrap();
+    admin
+        .create_table("m", vec![Admin::family("cf")], Vec::new())
+        .await
+        .unwrap();
+    let start = Instant::now();
+    let l = loop {
+        if let Some((l, _)) = layout(&admin).await
+            && l.values().map(Vec::len).sum::<usize>() == 1
+        {
+            break l;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "never served");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (owner, regions) = l.iter().find(|(_, r)| !r.is_empty()).unwrap();
+    let region = regions[0].clone();
+    let from = (0..2).find(|&i| &Cluster::name(i) == owner).unwrap();
+    c.table("m").put("k", "cf", "q", "00000000").await.unwrap();
+    // One writer counts up in row k, each put through a new client sent to
+    // the server the region is moving to (so a write lands on the new owner
+    // as soon as it is open); readers, each with its own client (so its own
+    // region map, which only a failed call refreshes), check every read
+    // against the highest value acknowledged before the read began. A read
+    // answered from a former owner's old copy after the new owner
+    // acknowledged a write would go below it.
+    let acked = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let dest = Arc::new(Mutex::new(cluster.server(from).grpc.to_string()));
+    let writer = {
+        let (acked, stop, dest) = (acked.clone(), stop.clone(), dest.clone());
+        tokio::spawn(async move {
+            let mut v = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                v += 1;
+                let addr = dest.lock().unwrap().clone();
+                let table = client(&addr).await.table("m");
+                table.put("k", "cf", "q", format!("{v:08}")).await.unwrap();
+                acked.store(v, Ordering::SeqCst);
+            }
+            v
+        })
+    };
+    let mut readers = Vec::new();
+    for _ in 0..2 {
+        let table = client(&cluster.addrs()).await.table("m");
+        let (acked, stop) = (acked.clone(), stop.clone());
+        readers.push(tokio::spawn(async move {
+            let (mut reads, mut stale) = (0u64, Vec::new());
+            while !stop.load(Ordering::Relaxed) {
+                let floor = acked.load(Ordering::SeqCst);
+                let got = table.get_value("k", "cf", "q").await.unwrap().unwrap();
+                let got: u64 = std::str::from_utf8(&got).unwrap().parse().unwrap();
+                if got < floor {
+                    stale.push((floor, got));
+                }
+                reads += 1;
+            }
+            (reads, stale)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    *dest.lock().unwrap() = cluster.server(1 - from).grpc.to_string();
+    move_and_wait(&admin, &cluster, &region, 1 - from).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    *dest.lock().unwrap() = cluster.server(from).grpc.to_string();
+    move_and_wait(&admin, &cluster, &region, from).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let writes = writer.await.unwrap();
+    let mut reads = 0;
+    for r in readers {
+        let (n, stale) = r.await.unwrap();
+        assert!(stale.is_empty(), "stale reads (floor, read): {stale:?}");
+        reads += n;
+    }
+    let m = |i: usize, name: &str| metric(cluster.server(i), name);
+    let through = m(0, "shoal_cluster_move_reads_total") + m(1, "shoal_cluster_move_reads_total");
+    let ended =
+        m(0, "shoal_cluster_move_reads_ended_total") + m(1, "shoal_cluster_move_reads_ended_total");
+    let waited = m(0, "shoal_cluster_move_reads_waited_total")
+        + m(1, "shoal_cluster_move_reads_waited_total");
+    eprintln!(
+        "{writes} writes, {reads} reads, {through} answered by a region in motion; \
+         reads ended when asked {ended}, bounds waited out {waited}"
+    );
+    // Both moves kept answering reads and ended them by asking.
+    assert!(through >= 2.0, "reads through the moves: {through}");
+    assert_eq!((ended, waited), (2.0, 0.0), "{}", cluster.stderr());
+    let logs = cluster.stderr();
+    assert!(logs.contains("reads_on=true"), "{logs}");
 }
 
 #[test]

@@ -69,6 +69,22 @@ pub struct Assignment {
     /// still holds the region's blocks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_at_ms: Option<u64>,
+    /// A former owner that still answers reads of the region from its
+    /// closed, flushed copy (it closed the region for a move and reads on
+    /// through the gap until the next owner opens): the next owner ends
+    /// those reads before it takes a write, or waits out their bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads_at: Option<MoveReads>,
+}
+
+/// Reads of a moved region still answered by its former owner.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveReads {
+    /// The former owner's cluster name.
+    pub server: String,
+    /// It answers them at most this long after its close ended, by its own
+    /// clock (which was before this record was written).
+    pub bound_ms: u64,
 }
 
 impl Assignment {
@@ -93,6 +109,7 @@ impl Assignment {
             to: None,
             last_owner: None,
             left_at_ms: None,
+            reads_at: None,
         }
     }
 }

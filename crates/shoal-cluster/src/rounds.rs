@@ -5,7 +5,7 @@
 //! can stop at any point and a new master or a restarted server resumes from
 //! what etcd holds: no state lives only in memory.
 
-use crate::assignment::{self, Assignment, RegionState, Step};
+use crate::assignment::{self, Assignment, MoveReads, RegionState, Step};
 use crate::cache_facts::CacheFacts;
 use crate::etcd::{Etcd, EtcdError};
 use crate::membership;
@@ -16,16 +16,32 @@ pub trait RegionHost {
     /// Opens `region` as its owner at `epoch`, first replaying its entries
     /// from the dead servers' WAL runs in `replay`. Err: the reason.
     /// `last_owner` served it before (its L2 may hold the region's blocks).
+    /// `reads_at`: a former owner still answering reads of it; the open
+    /// ends them (or waits out their bound) before the region takes a
+    /// write.
     fn open(
         &self,
         region: &str,
         epoch: u64,
         replay: &[String],
         last_owner: Option<&str>,
+        reads_at: Option<&MoveReads>,
     ) -> impl Future<Output = Result<(), String>> + Send;
 
-    /// Flushes and closes `region` (it is moving away). Err: the reason.
-    fn close(&self, region: &str) -> impl Future<Output = Result<(), String>> + Send;
+    /// Flushes and closes `region` (it is moving away). `handoff`: the
+    /// record names the next owner, so the host may go on answering reads
+    /// from the flushed copy until that owner ends them (see
+    /// [`RegionHost::end_reads`]): `Ok(Some(bound))` then, the longest it
+    /// answers them from now. Err: the reason.
+    fn close(
+        &self,
+        region: &str,
+        handoff: bool,
+    ) -> impl Future<Output = Result<Option<std::time::Duration>, String>> + Send;
+
+    /// Stops answering the reads of `region` that a handoff close kept on
+    /// (nothing if there are none).
+    fn end_reads(&self, region: &str);
 
     /// The regions open here now.
     fn open_regions(&self) -> Vec<String>;
@@ -474,7 +490,7 @@ pub async fn server_round<H: RegionHost>(
         });
         if !mine {
             tracing::warn!(region = %region, "open here but assigned elsewhere; closing it");
-            if host.close(region).await.is_ok() {
+            if host.close(region, false).await.is_ok() {
                 round.closed += 1;
             }
         }
@@ -524,7 +540,8 @@ pub async fn server_round<H: RegionHost>(
             let last = a.last_owner.as_deref().filter(|l| *l != me);
             (
                 (*region).clone(),
-                host.open(region, a.epoch, &replay, last).await,
+                host.open(region, a.epoch, &replay, last, a.reads_at.as_ref())
+                    .await,
             )
         }))
         .await
@@ -557,15 +574,99 @@ pub async fn server_round<H: RegionHost>(
         })
         .map(|(region, _)| region)
         .collect();
-    let closes: std::collections::HashMap<String, Result<(), String>> = futures::future::join_all(
-        to_close
-            .iter()
-            .map(|region| async move { ((*region).clone(), host.close(region).await) }),
-    )
-    .await
-    .into_iter()
-    .collect();
+    // A close for a move may keep answering reads from the flushed copy
+    // until the next owner opens (and ends them): only the moves' closes.
+    type Closed = Result<Option<std::time::Duration>, String>;
+    let closes: std::collections::HashMap<String, Closed> =
+        futures::future::join_all(to_close.iter().map(|region| async {
+            let handoff = records.get(*region).is_some_and(|(a, _)| a.to.is_some());
+            ((*region).clone(), host.close(region, handoff).await)
+        }))
+        .await
+        .into_iter()
+        .collect();
+    // Regions whose reads go on here: each needs a written record that says
+    // so (the next owner ends them before its first write); one whose
+    // record was not written stops reading at once.
+    let mut reading: std::collections::HashSet<String> = closes
+        .iter()
+        .filter(|(_, r)| matches!(r, Ok(Some(_))))
+        .map(|(region, _)| region.clone())
+        .collect();
     let mut written = Vec::new();
+    let writes = write_outcomes(
+        etcd,
+        prefix,
+        me,
+        my_wal,
+        &records,
+        &claimed,
+        &open_here,
+        &opened,
+        &closes,
+        &mut targets,
+        &mut round,
+        &mut written,
+    )
+    .await;
+    for next in &written {
+        if next.reads_at.as_ref().is_some_and(|r| r.server == me) {
+            reading.remove(&next.region);
+        }
+    }
+    for region in &reading {
+        tracing::info!(region = %region, "its record was not written: reads of the closed region end here at once");
+        host.end_reads(region);
+    }
+    writes?;
+    // Warm handoffs to this server: copy while the owner serves, then ask
+    // the owner to close (the move then proceeds as any other).
+    for (region, (a, revision)) in &records {
+        if a.state != RegionState::Open || a.to.as_deref() != Some(me) {
+            continue;
+        }
+        let Some(owner) = a.owner.as_deref().filter(|o| *o != me) else {
+            continue;
+        };
+        if host.warm_up(region, a.epoch, owner) {
+            let next = Assignment {
+                state: RegionState::Closing,
+                ..a.clone()
+            };
+            if assignment::write(etcd, prefix, &next, *revision).await? {
+                round.warmed += 1;
+            }
+        }
+    }
+    round.records = records;
+    // What this round wrote, so the server's directory names a region's new
+    // owner at once (a client that met the region moving is pointed there).
+    for next in written {
+        if let Some(entry) = round.records.get_mut(&next.region) {
+            entry.0 = next;
+        }
+    }
+    Ok(round)
+}
+
+/// The records a server round writes for the opens and closes it made
+/// (each a compare-and-swap; one lost to a concurrent change is left for
+/// the next round). Appends each record written to `written`.
+#[allow(clippy::too_many_arguments)]
+async fn write_outcomes(
+    etcd: &Etcd,
+    prefix: &str,
+    me: &str,
+    my_wal: &str,
+    records: &std::collections::BTreeMap<String, (Assignment, i64)>,
+    claimed: &std::collections::HashSet<String>,
+    open_here: &std::collections::HashSet<String>,
+    opened: &std::collections::HashMap<String, Result<(), String>>,
+    closes: &std::collections::HashMap<String, Result<Option<std::time::Duration>, String>>,
+    targets: &mut Option<std::collections::HashMap<String, String>>,
+    round: &mut ServerRound,
+    written: &mut Vec<Assignment>,
+) -> Result<(), EtcdError> {
     for (region, (a, revision)) in records.clone() {
         if a.owner.as_deref() != Some(me) || claimed.contains(&region) {
             continue;
@@ -588,6 +689,8 @@ pub async fn server_round<H: RegionHost>(
                             owner_wal: Some(my_wal.to_owned()),
                             // Replayed and logged again in `my_wal`.
                             replay: Vec::new(),
+                            // The open ended the former owner's reads.
+                            reads_at: None,
                             ..a
                         }
                     }
@@ -619,7 +722,7 @@ pub async fn server_round<H: RegionHost>(
                 // Waits for the regions of this server still warming.
                 None => continue,
                 Some(result) => match result {
-                    Ok(()) => {
+                    Ok(reads) => {
                         round.closed += 1;
                         // Flushed: nothing of it is left to replay. Its blocks
                         // are still in this server's L2 for the next owner.
@@ -628,13 +731,17 @@ pub async fn server_round<H: RegionHost>(
                             owner: None,
                             owner_wal: None,
                             last_owner: Some(me.to_owned()),
+                            reads_at: reads.map(|bound| MoveReads {
+                                server: me.to_owned(),
+                                bound_ms: bound.as_millis() as u64,
+                            }),
                             ..a
                         };
                         // A move the master decided names its target: hand the
                         // region over directly (as the master's next round
                         // would), so the target opens it in its next round
                         // without waiting for the master's.
-                        match handover(etcd, prefix, &closed, &mut targets).await? {
+                        match handover(etcd, prefix, &closed, targets).await? {
                             Some(next) => next,
                             None => closed,
                         }
@@ -657,32 +764,5 @@ pub async fn server_round<H: RegionHost>(
             written.push(next);
         }
     }
-    // Warm handoffs to this server: copy while the owner serves, then ask
-    // the owner to close (the move then proceeds as any other).
-    for (region, (a, revision)) in &records {
-        if a.state != RegionState::Open || a.to.as_deref() != Some(me) {
-            continue;
-        }
-        let Some(owner) = a.owner.as_deref().filter(|o| *o != me) else {
-            continue;
-        };
-        if host.warm_up(region, a.epoch, owner) {
-            let next = Assignment {
-                state: RegionState::Closing,
-                ..a.clone()
-            };
-            if assignment::write(etcd, prefix, &next, *revision).await? {
-                round.warmed += 1;
-            }
-        }
-    }
-    round.records = records;
-    // What this round wrote, so the server's directory names a region's new
-    // owner at once (a client that met the region moving is pointed there).
-    for next in written {
-        if let Some(entry) = round.records.get_mut(&next.region) {
-            entry.0 = next;
-        }
-    }
-    Ok(round)
+    Ok(())
 }

@@ -8,7 +8,7 @@
 
 mod support;
 
-use shoal_cluster::assignment::{RegionState, read_all};
+use shoal_cluster::assignment::{MoveReads, RegionState, read_all};
 use shoal_cluster::rounds::Policy;
 use shoal_cluster::rounds::{RegionHost, master_round, server_round};
 use shoal_cluster::{Etcd, Membership};
@@ -33,6 +33,12 @@ struct FakeHost {
     hold: std::sync::atomic::AtomicBool,
     /// Never finish the warm-up of these regions.
     hold_regions: Mutex<BTreeSet<String>>,
+    /// Closes for a move keep answering reads (for 2 s at most).
+    keep_reads: std::sync::atomic::AtomicBool,
+    /// Regions closed here whose reads go on.
+    reading: Mutex<BTreeSet<String>>,
+    /// Per region opened: the former owner it was told still reads it.
+    reads_at: Mutex<BTreeMap<String, Option<MoveReads>>>,
 }
 
 impl RegionHost for FakeHost {
@@ -42,8 +48,13 @@ impl RegionHost for FakeHost {
         _epoch: u64,
         replay: &[String],
         last_owner: Option<&str>,
+        reads_at: Option<&MoveReads>,
     ) -> Result<(), String> {
         self.open.lock().unwrap().insert(region.to_owned());
+        self.reads_at
+            .lock()
+            .unwrap()
+            .insert(region.to_owned(), reads_at.cloned());
         self.last_owner
             .lock()
             .unwrap()
@@ -55,9 +66,17 @@ impl RegionHost for FakeHost {
         Ok(())
     }
 
-    async fn close(&self, region: &str) -> Result<(), String> {
+    async fn close(&self, region: &str, handoff: bool) -> Result<Option<Duration>, String> {
         self.open.lock().unwrap().remove(region);
-        Ok(())
+        if handoff && self.keep_reads.load(std::sync::atomic::Ordering::Relaxed) {
+            self.reading.lock().unwrap().insert(region.to_owned());
+            return Ok(Some(Duration::from_secs(2)));
+        }
+        Ok(None)
+    }
+
+    fn end_reads(&self, region: &str) {
+        self.reading.lock().unwrap().remove(region);
     }
 
     fn open_regions(&self) -> Vec<String> {
@@ -226,7 +245,11 @@ async fn regions_are_served_once_and_move_when_a_server_or_the_master_dies() {
         assert_eq!(b.host.last_owner.lock().unwrap().get(r), Some(&None), "{r}");
     }
 
-    // A graceful move: b's region goes to a, which is told b served it.
+    // A graceful move: b's region goes to a, which is told b served it,
+    // and that b still answers its reads (b closed it keeping them on).
+    b.host
+        .keep_reads
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     let moving = b_first[0].clone();
     shoal_cluster::assignment::request_move(&etcd, PREFIX, &moving, "a")
         .await
@@ -245,6 +268,17 @@ async fn regions_are_served_once_and_move_when_a_server_or_the_master_dies() {
         a.host.last_owner.lock().unwrap().get(&moving),
         Some(&Some("b".to_owned()))
     );
+    assert!(b.host.reading.lock().unwrap().contains(&moving));
+    assert_eq!(
+        a.host.reads_at.lock().unwrap().get(&moving),
+        Some(&Some(MoveReads {
+            server: "b".into(),
+            bound_ms: 2_000
+        }))
+    );
+    // Once open, the record no longer names them (the open ended them).
+    let (record, _) = read_all(&etcd, PREFIX).await.unwrap()[&moving].clone();
+    assert_eq!((record.state, record.reads_at), (RegionState::Open, None));
     settle(&etcd, &[&a, &b], &regions, Duration::from_secs(20)).await;
 
     // The master (a) dies: b becomes master and takes a's regions.

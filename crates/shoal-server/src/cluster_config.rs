@@ -56,6 +56,13 @@ pub struct ClusterSection {
     /// server is busier than the least loaded by two. Off: the plain
     /// balancer (least loaded first).
     pub cache_aware: bool,
+    /// Reads through a move: a server closing a region for a move the
+    /// master or an operator decided goes on answering its reads from the
+    /// flushed copy until the next owner has opened it and asks it to stop
+    /// (before taking a write), for at most this long (default 2s; 0s:
+    /// reads wait for the next owner as writes do).
+    #[serde(with = "crate::config::humantime_serde_compat")]
+    pub move_reads: Duration,
 }
 
 impl Default for ClusterSection {
@@ -73,6 +80,7 @@ impl Default for ClusterSection {
             retain: Duration::from_secs(30),
             handoff_warmup: Duration::from_secs(5),
             cache_aware: true,
+            move_reads: Duration::from_secs(2),
         }
     }
 }
@@ -141,6 +149,12 @@ impl ClusterSection {
                 format!("must be at most 10m, got {:?}", self.handoff_warmup),
             ));
         }
+        if self.move_reads > Duration::from_secs(60) {
+            return Err((
+                "cluster.move_reads",
+                format!("must be at most 60s, got {:?}", self.move_reads),
+            ));
+        }
         if self.retain > Duration::from_secs(24 * 3600) {
             return Err((
                 "cluster.retain",
@@ -191,6 +205,10 @@ mod tests {
         assert_eq!(
             bad(|c| c.peer_backoff = Duration::from_secs(7200)),
             "cluster.peer_backoff"
+        );
+        assert_eq!(
+            bad(|c| c.move_reads = Duration::from_secs(61)),
+            "cluster.move_reads"
         );
     }
 }

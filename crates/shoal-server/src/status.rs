@@ -65,6 +65,10 @@ pub struct ClusterView {
     pub moves_out: (u64, u64),
     /// Times this server lost its lease.
     pub lease_losses: u64,
+    /// Reads through a move: reads answered here by regions closed for a
+    /// move; regions opened here whose former owner ended its reads when
+    /// asked; and those that waited out its bound instead.
+    pub move_reads: (u64, u64, u64),
     /// The balancer's switch (as the master last read it).
     pub balancer_on: bool,
     /// The last failovers here.

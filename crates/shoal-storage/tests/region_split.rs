@@ -1,7 +1,8 @@
 //! Splitting a region: children read the parent's files only within their
 //! own key bounds, compact them away into files of their own, and the
 //! parent's files are released; closing a region under concurrent writes
-//! loses no acknowledged write.
+//! loses no acknowledged write; a region closed for a handoff reads on
+//! (and takes nothing else) until its reads end.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
@@ -180,6 +181,64 @@ async fn close_under_concurrent_writes_keeps_every_acknowledged_write() {
     for row in &acked {
         assert!(present.contains(row), "acknowledged {row} is missing");
     }
+}
+
+#[tokio::test]
+async fn a_region_closed_for_a_handoff_reads_its_flushed_copy_until_its_reads_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let bucket = Bucket::memory();
+    let wal = Wal::open(WalOptions::local(dir.path())).await.unwrap();
+    let env = RegionEnv::new(bucket.clone(), wal);
+    let region = Region::open(config("r", "", ""), env).await.unwrap();
+    for k in ["a", "b", "c"] {
+        region
+            .mutate(RowMutation::new(k).put("cf", "q", k))
+            .await
+            .unwrap();
+    }
+    region.close_keeping_reads().await.unwrap();
+    assert!(region.reads_only());
+    // Reads go on: gets and scans see every acknowledged write.
+    let got = region.get(&Get::new("b")).await.unwrap();
+    assert_eq!(got.cells.len(), 1);
+    assert_eq!(&got.cells[0].value[..], b"b");
+    assert_eq!(rows(&region, false).await, vec!["a", "b", "c"]);
+    // Nothing else is taken: no write, flush, compaction or second close.
+    let refused = region
+        .mutate(RowMutation::new("d").put("cf", "q", "d"))
+        .await;
+    assert!(
+        matches!(refused, Err(RegionError::Closed { .. })),
+        "{refused:?}"
+    );
+    assert!(matches!(
+        region.flush().await,
+        Err(RegionError::Closed { .. })
+    ));
+    assert!(matches!(
+        region.compact(true).await,
+        Err(RegionError::Closed { .. })
+    ));
+    assert!(matches!(
+        region.close().await,
+        Err(RegionError::Closed { .. })
+    ));
+    // The flushed copy holds everything (a new WAL: nothing to replay).
+    let dir2 = tempfile::tempdir().unwrap();
+    let wal2 = Wal::open(WalOptions::local(dir2.path())).await.unwrap();
+    let next = Region::open(config("r", "", ""), RegionEnv::new(bucket, wal2))
+        .await
+        .unwrap();
+    assert_eq!(rows(&next, false).await, vec!["a", "b", "c"]);
+    // A scan begun before the reads end stops with `Closed` after it.
+    let mut scan = region.scanner(Scan::all()).unwrap();
+    region.end_reads();
+    assert!(!region.reads_only());
+    assert!(matches!(scan.next().await, Err(RegionError::Closed { .. })));
+    assert!(matches!(
+        region.get(&Get::new("b")).await,
+        Err(RegionError::Closed { .. })
+    ));
 }
 
 #[tokio::test]

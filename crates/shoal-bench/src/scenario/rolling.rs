@@ -25,9 +25,11 @@
 //! each server's per-region block sources) and its object-store GETs.
 //!
 //! Settings: `cache-aware` (the defaults: peer reads, warm handoffs,
-//! retained assignment, cache-aware placement), `plain` (all four off: the
-//! plain balancer; L2 still persists across restarts), `no-l2` (plain, and
-//! no L2: what a server without a persistent cache gets).
+//! retained assignment, cache-aware placement, reads through a move),
+//! `plain` (all five off: the plain balancer, a moving region answers
+//! nothing from its close to its open; L2 still persists across restarts),
+//! `no-l2` (plain, and no L2: what a server without a persistent cache
+//! gets).
 
 use super::child::{ChildError, ChildServer, status_json};
 use super::etcd::{EtcdChild, cpu_seconds, free_port};
@@ -334,7 +336,8 @@ fn config(
     let cluster_extra = match mode {
         Mode::CacheAware => String::new(),
         Mode::Plain | Mode::NoL2 => {
-            "peer_reads = false\nretain = \"0s\"\nhandoff_warmup = \"0s\"\ncache_aware = false\n"
+            "peer_reads = false\nretain = \"0s\"\nhandoff_warmup = \"0s\"\ncache_aware = false\n\
+             move_reads = \"0s\"\n"
                 .to_string()
         }
     };
@@ -1260,6 +1263,7 @@ mod tests {
             "retain = \"0s\"",
             "handoff_warmup = \"0s\"",
             "cache_aware = false",
+            "move_reads = \"0s\"",
         ] {
             assert!(plain.contains(k), "{plain}");
         }

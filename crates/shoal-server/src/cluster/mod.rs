@@ -11,7 +11,9 @@
 //! Peer reads (`peer_reads.rs`): a region that moved here reads its blocks
 //! from the former owner's L2 before the object store. Warm handoff
 //! (`handoff.rs`): before the master's moves, the target copies the
-//! region's blocks from the owner while the owner still serves.
+//! region's blocks from the owner while the owner still serves. Reads
+//! through a move (`move_reads.rs`): the owner answers a moving region's
+//! reads until the target has opened it and ends them.
 //!
 //! Cache facts (`cache_report.rs`): every few seconds the node publishes
 //! what its cache holds of each region it serves or served, for the
@@ -21,6 +23,7 @@
 
 mod cache_report;
 mod handoff;
+mod move_reads;
 mod node;
 mod peer_reads;
 mod regions;

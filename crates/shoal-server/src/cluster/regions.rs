@@ -86,24 +86,27 @@ impl Host {
     /// Puts `slot` in place of region `id`'s slot; false if the region is
     /// not in a served table.
     pub(crate) fn set_slot(&self, id: &str, slot: Slot) -> bool {
+        self.update_slot(id, |s| *s = slot).is_some()
+    }
+
+    /// Runs `change` on region `id`'s slot under the tables' lock; `None`
+    /// if the region is not in a served table.
+    pub(crate) fn update_slot<R>(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut Slot) -> R,
+    ) -> Option<R> {
         let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
-        let Some((name, key)) = tables.iter().find_map(|(name, t)| {
+        let (name, key) = tables.iter().find_map(|(name, t)| {
             t.regions
                 .iter()
                 .find(|(_, (r, _))| r.id == id)
                 .map(|(k, _)| (name.clone(), k.clone()))
-        }) else {
-            return false;
-        };
-        let Some(t) = tables.get(&name) else {
-            return false;
-        };
-        let mut next = LiveTable::clone(t);
-        if let Some(entry) = next.regions.get_mut(&key) {
-            entry.1 = slot;
-        }
+        })?;
+        let mut next = LiveTable::clone(tables.get(&name)?);
+        let out = next.regions.get_mut(&key).map(|entry| change(&mut entry.1));
         tables.insert(name, Arc::new(next));
-        true
+        out
     }
 
     /// The open region `id`, if open here.
@@ -119,12 +122,14 @@ impl Host {
     /// Opens region `id` as its owner, replaying `replay` (WAL runs of
     /// former owners) first. `last_owner` served it before: with peer reads
     /// on, blocks this server lacks are asked of it before the object store
-    /// (the region's prefetch-on-open included).
+    /// (the region's prefetch-on-open included). `reads_at`: a former owner
+    /// still answering its reads, ended before the region takes a write.
     pub(crate) async fn open_assigned(
         &self,
         id: &str,
         replay: &[String],
         last_owner: Option<&str>,
+        reads_at: Option<&shoal_cluster::assignment::MoveReads>,
     ) -> Result<(), String> {
         if self.open_region_here(id).is_some() || self.installing(id) {
             return Ok(());
@@ -182,6 +187,14 @@ impl Host {
                     return Err(e.to_string());
                 }
             };
+        // The former owner may still answer reads from its closed copy: no
+        // write is taken here before it stopped (`move_reads.rs`).
+        if let Some(reads) = reads_at
+            && let Err(e) = self.end_reads_at(id, reads, started).await
+        {
+            self.give_up(id, &region);
+            return Err(format!("region {id}: {e}"));
+        }
         if !self.set_slot(id, Slot::Open(region.clone())) {
             let _ = region.close().await;
             return Err(format!("region {id}'s table changed while it opened"));
@@ -231,16 +244,48 @@ impl Host {
     }
 
     /// Flushes and closes region `id` (it moves to another server).
-    pub(crate) async fn close_assigned(&self, id: &str) -> Result<(), String> {
+    /// `handoff`: the record names the next owner, so with
+    /// `cluster.move_reads` on the region goes on answering reads until
+    /// that owner ends them; `Ok(Some(bound))` then, the longest it does.
+    pub(crate) async fn close_assigned(
+        &self,
+        id: &str,
+        handoff: bool,
+    ) -> Result<Option<std::time::Duration>, String> {
         let Some(region) = self.open_region_here(id) else {
             return Err(format!("region {id} is not open here"));
         };
         let started = Instant::now();
         let may_own = self.ownership_from_now();
-        self.set_slot(id, Slot::Moving);
-        match self.close_regions(vec![region.clone()]).await {
+        let bound = Some(self.move_reads_bound()).filter(|b| handoff && !b.is_zero());
+        let closed = match bound {
+            Some(_) => {
+                self.set_slot(
+                    id,
+                    Slot::Closing {
+                        region: region.clone(),
+                        reads_until: None,
+                    },
+                );
+                let closed = region.close_keeping_reads().await;
+                if closed.is_ok() {
+                    self.retire(&region);
+                }
+                closed
+            }
+            None => {
+                self.set_slot(id, Slot::Moving);
+                self.close_regions(vec![region.clone()]).await
+            }
+        };
+        match closed {
             Ok(()) => {
-                self.set_slot(id, Slot::Elsewhere);
+                match bound {
+                    Some(b) => self.keep_move_reads(id, region.clone(), b),
+                    None => {
+                        self.set_slot(id, Slot::Elsewhere);
+                    }
+                }
                 if let Some(c) = &self.inner.cluster {
                     use std::sync::atomic::Ordering;
                     // Its blocks stay in L2 until evicted: reported to the
@@ -253,9 +298,10 @@ impl Host {
                 tracing::info!(
                     region = id,
                     close_ms = started.elapsed().as_millis() as u64,
+                    reads_on = bound.is_some(),
                     "region closed for a move"
                 );
-                Ok(())
+                Ok(bound)
             }
             // Fenced by a newer owner, or the lease was lost meanwhile (the
             // region is not among those `abandon_all` gave up, being in
@@ -288,9 +334,22 @@ impl Host {
         for t in tables.values_mut() {
             let mut next = LiveTable::clone(t);
             for (_, slot) in next.regions.values_mut() {
-                if let Slot::Open(r) = slot {
-                    given_up.push(r.clone());
-                    *slot = Slot::Elsewhere;
+                match slot {
+                    Slot::Open(r) => {
+                        given_up.push(r.clone());
+                        *slot = Slot::Elsewhere;
+                    }
+                    // A closed copy answers nothing more; one still in its
+                    // closing flush is given up by its close (it fails).
+                    Slot::Closing {
+                        region,
+                        reads_until: Some(_),
+                    } => {
+                        region.end_reads();
+                        *slot = Slot::Elsewhere;
+                    }
+                    Slot::Closing { region, .. } => region.abandon(),
+                    Slot::Moving | Slot::Elsewhere => {}
                 }
             }
             *t = Arc::new(next);
@@ -303,13 +362,12 @@ impl Host {
         given_up.len()
     }
 
-    /// True while region `id` is being split or closed here.
+    /// True while region `id` is being split or closed here (a closed
+    /// copy still answering reads is closed).
     fn moving_here(&self, id: &str) -> bool {
-        self.tables().iter().any(|t| {
-            t.regions
-                .values()
-                .any(|(r, s)| r.id == id && matches!(s, Slot::Moving))
-        })
+        self.tables()
+            .iter()
+            .any(|t| t.regions.values().any(|(r, s)| r.id == id && in_motion(s)))
     }
 
     /// Ids of the regions open here, those being split or closed here, and
@@ -322,7 +380,7 @@ impl Host {
             .flat_map(|t| {
                 t.regions
                     .values()
-                    .filter(|(_, s)| matches!(s, Slot::Open(_) | Slot::Moving))
+                    .filter(|(_, s)| matches!(s, Slot::Open(_)) || in_motion(s))
                     .map(|(r, _)| r.id.clone())
                     .collect::<Vec<_>>()
             })
@@ -437,7 +495,16 @@ impl Host {
             .values()
             .filter_map(|(record, slot)| {
                 let (server, epoch, hbase) = match (slot, d.owners.get(&record.id)) {
-                    (Slot::Open(_), o) => (
+                    // A closed copy answering reads until its next owner
+                    // opens: reads may come here (writes wait for the owner).
+                    (Slot::Open(_), o)
+                    | (
+                        Slot::Closing {
+                            reads_until: Some(_),
+                            ..
+                        },
+                        o,
+                    ) => (
                         self.address().to_owned(),
                         o.map_or(0, |o| o.epoch),
                         String::new(),
@@ -460,6 +527,19 @@ impl Host {
     }
 }
 
+/// A slot whose region is being split or closed here (not a closed copy
+/// still answering reads: that one is closed).
+fn in_motion(slot: &Slot) -> bool {
+    matches!(
+        slot,
+        Slot::Moving
+            | Slot::Closing {
+                reads_until: None,
+                ..
+            }
+    )
+}
+
 /// The host as the assignment rounds drive it.
 pub(crate) struct Regions<'a>(pub(crate) &'a Host);
 
@@ -470,12 +550,25 @@ impl RegionHost for Regions<'_> {
         _epoch: u64,
         replay: &[String],
         last_owner: Option<&str>,
+        reads_at: Option<&shoal_cluster::assignment::MoveReads>,
     ) -> Result<(), String> {
-        self.0.open_assigned(region, replay, last_owner).await
+        self.0
+            .open_assigned(region, replay, last_owner, reads_at)
+            .await
     }
 
-    async fn close(&self, region: &str) -> Result<(), String> {
-        self.0.close_assigned(region).await
+    async fn close(
+        &self,
+        region: &str,
+        handoff: bool,
+    ) -> Result<Option<std::time::Duration>, String> {
+        self.0.close_assigned(region, handoff).await
+    }
+
+    fn end_reads(&self, region: &str) {
+        if let Err(e) = self.0.end_move_reads(region, "") {
+            tracing::warn!(region, error = %e, "ending the reads of a region closed here failed");
+        }
     }
 
     fn open_regions(&self) -> Vec<String> {

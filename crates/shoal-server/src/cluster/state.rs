@@ -87,6 +87,14 @@ pub struct ClusterState {
     pub move_ms: AtomicU64,
     /// Times this server lost its lease and gave its regions up.
     pub lease_losses: AtomicU64,
+    /// Reads answered from regions closed here for a move, before their
+    /// next owner opened them.
+    pub move_reads: AtomicU64,
+    /// Regions opened here whose former owner ended its reads when asked.
+    pub move_reads_ended: AtomicU64,
+    /// Regions opened here that waited out their former owner's bound on
+    /// reads (it did not answer).
+    pub move_reads_waited: AtomicU64,
     /// The balancer's switch as last read (master only).
     pub balancer_on: AtomicBool,
     recent: RwLock<Vec<Failover>>,
@@ -127,6 +135,9 @@ impl ClusterState {
             moves_out: AtomicU64::new(0),
             move_ms: AtomicU64::new(0),
             lease_losses: AtomicU64::new(0),
+            move_reads: AtomicU64::new(0),
+            move_reads_ended: AtomicU64::new(0),
+            move_reads_waited: AtomicU64::new(0),
             balancer_on: AtomicBool::new(true),
             recent: RwLock::default(),
             etcd: std::sync::OnceLock::new(),

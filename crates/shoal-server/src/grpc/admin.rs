@@ -336,6 +336,21 @@ impl pb::admin_server::Admin for AdminService {
         .await
     }
 
+    async fn end_move_reads(
+        &self,
+        req: Request<pb::EndMoveReadsRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        let caller = self.caller(&req)?;
+        let r = req.into_inner();
+        self.timed(async {
+            self.host
+                .access(&caller)
+                .end_move_reads(&r.region, &r.server)?;
+            Ok(message(format!("reads of {} ended here", r.region)))
+        })
+        .await
+    }
+
     async fn balance_switch(
         &self,
         req: Request<pb::BalanceSwitchRequest>,

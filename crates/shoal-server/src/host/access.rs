@@ -508,6 +508,13 @@ impl<'a> Access<'a> {
         self.host.peer_blocks(blocks).await
     }
 
+    /// Cluster mode, for a region's next owner: stop answering reads of
+    /// `region` from its closed copy (a server's token: global admin).
+    pub fn end_move_reads(&self, region: &str, next_owner: &str) -> Result<(), ServiceError> {
+        self.need_global("end_move_reads", Action::Admin)?;
+        self.host.end_move_reads(region, next_owner)
+    }
+
     // ---- permissions
 
     fn need_grant_admin(&self, op: &str, scope: &Scope) -> Result<(), ServiceError> {

@@ -324,6 +324,7 @@ impl Host {
                 to: None,
                 last_owner: None,
                 left_at_ms: None,
+                reads_at: None,
             };
             if !assignment::write(etcd, prefix, &child, 0)
                 .await

@@ -31,8 +31,8 @@ impl Host {
         Ok(table)
     }
 
-    /// The region serving `row` of `table` now.
-    fn route(&self, table: &str, row: &[u8]) -> Result<Region, ServiceError> {
+    /// The region serving `row` of `table` now, for a read or a write.
+    fn route(&self, table: &str, row: &[u8], read: bool) -> Result<Region, ServiceError> {
         if row.is_empty() {
             return Err(ServiceError::InvalidArgument("row key is empty".into()));
         }
@@ -40,7 +40,21 @@ impl Host {
         self.check_lease()?;
         match t.slot_for(row) {
             Some((_, Slot::Open(r))) => Ok(r.clone()),
+            Some((
+                _,
+                Slot::Closing {
+                    region,
+                    reads_until,
+                },
+            )) if read && super::closing_reads(reads_until) => {
+                self.count_move_read();
+                Ok(region.clone())
+            }
             Some((record, Slot::Elsewhere)) => Err(self.not_serving(table, &record.id)),
+            Some((record, Slot::Closing { .. })) => Err(ServiceError::Unavailable(format!(
+                "region {} of table {table} is being moved",
+                record.id
+            ))),
             Some((record, Slot::Moving)) => Err(ServiceError::Unavailable(format!(
                 "region {} of table {table} is being split or moved",
                 record.id
@@ -51,11 +65,13 @@ impl Host {
         }
     }
 
-    /// Runs `call` on the region of `row`, retrying while the region moves.
+    /// Runs `call` (a read if `read`) on the region of `row`, retrying while
+    /// the region moves.
     async fn with_region<T, F, Fut>(
         &self,
         table: &str,
         row: &[u8],
+        read: bool,
         call: F,
     ) -> Result<T, ServiceError>
     where
@@ -72,7 +88,7 @@ impl Host {
             // meanwhile, without this call's write).
             let routed = self
                 .lease_now()
-                .and_then(|lease| self.route(table, row).map(|region| (region, lease)));
+                .and_then(|lease| self.route(table, row, read).map(|region| (region, lease)));
             let result = match routed {
                 Ok((region, lease)) => call(region.clone())
                     .await
@@ -186,7 +202,7 @@ impl Host {
             });
         }
         let get = Arc::new(get);
-        self.with_region(table, &get.row.clone(), |r| {
+        self.with_region(table, &get.row.clone(), true, |r| {
             let get = get.clone();
             async move { r.get(&get).await }
         })
@@ -201,7 +217,7 @@ impl Host {
         }
         let row = mutation.row.clone();
         let mutation = Arc::new(mutation);
-        self.with_region(table, &row, |r| {
+        self.with_region(table, &row, false, |r| {
             let m = mutation.clone();
             async move { r.mutate((*m).clone()).await }
         })
@@ -235,7 +251,7 @@ impl Host {
             if results[i].is_some() {
                 continue;
             }
-            match self.route(table, &m.row) {
+            match self.route(table, &m.row, false) {
                 Ok(region) => match group_of.get(region.id()) {
                     Some(&g) => groups[g].1.push(i),
                     None => {
@@ -300,7 +316,7 @@ impl Host {
             .limits
             .check_columns(columns.iter().map(|(_, q, _)| (&q[..], 8)), "increment")?;
         let columns = Arc::new(columns);
-        self.with_region(table, &row.clone(), |r| {
+        self.with_region(table, &row.clone(), false, |r| {
             let (row, columns) = (row.clone(), columns.clone());
             async move { r.increment(row, &columns).await }
         })
@@ -323,7 +339,7 @@ impl Host {
             .limits
             .check_columns(columns.iter().map(|(_, q, v)| (&q[..], v.len())), "append")?;
         let columns = Arc::new(columns);
-        self.with_region(table, &row.clone(), |r| {
+        self.with_region(table, &row.clone(), false, |r| {
             let (row, columns) = (row.clone(), columns.clone());
             async move { r.append(row, &columns).await }
         })
@@ -344,7 +360,7 @@ impl Host {
         )?;
         let row = check.mutation.row.clone();
         let check = Arc::new(check);
-        self.with_region(table, &row, |r| {
+        self.with_region(table, &row, false, |r| {
             let c = check.clone();
             async move { r.check_and_mutate((*c).clone()).await }
         })
@@ -576,11 +592,18 @@ impl ScanStream {
             }
             return Err(e);
         }
-        let Slot::Open(region) = slot else {
-            return Err(ServiceError::Unavailable(format!(
-                "region {} of table {} is being split or moved",
-                record.id, self.table
-            )));
+        let region = match slot {
+            Slot::Open(region) => region,
+            Slot::Closing {
+                region,
+                reads_until,
+            } if super::closing_reads(reads_until) => region,
+            _ => {
+                return Err(ServiceError::Unavailable(format!(
+                    "region {} of table {} is being split or moved",
+                    record.id, self.table
+                )));
+            }
         };
         let scanner = region
             .scanner(scan)

@@ -101,8 +101,22 @@ pub(crate) enum Slot {
     Open(Region),
     /// Being split or closed: calls wait and retry.
     Moving,
+    /// Cluster mode: being closed for a move, its reads still answered —
+    /// from the region while its closing flush runs (`reads_until` is
+    /// `None`), then from the flushed copy until the next owner ends them or
+    /// `reads_until` passes (`cluster/move_reads.rs`). Writes wait, as for
+    /// `Moving`.
+    Closing {
+        region: Region,
+        reads_until: Option<std::time::Instant>,
+    },
     /// Cluster mode: served by another server (or by none right now).
     Elsewhere,
+}
+
+/// True while a `Slot::Closing` with this `reads_until` answers reads.
+pub(crate) fn closing_reads(reads_until: &Option<std::time::Instant>) -> bool {
+    reads_until.is_none_or(|until| std::time::Instant::now() < until)
 }
 
 /// One table as this server serves it right now.
@@ -128,7 +142,7 @@ impl LiveTable {
             .values()
             .filter_map(|(_, s)| match s {
                 Slot::Open(r) => Some(r.clone()),
-                Slot::Moving | Slot::Elsewhere => None,
+                Slot::Moving | Slot::Closing { .. } | Slot::Elsewhere => None,
             })
             .collect()
     }
@@ -693,6 +707,11 @@ impl Host {
                     failovers: (c.failovers.load(Relaxed), c.failover_ms.load(Relaxed)),
                     moves_out: (c.moves_out.load(Relaxed), c.move_ms.load(Relaxed)),
                     lease_losses: c.lease_losses.load(Relaxed),
+                    move_reads: (
+                        c.move_reads.load(Relaxed),
+                        c.move_reads_ended.load(Relaxed),
+                        c.move_reads_waited.load(Relaxed),
+                    ),
                     balancer_on: c.balancer_on.load(Relaxed),
                     recent: c.recent_failovers(),
                     peer_calls: self

@@ -414,7 +414,9 @@ fn cluster(h: &mut String, v: &StatusView) {
     let _ = write!(
         h,
         "<h2>Cluster</h2><p class=sub>This server: {}{}. Master: {}. Lease {}{}. Balancer {}. \
-         Failovers here {} ({} ms in all), regions moved away {} ({} ms), leases lost {}. \
+         Failovers here {} ({} ms in all), regions moved away {} ({} ms), reads answered through \
+         those moves {}, leases lost {}. Regions moved here whose former owner ended its reads when \
+         asked {}, that waited out its bound {}. \
          Peer block reads {} ({} failed or too slow), regions reading from a former owner now {}.</p>\
          <table><tr><th>server</th><th>address</th><th>regions</th></tr>",
         esc(&c.name),
@@ -428,7 +430,10 @@ fn cluster(h: &mut String, v: &StatusView) {
         c.failovers.1,
         c.moves_out.0,
         c.moves_out.1,
+        c.move_reads.0,
         c.lease_losses,
+        c.move_reads.1,
+        c.move_reads.2,
         c.peer_calls.calls,
         c.peer_calls.failures,
         c.peer_calls.hinted_regions

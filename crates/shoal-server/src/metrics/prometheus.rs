@@ -149,6 +149,24 @@ fn cluster(o: &mut Out, c: &crate::status::ClusterView) {
             c.moves_out.1 as f64 / 1e3,
         ),
         (
+            "shoal_cluster_move_reads_total",
+            "counter",
+            "Reads answered by regions closed here for a move, before their next owner opened them.",
+            c.move_reads.0 as f64,
+        ),
+        (
+            "shoal_cluster_move_reads_ended_total",
+            "counter",
+            "Regions opened here whose former owner stopped answering their reads when asked.",
+            c.move_reads.1 as f64,
+        ),
+        (
+            "shoal_cluster_move_reads_waited_total",
+            "counter",
+            "Regions opened here that waited out their former owner's bound on reads (it did not answer).",
+            c.move_reads.2 as f64,
+        ),
+        (
             "shoal_cluster_lease_losses_total",
             "counter",
             "Times this server lost its lease and gave its regions up.",

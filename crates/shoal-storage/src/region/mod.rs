@@ -161,6 +161,10 @@ struct Inner {
     /// Set by `close` once no write is in flight: later writes are refused,
     /// reads go on until the final flush is done.
     closing: AtomicBool,
+    /// Closed for a handoff (`close_keeping_reads`): no write, flush or
+    /// compaction is taken any more, but reads go on from the flushed copy
+    /// until `end_reads` (or `closed`) stops them.
+    sealed: AtomicBool,
     /// Every write holds a read guard for its whole duration; `close` takes
     /// the write guard to wait for writes in flight.
     write_gate: tokio::sync::RwLock<()>,
@@ -474,6 +478,7 @@ impl Region {
                 fenced: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
                 closing: AtomicBool::new(false),
+                sealed: AtomicBool::new(false),
                 write_gate: tokio::sync::RwLock::new(()),
                 stats: Stats::default(),
                 prefetch: std::sync::Mutex::new(prefetch),
@@ -581,13 +586,29 @@ impl Region {
         self.inner.fenced.load(Ordering::SeqCst)
     }
 
+    /// Refuses unless the region takes writes, flushes and compactions.
     pub(crate) fn check_open(&self) -> Result<(), RegionError> {
-        let region = self.id().to_string();
+        self.check_readable()?;
+        if self.inner.sealed.load(Ordering::SeqCst) {
+            return Err(RegionError::Closed {
+                region: self.id().to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses unless the region serves reads (open, or closed for a
+    /// handoff whose reads have not ended).
+    pub(crate) fn check_readable(&self) -> Result<(), RegionError> {
         if self.inner.fenced.load(Ordering::SeqCst) {
-            return Err(RegionError::Fenced { region });
+            return Err(RegionError::Fenced {
+                region: self.id().to_string(),
+            });
         }
         if self.inner.closed.load(Ordering::SeqCst) {
-            return Err(RegionError::Closed { region });
+            return Err(RegionError::Closed {
+                region: self.id().to_string(),
+            });
         }
         Ok(())
     }
@@ -655,6 +676,36 @@ impl Region {
     /// nothing. Reads are served until the flush is done. If the flush fails
     /// the region takes writes again and the error is returned.
     pub async fn close(&self) -> Result<(), RegionError> {
+        self.close_inner(false).await
+    }
+
+    /// Closes for a handoff to another server: as [`Region::close`] (writes
+    /// stop, the memstores are flushed, nothing is left to replay), but
+    /// reads go on from the flushed copy, which holds every acknowledged
+    /// write, until [`Region::end_reads`]. No write, flush or compaction is
+    /// taken afterwards. The caller ends the reads before the next owner
+    /// acknowledges its first write (see `docs/cluster.md`, "reads through
+    /// a move").
+    pub async fn close_keeping_reads(&self) -> Result<(), RegionError> {
+        self.close_inner(true).await
+    }
+
+    /// Stops the reads a [`Region::close_keeping_reads`] kept going (a
+    /// no-op on a closed region).
+    pub fn end_reads(&self) {
+        self.inner.sealed.store(true, Ordering::SeqCst);
+        self.inner.closed.store(true, Ordering::SeqCst);
+        if let Some(rows) = &self.inner.rows {
+            rows.forget();
+        }
+    }
+
+    /// True while the region is closed for a handoff and still reads.
+    pub fn reads_only(&self) -> bool {
+        self.inner.sealed.load(Ordering::SeqCst) && self.check_readable().is_ok()
+    }
+
+    async fn close_inner(&self, keep_reads: bool) -> Result<(), RegionError> {
         self.check_open()?;
         {
             let _drained = self.inner.write_gate.write().await;
@@ -681,9 +732,9 @@ impl Region {
             self.inner.closing.store(false, Ordering::SeqCst);
             return Err(e);
         }
-        self.inner.closed.store(true, Ordering::SeqCst);
-        if let Some(rows) = &self.inner.rows {
-            rows.forget();
+        self.inner.sealed.store(true, Ordering::SeqCst);
+        if !keep_reads {
+            self.end_reads();
         }
         Ok(())
     }
@@ -697,6 +748,7 @@ impl Region {
     /// which the new owner's higher epoch refuses.
     pub fn abandon(&self) {
         self.inner.closing.store(true, Ordering::SeqCst);
+        self.inner.sealed.store(true, Ordering::SeqCst);
         self.inner.closed.store(true, Ordering::SeqCst);
         if let Some(rows) = &self.inner.rows {
             rows.forget();

@@ -42,7 +42,7 @@ const MAX_WIDTH_HINT: usize = 1024;
 impl Region {
     /// Reads one row at the current read point.
     pub async fn get(&self, get: &Get) -> Result<RowResult, RegionError> {
-        self.check_open()?;
+        self.check_readable()?;
         if get.row.is_empty() {
             return Err(RegionError::InvalidArgument {
                 region: self.id().to_string(),
@@ -126,7 +126,7 @@ impl Region {
 
     /// Starts a scan at the current read point.
     pub fn scanner(&self, scan: Scan) -> Result<RegionScanner, RegionError> {
-        self.check_open()?;
+        self.check_readable()?;
         // A scan never leaves the region's range: a split child shares its
         // parent's files, which hold rows of both children.
         let cfg = &self.inner.config;
@@ -312,7 +312,7 @@ impl RegionScanner {
     /// The visible cells of the next row that has any.
     async fn next_full_row(&mut self) -> Result<Option<Vec<Cell>>, RegionError> {
         loop {
-            self.region.check_open()?;
+            self.region.check_readable()?;
             let mut next: Option<Bytes> = None;
             for f in &mut self.families {
                 let row = f.next_row().await.map_err(|e| self.region.sst_error(e))?;

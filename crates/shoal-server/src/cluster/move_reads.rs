@@ -1,0 +1,274 @@
+//! Reads through a move. A server closing a region for a move goes on
+//! answering the region's reads — from the region while its closing flush
+//! runs, then from the flushed copy, which holds every acknowledged write —
+//! until the next owner has opened the region. Before the next owner takes
+//! a write it ends those reads: it asks the former owner
+//! (`Admin/EndMoveReads`), which stops answering them and then says so; if
+//! the former owner does not answer, it waits out the bound the former
+//! owner applies by its own clock (`cluster.move_reads`, named in the
+//! region's record). Either way no read is answered from the old copy after
+//! the new owner acknowledged a write, so reads stay linearizable, and a
+//! read-only client sees no gap in a move at all. Writes wait through the
+//! move as before.
+//!
+//! This module owns the closed copy's lifetime on the former owner and the
+//! ending of its reads on the next owner.
+
+use crate::error::ServiceError;
+use crate::host::{Host, Slot};
+use shoal_cluster::assignment::MoveReads;
+use shoal_storage::region::Region;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+/// Why asking a former owner to end its reads did not succeed.
+enum Asked {
+    /// No answer (yet): ask again, or wait out the bound.
+    Retry(String),
+    /// It serves the region as open: the record and it disagree.
+    Refused(String),
+}
+
+impl Host {
+    /// How long a close for a move keeps answering reads (zero: off).
+    pub(crate) fn move_reads_bound(&self) -> Duration {
+        self.config()
+            .cluster
+            .as_ref()
+            .map_or(Duration::ZERO, |c| c.move_reads)
+    }
+
+    /// Counts a read answered by a region being closed here for a move.
+    pub(crate) fn count_move_read(&self) {
+        if let Some(c) = &self.inner.cluster {
+            c.move_reads.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Region `id` was closed here for a move keeping its reads
+    /// (`region.close_keeping_reads()`): its closed copy answers them for at
+    /// most `bound` from now, unless the next owner ends them first.
+    pub(crate) fn keep_move_reads(&self, id: &str, region: Region, bound: Duration) {
+        let until = Instant::now() + bound;
+        self.set_slot(
+            id,
+            Slot::Closing {
+                region: region.clone(),
+                reads_until: Some(until),
+            },
+        );
+        let host = self.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(until.into()).await;
+            // Routing already stopped at `until`; this drops the copy's
+            // state. Ending a newer copy's reads early would be safe too.
+            region.end_reads();
+            if host.end_closed_copy(&id).is_ok() {
+                tracing::debug!(region = %id, "reads of a region moved away reached their bound");
+            }
+        });
+    }
+
+    /// For region `id`'s next owner (`next_owner`, for the logs): stops
+    /// answering reads of `id` from a copy closed here for a move. Ok once
+    /// this server answers none (also when it had none to answer); a
+    /// region still in its closing flush answers UNAVAILABLE (ask again),
+    /// one open here FAILED_PRECONDITION.
+    pub fn end_move_reads(&self, id: &str, next_owner: &str) -> Result<(), ServiceError> {
+        self.end_closed_copy(id)?;
+        tracing::debug!(region = %id, next_owner = %crate::error::shown(next_owner), "reads of a region moved away ended");
+        Ok(())
+    }
+
+    /// Ends the reads of region `id`'s closed copy, if it has one here.
+    fn end_closed_copy(&self, id: &str) -> Result<(), ServiceError> {
+        let mut ended: Option<Region> = None;
+        let mut outcome = Ok(());
+        self.update_slot(id, |slot| match slot {
+            Slot::Closing {
+                region,
+                reads_until: Some(_),
+            } => {
+                ended = Some(region.clone());
+                *slot = Slot::Elsewhere;
+            }
+            Slot::Closing {
+                reads_until: None, ..
+            } => {
+                outcome = Err(ServiceError::Unavailable(format!(
+                    "region {id} is still being closed here; ask again"
+                )));
+            }
+            Slot::Open(_) => {
+                outcome = Err(ServiceError::FailedPrecondition(format!(
+                    "region {id} is open here"
+                )));
+            }
+            Slot::Moving | Slot::Elsewhere => {}
+        });
+        // After the slot changed: no read is routed to the copy any more,
+        // and one already routed to it fails as closed (and is retried).
+        if let Some(region) = ended {
+            region.end_reads();
+        }
+        outcome
+    }
+
+    /// On region `id`'s next owner, after it opened the region and before
+    /// the region takes a write: ends the reads its former owner still
+    /// answers (`reads`, from a record read at or after `since`) by asking
+    /// it, or else by waiting out its bound. Err only when the former owner
+    /// says it serves the region as open.
+    pub(crate) async fn end_reads_at(
+        &self,
+        id: &str,
+        reads: &MoveReads,
+        since: Instant,
+    ) -> Result<(), String> {
+        let Some(state) = &self.inner.cluster else {
+            return Ok(());
+        };
+        let bound = Duration::from_millis(reads.bound_ms);
+        // The former owner's bound began before it wrote the record, so
+        // before `since`: past this it answers none by its own clock (the
+        // margin is for clock rates, as the lease's).
+        let deadline = since + bound + bound / 10 + Duration::from_millis(50);
+        let last = loop {
+            let asked = if reads.server == state.name {
+                self.end_closed_copy(id)
+                    .map_err(|e| Asked::Retry(e.to_string()))
+            } else {
+                self.ask_end_move_reads(id, &reads.server, deadline).await
+            };
+            match asked {
+                Ok(()) => {
+                    state.move_reads_ended.fetch_add(1, Relaxed);
+                    return Ok(());
+                }
+                Err(Asked::Refused(why)) => {
+                    return Err(format!(
+                        "its former owner {} refused to end its reads: {why}",
+                        reads.server
+                    ));
+                }
+                Err(Asked::Retry(why)) => {
+                    if Instant::now() + Duration::from_millis(20) >= deadline {
+                        break why;
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        tokio::time::sleep_until(deadline.into()).await;
+        state.move_reads_waited.fetch_add(1, Relaxed);
+        tracing::info!(region = %id, former_owner = %reads.server, bound_ms = reads.bound_ms, reason = %last, "waited out the former owner's reads (it did not answer)");
+        Ok(())
+    }
+
+    /// One `EndMoveReads` call to `server`, bounded by `deadline`.
+    async fn ask_end_move_reads(
+        &self,
+        id: &str,
+        server: &str,
+        deadline: Instant,
+    ) -> Result<(), Asked> {
+        let Some(state) = &self.inner.cluster else {
+            return Ok(());
+        };
+        let addr = state
+            .directory()
+            .servers
+            .iter()
+            .find(|s| s.name == server)
+            .map(|s| s.addr.clone())
+            .ok_or_else(|| Asked::Retry(format!("{server} is not a live member")))?;
+        let budget = deadline
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_secs(1));
+        let call = async {
+            let channel = crate::security::peer::connect(self.config(), &addr, budget)
+                .await
+                .map_err(Asked::Retry)?;
+            let mut admin = shoal_proto::v1::admin_client::AdminClient::new(channel);
+            let request = tonic::Request::new(shoal_proto::v1::EndMoveReadsRequest {
+                region: id.to_owned(),
+                server: state.name.clone(),
+            });
+            match admin
+                .end_move_reads(crate::security::peer::authorize(self.security(), request))
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(s) if s.code() == tonic::Code::FailedPrecondition => {
+                    Err(Asked::Refused(s.message().to_owned()))
+                }
+                Err(s) => Err(Asked::Retry(s.message().to_owned())),
+            }
+        };
+        tokio::time::timeout(budget, call)
+            .await
+            .unwrap_or_else(|_| Err(Asked::Retry(format!("no answer from {server} in time"))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{ClusterState, Directory, ServerView};
+    use crate::config::ServerConfig;
+    use std::sync::Arc;
+
+    async fn host(dir: &std::path::Path) -> (Host, Arc<ClusterState>) {
+        let state = Arc::new(ClusterState::new("me".into()));
+        state.set_directory(Directory {
+            servers: vec![ServerView {
+                // Nothing listens on port 1: every call is refused.
+                name: "old".into(),
+                addr: "127.0.0.1:1".into(),
+                hbase: String::new(),
+                regions: 0,
+            }],
+            ..Directory::default()
+        });
+        let mut config = ServerConfig::default();
+        config.server.data_dir = dir.to_path_buf();
+        config.cluster = Some(crate::cluster_config::ClusterSection::default());
+        let host = Host::open_cluster(config, state.clone(), "wal/me/run1")
+            .await
+            .expect("host");
+        (host, state)
+    }
+
+    #[tokio::test]
+    async fn a_former_owner_that_does_not_answer_costs_its_bound_and_no_less() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (host, state) = host(dir.path()).await;
+        for server in ["old", "gone"] {
+            let reads = MoveReads {
+                server: server.into(),
+                bound_ms: 200,
+            };
+            let since = Instant::now();
+            host.end_reads_at("r1", &reads, since)
+                .await
+                .expect("waited out");
+            // Never before the former owner's own bound has passed.
+            assert!(since.elapsed() >= Duration::from_millis(200), "{server}");
+        }
+        assert_eq!(state.move_reads_waited.load(Relaxed), 2);
+        assert_eq!(state.move_reads_ended.load(Relaxed), 0);
+        // Reads kept by this server itself (the region came back): ended
+        // here at once.
+        let reads = MoveReads {
+            server: "me".into(),
+            bound_ms: 60_000,
+        };
+        host.end_reads_at("r1", &reads, Instant::now())
+            .await
+            .expect("ended");
+        assert_eq!(state.move_reads_ended.load(Relaxed), 1);
+        // A region with no closed copy here has no reads to end.
+        host.end_move_reads("r1", "next").expect("none to end");
+    }
+}
