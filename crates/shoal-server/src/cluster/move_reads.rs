@@ -70,6 +70,25 @@ impl Host {
         });
     }
 
+    /// Closed copies here still answering reads (a draining server waits
+    /// for their next owners to end them before it leaves, so they need not
+    /// wait out the bound).
+    pub(crate) fn closed_copies(&self) -> usize {
+        self.tables()
+            .iter()
+            .flat_map(|t| t.regions.values())
+            .filter(|(_, s)| {
+                matches!(
+                    s,
+                    Slot::Closing {
+                        reads_until: Some(until),
+                        ..
+                    } if Instant::now() < *until
+                )
+            })
+            .count()
+    }
+
     /// For region `id`'s next owner (`next_owner`, for the logs): stops
     /// answering reads of `id` from a copy closed here for a move. Ok once
     /// this server answers none (also when it had none to answer); a

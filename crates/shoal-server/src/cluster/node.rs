@@ -265,7 +265,9 @@ impl ClusterNode {
 
     /// Graceful stop: says this server is draining, keeps running rounds
     /// (closing, flushed, each region the master moves away) until nothing
-    /// is open here or [`DRAIN_DEADLINE`] passes, then leaves the cluster.
+    /// is open here and the next owners have ended the reads of every copy
+    /// closed here (`move_reads.rs`; else each would wait out its bound),
+    /// or [`DRAIN_DEADLINE`] passes, then leaves the cluster.
     /// Regions still here are closed (flushed) by the host's shutdown; their
     /// next owner replays nothing past that flush.
     pub async fn drain_and_leave(self) {
@@ -284,7 +286,7 @@ impl ClusterNode {
             tracing::info!("draining: the master moves this server's regions away");
             while started.elapsed() < DRAIN_DEADLINE && l.held() {
                 l.round().await;
-                if self.host.open_region_ids().is_empty() {
+                if self.host.open_region_ids().is_empty() && self.host.closed_copies() == 0 {
                     break;
                 }
                 tokio::time::sleep(if l.moving { FAST_ROUND } else { ROUND }).await;
