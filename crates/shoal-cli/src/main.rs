@@ -74,7 +74,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .build()?;
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve::run(args)),
-        Command::Bench(args) => runtime.block_on(bench::run(args)),
+        Command::Bench(args) => {
+            if let Ok(f) = std::env::var("SHOAL_BENCH_LOG") {
+                tracing_subscriber::fmt()
+                    .with_env_filter(tracing_subscriber::EnvFilter::new(f))
+                    .with_writer(std::io::stderr)
+                    .init();
+            }
+            runtime.block_on(bench::run(args))
+        }
         Command::Token(args) => token::run(args),
         Command::Shell(args) => {
             let code = runtime.block_on(shell::run(args))?;

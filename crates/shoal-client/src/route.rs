@@ -256,8 +256,10 @@ impl Router {
     /// answer that names the region's owner now (as HBase's
     /// RegionMovedException does) re-points that region in the cached map
     /// instead of dropping the whole map, so the next attempt goes straight
-    /// to the new owner without fetching the map.
-    pub(crate) fn note_failure_at(&self, table: &str, row: &[u8], status: &tonic::Status) {
+    /// to the new owner without fetching the map. True when the map now
+    /// names that owner (re-pointed here, or already by a concurrent call
+    /// that met the same move): the call may be retried there at once.
+    pub(crate) fn note_failure_at(&self, table: &str, row: &[u8], status: &tonic::Status) -> bool {
         let owner = status
             .metadata()
             .get(shoal_proto::OWNER_HEADER)
@@ -267,14 +269,19 @@ impl Router {
             let mut maps = self.maps.write().unwrap_or_else(|e| e.into_inner());
             let next = match maps.get(table) {
                 Some(Some(map)) => repointed(map, row, owner),
-                _ => None,
+                _ => Repoint::Unknown,
             };
-            if let Some(next) = next {
-                maps.insert(table.to_owned(), Some(Arc::new(next)));
-                return;
+            match next {
+                Repoint::To(next) => {
+                    maps.insert(table.to_owned(), Some(Arc::new(next)));
+                    return true;
+                }
+                Repoint::Already => return true,
+                Repoint::Unknown => {}
             }
         }
         self.note_failure(table, status);
+        false
     }
 
     /// Learns from a failed call: a not-serving answer or a dead server
@@ -333,19 +340,32 @@ impl Router {
     }
 }
 
-/// `map` with the region holding `row` served by `owner`; `None` if no
-/// region holds it or the map already says `owner` (then the map is wrong
-/// in some other way and is fetched again).
-fn repointed(map: &[Loc], row: &[u8], owner: &str) -> Option<Vec<Loc>> {
-    let i = map
+/// What a not-serving answer naming a region's owner does to the map.
+#[derive(Debug)]
+enum Repoint {
+    /// The map with the region holding the row served by the owner.
+    To(Vec<Loc>),
+    /// The map already says so: another call met the same move first (a
+    /// server never names itself, so the answer came from another).
+    Already,
+    /// No region of the map holds the row: the map is fetched again.
+    Unknown,
+}
+
+/// `map` re-pointed for the region holding `row` to `owner`.
+fn repointed(map: &[Loc], row: &[u8], owner: &str) -> Repoint {
+    let Some(i) = map
         .iter()
-        .position(|l| l.start.as_slice() <= row && (l.end.is_empty() || row < l.end.as_slice()))?;
+        .position(|l| l.start.as_slice() <= row && (l.end.is_empty() || row < l.end.as_slice()))
+    else {
+        return Repoint::Unknown;
+    };
     if map[i].server == owner {
-        return None;
+        return Repoint::Already;
     }
     let mut next = map.to_vec();
     next[i].server = owner.to_owned();
-    Some(next)
+    Repoint::To(next)
 }
 
 /// Runs `call` on the connection for `row` of `table`, re-routing and
@@ -363,14 +383,11 @@ where
 {
     let router = &client.router;
     retry_with(
-        client,
+        &client.options,
         kind,
         || router.conn_for(table, row, false),
         call,
-        |status| {
-            router.note_failure_at(table, row, &status);
-            std::future::ready(())
-        },
+        |status| std::future::ready(router.note_failure_at(table, row, &status)),
     )
     .await
 }
@@ -388,19 +405,28 @@ where
 {
     let router = &client.router;
     retry_with(
-        client,
+        &client.options,
         kind,
         || router.admin_conn(),
         call,
-        |status| async move { router.note_admin_failure(&status).await },
+        |status| async move {
+            router.note_admin_failure(&status).await;
+            false
+        },
     )
     .await
 }
 
+/// Retries at once (no backoff) per call when the failure named where to
+/// go instead (a region that moved): at most this many, then backoff.
+const REDIRECTS_AT_ONCE: u32 = 3;
+
 /// The one retry loop: picks a connection with `pick`, runs `call`, lets
-/// `learn` see each failure, retries what is retryable with backoff.
-async fn retry_with<T, P, PF, F, Fut, L, LF>(
-    client: &crate::Client,
+/// `learn` see each failure, retries what is retryable with backoff (or at
+/// once when `learn` says the failure pointed at a new place to ask, up to
+/// [`REDIRECTS_AT_ONCE`] times).
+async fn retry_with<T, C, P, PF, F, Fut, L, LF>(
+    options: &crate::ClientOptions,
     kind: Idempotence,
     pick: P,
     call: F,
@@ -408,20 +434,29 @@ async fn retry_with<T, P, PF, F, Fut, L, LF>(
 ) -> Result<T, ClientError>
 where
     P: Fn() -> PF,
-    PF: std::future::Future<Output = Conn>,
-    F: Fn(Conn) -> Fut,
+    PF: std::future::Future<Output = C>,
+    F: Fn(C) -> Fut,
     Fut: std::future::Future<Output = Result<T, tonic::Status>>,
     L: Fn(tonic::Status) -> LF,
-    LF: std::future::Future<Output = ()>,
+    LF: std::future::Future<Output = bool>,
 {
-    let mut backoff = Backoff::new(&client.options);
+    let mut backoff = Backoff::new(options);
+    let mut redirects = 0;
     loop {
         match call(pick().await).await {
             Ok(v) => return Ok(v),
             Err(status) => {
-                learn(status.clone()).await;
+                let redirected = learn(status.clone()).await;
                 if !retryable(&status, kind) {
                     return Err(status.into());
+                }
+                if redirected && redirects < REDIRECTS_AT_ONCE {
+                    redirects += 1;
+                    tracing::debug!(
+                        message = status.message(),
+                        "retrying at once where the answer pointed"
+                    );
+                    continue;
                 }
                 match backoff.next_delay() {
                     Some(d) => {
@@ -447,6 +482,42 @@ mod tests {
         }
     }
 
+    /// A call failing `fails` times, each time pointed elsewhere.
+    async fn redirected(fails: u32) -> std::time::Duration {
+        let options = crate::ClientOptions {
+            initial_backoff: std::time::Duration::from_secs(1),
+            max_backoff: std::time::Duration::from_secs(1),
+            retry_deadline: std::time::Duration::from_secs(60),
+            ..crate::ClientOptions::default()
+        };
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let start = tokio::time::Instant::now();
+        let answer = retry_with(
+            &options,
+            Idempotence::Idempotent,
+            || std::future::ready(()),
+            |()| {
+                let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                std::future::ready(if n < fails {
+                    Err(tonic::Status::unavailable("moved"))
+                } else {
+                    Ok(n)
+                })
+            },
+            |_| std::future::ready(true),
+        )
+        .await;
+        assert_eq!(answer.expect("answered"), fails);
+        start.elapsed()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_pointed_elsewhere_is_retried_at_once_a_few_times() {
+        assert!(redirected(REDIRECTS_AT_ONCE).await.is_zero());
+        // One more: the backoff applies again (a loop of stale answers).
+        assert!(!redirected(REDIRECTS_AT_ONCE + 1).await.is_zero());
+    }
+
     #[test]
     fn a_moved_region_is_repointed_and_nothing_else() {
         let map = vec![
@@ -454,15 +525,22 @@ mod tests {
             loc("g", "p", "b:1"),
             loc("p", "", "c:1"),
         ];
-        let next = repointed(&map, b"k", "c:1").expect("repointed");
+        let to = |r: Repoint| match r {
+            Repoint::To(next) => next,
+            other => panic!("not re-pointed: {other:?}"),
+        };
+        let next = to(repointed(&map, b"k", "c:1"));
         let servers: Vec<&str> = next.iter().map(|l| l.server.as_str()).collect();
         assert_eq!(servers, ["a:1", "c:1", "c:1"]);
         // The last region (empty end) and the first (empty start).
-        assert_eq!(repointed(&map, b"z", "a:1").unwrap()[2].server, "a:1");
-        assert_eq!(repointed(&map, b"", "b:1").unwrap()[0].server, "b:1");
-        // Already there: the map is wrong some other way.
-        assert!(repointed(&map, b"k", "b:1").is_none());
-        // No region holds the row (a map with a gap).
-        assert!(repointed(&[loc("a", "b", "a:1")], b"c", "b:1").is_none());
+        assert_eq!(to(repointed(&map, b"z", "a:1"))[2].server, "a:1");
+        assert_eq!(to(repointed(&map, b"", "b:1"))[0].server, "b:1");
+        // Already there (a concurrent call met the move first): kept.
+        assert!(matches!(repointed(&map, b"k", "b:1"), Repoint::Already));
+        // No region holds the row (a map with a gap): fetched again.
+        assert!(matches!(
+            repointed(&[loc("a", "b", "a:1")], b"c", "b:1"),
+            Repoint::Unknown
+        ));
     }
 }
