@@ -593,6 +593,13 @@ async fn a_rolling_restart_under_load_loses_nothing_and_shows_no_error() {
         !logs.contains("entries of a dead server's WAL logged again"),
         "a graceful stop needed a replay:\n{logs}"
     );
+    // A draining server stays until its regions' new owners ended the reads
+    // of its closed copies: none of them waited out the bound (the last
+    // restart's new owners are still running, with their logs).
+    assert!(
+        !logs.contains("waited out the former owner's reads"),
+        "a new owner waited out a drained server's reads:\n{logs}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
