@@ -908,25 +908,7 @@ async fn a_moved_region_reads_its_blocks_from_the_former_owner_not_the_object_st
     let from = (0..2).find(|&i| &Cluster::name(i) == owner).unwrap();
     let to = 1 - from;
     let gets_before = metric(cluster.server(to), "shoal_cache_object_store_gets_total");
-    admin
-        .move_region(&region, &Cluster::name(to))
-        .await
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        if let Some((l, _)) = layout(&admin).await
-            && l.get(&Cluster::name(to))
-                .is_some_and(|r| r.contains(&region))
-        {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the move never finished:\n{}",
-            cluster.stderr()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    move_and_wait(&admin, &cluster, &region, to).await;
     // Every row reads back right on the new owner.
     let rows = t.scan_collect(shoal_client::Scan::new()).await.unwrap();
     assert_eq!(rows.len(), 3000);
