@@ -282,3 +282,52 @@ fn the_budget_follows_every_memstore_change() {
     drop(b);
     assert_eq!(budget.used(), 0, "a dropped memstore releases its bytes");
 }
+
+mod key_words {
+    use super::*;
+    use crate::cell::{KeyRef, compare_encoded};
+    use proptest::prelude::*;
+
+    /// Rows made to tie and nearly tie in their first 16 bytes: zero bytes,
+    /// 0xff, rows that are prefixes of one another, rows longer than the
+    /// words.
+    fn row() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(prop::sample::select(vec![0u8, 1, b'a', 0xff]), 0..24)
+    }
+
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        (
+            row(),
+            prop::sample::select(vec!["", "q", "q\0"]),
+            0i64..3,
+            0u64..3,
+        )
+            .prop_map(|(row, qualifier, ts, seq)| {
+                Cell::put(row, "cf", qualifier, ts, seq, "v")
+                    .key()
+                    .encode()
+                    .expect("a valid key")
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// A key's row words never change the order of cell keys.
+        #[test]
+        fn mem_keys_order_as_their_encodings(a in key(), b in key()) {
+            let (ka, kb) = (MemKey::from_encoded(&a), MemKey::from_encoded(&b));
+            prop_assert_eq!(ka.cmp(&kb), compare_encoded(&a, &b));
+            prop_assert_eq!(kb.cmp(&ka), compare_encoded(&b, &a));
+        }
+
+        /// Bytes that are no key sort after every key, with or without words.
+        #[test]
+        fn corrupt_keys_sort_after_valid_ones(a in key(), junk in prop::collection::vec(any::<u8>(), 0..6)) {
+            prop_assume!(KeyRef::decode(&junk).is_err());
+            let (ka, kj) = (MemKey::from_encoded(&a), MemKey::from_encoded(&junk));
+            prop_assert_eq!(ka.cmp(&kj), std::cmp::Ordering::Less);
+            prop_assert_eq!(kj.cmp(&ka), std::cmp::Ordering::Greater);
+        }
+    }
+}
