@@ -186,6 +186,14 @@ pub struct ModeReport {
     pub steady_ops_per_s: f64,
     /// Read hit ratio of the steady phase (blocks not from the object store).
     pub steady_hit_ratio: Option<f64>,
+    /// Lowest window of the steady phase, as a fraction of its own median:
+    /// how far this machine's noise alone takes a window, with nothing
+    /// moving (the floor under the rolling restart's figure).
+    pub steady_min_ratio: Option<f64>,
+    /// Windows of the steady phase under 90 % of its median.
+    pub steady_windows_below_90pct: usize,
+    /// Windows in the steady phase.
+    pub steady_windows: usize,
     /// Lowest window of the rolling restart, as a fraction of steady.
     pub rolling_min_ratio: Option<f64>,
     /// Windows of the rolling restart under 90 % of steady.
@@ -961,6 +969,11 @@ fn summarize(i: SummaryInput) -> ModeReport {
             .map(|w| w.ops as f64 / steady_ops.max(1.0))
             .min_by(f64::total_cmp)
     };
+    let below_90 = |ws: &[&Window]| {
+        ws.iter()
+            .filter(|w| (w.ops as f64) < 0.9 * steady_ops)
+            .count()
+    };
     let hits = |ws: &[&Window]| {
         let (reads, store) = ws.iter().fold((0u64, 0u64), |(r, s), w| {
             (
@@ -999,11 +1012,11 @@ fn summarize(i: SummaryInput) -> ModeReport {
         mode,
         steady_ops_per_s: steady_ops,
         steady_hit_ratio: hits(&steady),
+        steady_min_ratio: ratio(&steady),
+        steady_windows_below_90pct: below_90(&steady),
+        steady_windows: steady.len(),
         rolling_min_ratio: ratio(&rolling),
-        rolling_windows_below_90pct: rolling
-            .iter()
-            .filter(|w| (w.ops as f64) < 0.9 * steady_ops)
-            .count(),
+        rolling_windows_below_90pct: below_90(&rolling),
         rolling_windows: rolling.len(),
         rolling_object_store_gets: rolling.iter().map(|w| w.object_store_gets).sum(),
         balancer_moved_object_store_fraction: (blocks > 0).then(|| store as f64 / blocks as f64),
@@ -1058,6 +1071,13 @@ fn markdown(r: &RollingReport) -> String {
         "steady read hit ratio (blocks not from the object store)",
         &|m| pct(m.steady_hit_ratio),
     );
+    md += &row(
+        "steady: lowest window, % of its median (the machine's noise, nothing moving)",
+        &|m| pct(m.steady_min_ratio),
+    );
+    md += &row("steady: windows under 90 % of its median", &|m| {
+        format!("{} of {}", m.steady_windows_below_90pct, m.steady_windows)
+    });
     md += &row(
         "rolling restart: lowest window, % of steady (goal ≥ 90 %)",
         &|m| pct(m.rolling_min_ratio),
@@ -1162,21 +1182,23 @@ mod tests {
             w(0, "steady", 10, Some(1.0)),
             w(1, "steady", 100, Some(1.0)),
             w(2, "steady", 100, Some(1.0)),
-            w(3, "rolling", 95, Some(1.0)),
-            w(4, "rolling", 80, Some(0.9)),
-            w(5, "rebalance", 100, Some(1.0)),
-            w(6, "kill", 0, None),
-            w(7, "kill", 50, Some(0.5)),
-            w(8, "kill", 90, Some(0.97)),
-            w(9, "kill", 100, Some(0.99)),
-            w(10, "kill", 3, None),
+            w(3, "steady", 85, Some(1.0)),
+            w(4, "steady", 100, Some(1.0)),
+            w(5, "rolling", 95, Some(1.0)),
+            w(6, "rolling", 80, Some(0.9)),
+            w(7, "rebalance", 100, Some(1.0)),
+            w(8, "kill", 0, None),
+            w(9, "kill", 50, Some(0.5)),
+            w(10, "kill", 90, Some(0.97)),
+            w(11, "kill", 100, Some(0.99)),
+            w(12, "kill", 3, None),
         ];
         let r = summarize(SummaryInput {
             mode: Mode::CacheAware,
             windows,
             events: Vec::new(),
             killed: "s2".into(),
-            kill_at: 6.2,
+            kill_at: 8.2,
             balancer_moves: vec![BalancerMove {
                 region: "r".into(),
                 from: "a".into(),
@@ -1187,18 +1209,20 @@ mod tests {
                 peer_blocks: 150,
                 object_store_gets: 2,
             }],
-            ops: 728,
+            ops: 913,
             errors: 0,
-            cpu: 0.0728,
+            cpu: 0.0913,
         });
         // The partial first and last windows are left out.
         assert_eq!(r.steady_ops_per_s, 100.0);
+        assert_eq!(r.steady_min_ratio, Some(0.85));
+        assert_eq!((r.steady_windows_below_90pct, r.steady_windows), (1, 4));
         assert_eq!(r.rolling_min_ratio, Some(0.8));
         assert_eq!((r.rolling_windows_below_90pct, r.rolling_windows), (1, 2));
         assert_eq!(r.balancer_moved_object_store_fraction, Some(0.02));
         assert_eq!(r.kill_min_ratio, Some(0.0));
-        // Window 8 starts 1.8 s after the kill; from it on, every window
-        // is at least 95 % (window 6, with no reads, does not count).
+        // Window 10 starts 1.8 s after the kill; from it on, every window
+        // is at least 95 % (window 8, with no reads, does not count).
         let back = r.hit_ratio_95_after_kill_s.unwrap();
         assert!((back - 1.8).abs() < 1e-9, "{back}");
         assert_eq!(r.server_cpu_us_per_op, Some(100.0));
