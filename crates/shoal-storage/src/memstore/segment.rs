@@ -5,6 +5,7 @@
 use super::flat::{FlatBuilder, FlatCells};
 use crate::cell::key::encoded_row;
 use crate::cell::{Cell, CellError, KeyRef, compare_encoded};
+use crate::sst::row_words::word;
 use bytes::Bytes;
 use crossbeam_skiplist::SkipMap;
 use std::cmp::Ordering as CmpOrdering;
@@ -41,16 +42,7 @@ fn row_words(encoded: &[u8]) -> [u64; 2] {
     let Some(row) = encoded_row(encoded) else {
         return [u64::MAX; 2];
     };
-    let mut w = [0u8; 16];
-    let n = row.len().min(16);
-    w[..n].copy_from_slice(&row[..n]);
-    let (hi, lo) = w.split_at(8);
-    let word = |b: &[u8]| {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        u64::from_be_bytes(a)
-    };
-    [word(hi), word(lo)]
+    [word(row, 0), word(row, 8)]
 }
 
 impl MemKey {

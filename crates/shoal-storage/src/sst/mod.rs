@@ -29,7 +29,7 @@ mod meta;
 mod object_io;
 mod reader;
 mod rev_iter;
-mod row_words;
+pub(crate) mod row_words;
 mod varint;
 mod writer;
 

@@ -21,9 +21,10 @@ pub(crate) struct RowWords {
     words: Box<[u64]>,
 }
 
-/// Bytes `skip..skip + 8` of `row`, big-endian, zero-padded.
+/// Bytes `skip..skip + 8` of `row`, big-endian, zero-padded (also the
+/// memstore keys' row words).
 #[inline]
-fn word(row: &[u8], skip: usize) -> u64 {
+pub(crate) fn word(row: &[u8], skip: usize) -> u64 {
     let mut w = [0u8; 8];
     if let Some(tail) = row.get(skip..) {
         let n = tail.len().min(8);
