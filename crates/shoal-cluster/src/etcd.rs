@@ -228,6 +228,52 @@ impl Etcd {
         self.if_mod_revision(key, mod_revision, put).await
     }
 
+    /// Creates `key` (attached to `lease`) unless it exists, in one
+    /// transaction that reads the key when it does: true if created, else
+    /// false and the key as it is (`None` only if it went in between).
+    pub async fn create_or_read(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        lease: i64,
+    ) -> Result<(bool, Option<KeyValue>), EtcdError> {
+        let mut kv = self.kv.clone();
+        let r = self
+            .bounded(
+                "txn",
+                kv.txn(proto::TxnRequest {
+                    compare: vec![mod_revision_is(key, 0)],
+                    success: vec![proto::RequestOp {
+                        request: Some(proto::request_op::Request::RequestPut(proto::PutRequest {
+                            key: key.to_vec(),
+                            value: value.to_vec(),
+                            lease,
+                            prev_kv: false,
+                        })),
+                    }],
+                    failure: vec![proto::RequestOp {
+                        request: Some(proto::request_op::Request::RequestRange(
+                            proto::RangeRequest {
+                                key: key.to_vec(),
+                                ..Default::default()
+                            },
+                        )),
+                    }],
+                }),
+            )
+            .await?;
+        if r.succeeded {
+            return Ok((true, None));
+        }
+        let current = r.responses.into_iter().find_map(|op| match op.response {
+            Some(proto::response_op::Response::ResponseRange(range)) => {
+                range.kvs.into_iter().next()
+            }
+            _ => None,
+        });
+        Ok((false, current))
+    }
+
     /// Deletes `key` only if its modification revision is `mod_revision`.
     /// True if it was deleted.
     pub async fn compare_and_delete(
@@ -255,13 +301,7 @@ impl Etcd {
             .bounded(
                 "txn",
                 kv.txn(proto::TxnRequest {
-                    compare: vec![proto::Compare {
-                        result: proto::compare::CompareResult::Equal as i32,
-                        target: proto::compare::CompareTarget::Mod as i32,
-                        key: key.to_vec(),
-                        target_union: Some(proto::compare::TargetUnion::ModRevision(mod_revision)),
-                        range_end: Vec::new(),
-                    }],
+                    compare: vec![mod_revision_is(key, mod_revision)],
                     success: vec![proto::RequestOp { request: Some(op) }],
                     failure: Vec::new(),
                 }),
@@ -296,6 +336,18 @@ impl Etcd {
         )
         .await?;
         Ok(())
+    }
+}
+
+/// A transaction's condition: `key`'s modification revision is
+/// `mod_revision` (0: the key does not exist).
+fn mod_revision_is(key: &[u8], mod_revision: i64) -> proto::Compare {
+    proto::Compare {
+        result: proto::compare::CompareResult::Equal as i32,
+        target: proto::compare::CompareTarget::Mod as i32,
+        key: key.to_vec(),
+        target_union: Some(proto::compare::TargetUnion::ModRevision(mod_revision)),
+        range_end: Vec::new(),
     }
 }
 

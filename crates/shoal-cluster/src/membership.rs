@@ -139,17 +139,24 @@ impl Membership {
 
     /// Tries to become master; true if this server is master now.
     pub async fn campaign(&self) -> Result<bool, EtcdError> {
+        Ok(self.campaign_for_master().await?.as_deref() == Some(self.info.name.as_str()))
+    }
+
+    /// Tries to become master; returns who is master after the attempt
+    /// (this server's name if it is). One etcd transaction: it creates the
+    /// master key, or reads its holder.
+    pub async fn campaign_for_master(&self) -> Result<Option<String>, EtcdError> {
         let key = master_key(&self.prefix);
         let me = self.info.name.as_bytes();
-        if self
+        let (created, holder) = self
             .etcd
-            .compare_and_swap(key.as_bytes(), 0, me, self.lease.id())
-            .await?
-        {
+            .create_or_read(key.as_bytes(), me, self.lease.id())
+            .await?;
+        if created {
             tracing::info!(name = %self.info.name, "became master");
-            return Ok(true);
+            return Ok(Some(self.info.name.clone()));
         }
-        Ok(master(&self.etcd, &self.prefix).await?.as_deref() == Some(&self.info.name))
+        Ok(holder.map(|kv| String::from_utf8_lossy(&kv.value).into_owned()))
     }
 
     /// Says this server is stopping: the master moves its regions away and

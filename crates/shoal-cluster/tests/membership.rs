@@ -62,6 +62,9 @@ async fn members_join_leave_and_drop_out_and_one_master_at_a_time() {
     ];
     assert_eq!(won, [true, false, false]);
     assert_eq!(master(&etcd, PREFIX).await.unwrap().as_deref(), Some("a"));
+    // A losing campaign names the master it lost to, in the same call.
+    assert_eq!(c.campaign_for_master().await.unwrap().as_deref(), Some("a"));
+    assert_eq!(a.campaign_for_master().await.unwrap().as_deref(), Some("a"));
 
     // c leaves at once; a dies (its keep-alives stop): it drops out within
     // its TTL, its master key with it, and b takes over.

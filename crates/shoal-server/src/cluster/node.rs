@@ -330,13 +330,14 @@ impl Loop {
         let Some(membership) = self.membership.as_ref() else {
             return;
         };
-        let is_master = match membership.campaign().await {
+        let master = match membership.campaign_for_master().await {
             Ok(m) => m,
             Err(e) => {
                 self.etcd_failed("campaigning for master", &e);
                 return;
             }
         };
+        let is_master = master.as_deref() == Some(membership.info().name.as_str());
         self.state.set_master(is_master);
         if is_master && !self.was_master {
             // A new master starts from what the object store and etcd hold.
@@ -402,7 +403,7 @@ impl Loop {
         self.moving = round.records.values().any(|(a, _)| {
             a.to.is_some() || matches!(a.state, RegionState::Opening | RegionState::Closing)
         });
-        let master = membership::master(&self.etcd, &prefix).await.ok().flatten();
+        // Who is master: as the campaign at the start of this round found it.
         let mut d = Directory {
             servers,
             ..Directory::default()
