@@ -15,6 +15,7 @@ pub mod measure;
 pub mod runner;
 pub mod scenario;
 pub mod server_side;
+pub mod thread_cpu;
 pub mod workload;
 
 pub use measure::Measurements;

@@ -189,7 +189,11 @@ fn the_callcost_scenario_quick_run_reports_cpu_per_call() {
         serde_json::from_slice(&std::fs::read(dir.path().join("callcost.json")).unwrap()).unwrap();
     let calls = v["calls"].as_array().unwrap();
     let names: Vec<&str> = calls.iter().map(|c| c["call"].as_str().unwrap()).collect();
-    assert_eq!(names, ["get", "scan100", "put"], "{v}");
+    assert_eq!(
+        names,
+        ["get", "get_framed", "scan100", "put", "put_framed"],
+        "{v}"
+    );
     for c in calls {
         assert!(c["calls"].as_u64().unwrap() > 0, "{c}");
         assert!(c["calls_per_sec"].as_f64().unwrap() > 0.0, "{c}");
@@ -199,6 +203,17 @@ fn the_callcost_scenario_quick_run_reports_cpu_per_call() {
     assert!(v["server_idle_cpu_ms_per_s"].as_f64().is_some(), "{v}");
     let md = std::fs::read_to_string(dir.path().join("callcost.md")).unwrap();
     assert!(md.contains("| get |") && md.contains("| scan100 |"), "{md}");
+    assert!(
+        md.contains("| get_framed |") && md.contains("| put_framed |"),
+        "{md}"
+    );
+    // The put figures split off the WAL thread's share (Linux: from /proc).
+    let put = calls.iter().find(|c| c["call"] == "put").unwrap();
+    let wal = put["server_wal_thread_us"].as_f64().unwrap();
+    assert!(
+        wal > 0.0 && wal < put["cpu"]["server_us"].as_f64().unwrap(),
+        "{put}"
+    );
     assert!(dir.path().join("callcost.svg").exists());
     // The server child does not outlive the scenario.
     let left = std::process::Command::new("pgrep")

@@ -21,11 +21,10 @@
 //! for its first attempt only, so rows waiting to retry (their region is
 //! moving) never hold back writes to other regions.
 
-use crate::Transport;
+use crate::data_stub::DataStub;
 use crate::retry::{Backoff, Idempotence, retrying, should_retry};
 use crate::{ClientError, ClientOptions};
 use shoal_proto::v1 as pb;
-use shoal_proto::v1::data_client::DataClient;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
@@ -54,7 +53,7 @@ impl std::fmt::Debug for Combiner {
 impl Combiner {
     /// Starts the combining task on the current runtime. It holds the data
     /// client, not a [`crate::Client`], so dropping the last client ends it.
-    pub(crate) fn start(data: DataClient<Transport>, options: ClientOptions) -> Combiner {
+    pub(crate) fn start(data: DataStub, options: ClientOptions) -> Combiner {
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(run(rx, data, options));
         Combiner { tx }
@@ -87,11 +86,7 @@ fn gone() -> ClientError {
 
 /// Takes the first queued mutation, waits for a free RPC slot, then takes
 /// whatever else queued meanwhile (up to the batch limits) and sends it.
-async fn run(
-    mut rx: mpsc::UnboundedReceiver<Queued>,
-    data: DataClient<Transport>,
-    options: ClientOptions,
-) {
+async fn run(mut rx: mpsc::UnboundedReceiver<Queued>, data: DataStub, options: ClientOptions) {
     let slots = Arc::new(Semaphore::new(options.max_write_rpcs.max(1)));
     let max_rows = options.max_combined_rows.max(1);
     let max_bytes = options.max_combined_bytes.max(1);
@@ -148,7 +143,7 @@ async fn run(
 /// the first attempt only: a batch waiting to retry (its region is moving)
 /// must not keep writes to other regions from going out.
 async fn send(
-    data: DataClient<Transport>,
+    data: DataStub,
     options: ClientOptions,
     table: String,
     mut batch: Vec<Queued>,
@@ -195,7 +190,7 @@ async fn send(
 /// retry deadline. The outer error is a failure of the whole call. `slot`,
 /// if any, is released once the first attempt is answered.
 pub(crate) async fn multi_mutate(
-    data: &DataClient<Transport>,
+    data: &DataStub,
     options: &ClientOptions,
     table: &str,
     all: Vec<pb::RowMutation>,

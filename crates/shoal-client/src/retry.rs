@@ -83,7 +83,7 @@ pub(crate) fn should_retry(status: &tonic::Status, kind: Idempotence) -> bool {
 fn never_connected(status: &tonic::Status) -> bool {
     let mut source = std::error::Error::source(status);
     while let Some(e) = source {
-        if e.is::<tonic::ConnectError>() {
+        if e.is::<tonic::ConnectError>() || e.is::<crate::frames::NotConnected>() {
             return true;
         }
         source = e.source();

@@ -21,7 +21,6 @@ use crate::retry::{Backoff, Idempotence, should_retry};
 use crate::{ClientError, ClientOptions};
 use shoal_proto::v1 as pb;
 use shoal_proto::v1::admin_client::AdminClient;
-use shoal_proto::v1::data_client::DataClient;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -29,7 +28,7 @@ use std::sync::{Arc, Mutex, RwLock};
 #[derive(Debug, Clone)]
 pub(crate) struct Conn {
     pub(crate) addr: String,
-    pub(crate) data: DataClient<Transport>,
+    pub(crate) data: crate::data_stub::DataStub,
     pub(crate) admin: AdminClient<Transport>,
     pub(crate) combiner: Option<Combiner>,
 }

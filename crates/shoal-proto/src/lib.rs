@@ -9,6 +9,8 @@ pub mod v1 {
     tonic::include_proto!("shoal.v1");
 }
 
+pub mod frames;
+
 /// HBase 2.x's RPC messages (package `hbase.pb`), for the native-RPC front
 /// door: vendored from `hbase-protocol-shaded` 2.6.1 (`proto/hbase/`, Apache
 /// License 2.0, headers kept); `ShoalMaster.proto` holds the subset of

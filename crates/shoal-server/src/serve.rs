@@ -187,6 +187,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         0 => None,
         n => Some(crate::listen::ServingThreads::start(n).map_err(ServeError::Threads)?),
     };
+    let frames: Arc<dyn crate::listen::SecondProtocol> =
+        Arc::new(crate::frames::FramesDoor::new(host.clone(), budget.clone()));
     servers.push(crate::listen::serve_grpc(
         grpc_listener,
         routes,
@@ -195,6 +197,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         serving.clone(),
         stopped.clone(),
         host.security().clone(),
+        Some(frames),
     ));
 
     let history = Arc::new(History::default());

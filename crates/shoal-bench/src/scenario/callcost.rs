@@ -1,5 +1,6 @@
 //! `callcost`: the CPU one call costs the server and the client, for cached
-//! gets, puts and 100-row scans. The server runs as a child process
+//! gets, puts and 100-row scans; gets and puts over gRPC and over the framed
+//! transport (`shoal_proto::frames`). The server runs as a child process
 //! (`shoal serve`), this process is the client, so each side's CPU time
 //! (`getrusage`, the server's read through its status RPC) is its own. Each
 //! kind of call runs a fixed count from several concurrent tasks; CPU per
@@ -11,8 +12,9 @@ use super::ScenarioError;
 use super::child::{ChildError, ChildServer};
 use super::svg::{Bar, bars};
 use crate::cpu::{CpuPerOp, CpuReading};
+use crate::thread_cpu::ThreadCpu;
 use serde::Serialize;
-use shoal_client::{Admin, Client, Get, RowMutation, Scan, Table};
+use shoal_client::{Admin, Client, ClientOptions, DataTransport, Get, RowMutation, Scan, Table};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,7 +40,8 @@ pub struct CallcostOptions {
 /// One kind of call.
 #[derive(Debug, Clone, Serialize)]
 pub struct CallFigure {
-    /// `get`, `put` or `scan100`.
+    /// `get`, `put` or `scan100` over gRPC; `get_framed`, `put_framed` over
+    /// the framed transport.
     pub call: String,
     /// Calls made.
     pub calls: u64,
@@ -52,6 +55,10 @@ pub struct CallFigure {
     pub p99_us: u64,
     /// CPU per call.
     pub cpu: CpuPerOp,
+    /// Of the server's CPU per call, what its WAL writer thread used (the
+    /// write, the `fdatasync` and waking the calls that waited), in µs;
+    /// None where `/proc` cannot be read.
+    pub server_wal_thread_us: Option<f64>,
 }
 
 /// The scenario's report.
@@ -73,6 +80,8 @@ const FAMILY: &str = "f";
 const FIELDS: usize = 10;
 const FIELD_BYTES: usize = 100;
 const SCAN_ROWS: u64 = 100;
+/// The server's WAL writer thread (`shoal-storage`'s `wal/log.rs`).
+const WAL_THREAD: &str = "shoal-wal";
 
 fn key(n: u64) -> String {
     format!("user{n:012}")
@@ -156,14 +165,26 @@ pub async fn run(o: &CallcostOptions, out: &Path) -> Result<CallcostReport, Scen
         / 1e3;
 
     let records = o.records;
+    let pid = server.pid();
+    let framed = Client::connect_with(
+        &server.grpc.to_string(),
+        ClientOptions {
+            data_transport: DataTransport::Framed,
+            ..ClientOptions::default()
+        },
+    )
+    .await?
+    .table("callcost");
     let mut figures = Vec::new();
-    let get = measure("get", o.gets, o.threads, &admin, {
-        let table = table.clone();
-        move |_| get_row(table.clone(), rand::random_range(0..records))
-    })
-    .await?;
-    figures.push(get);
-    let scan = measure("scan100", o.scans, o.threads, &admin, {
+    for (name, table) in [("get", &table), ("get_framed", &framed)] {
+        let get = measure(name, o.gets, o.threads, &admin, pid, {
+            let table = table.clone();
+            move |_| get_row(table.clone(), rand::random_range(0..records))
+        })
+        .await?;
+        figures.push(get);
+    }
+    let scan = measure("scan100", o.scans, o.threads, &admin, pid, {
         let table = table.clone();
         move |_| {
             let table = table.clone();
@@ -190,19 +211,21 @@ pub async fn run(o: &CallcostOptions, out: &Path) -> Result<CallcostReport, Scen
     })
     .await?;
     figures.push(scan);
-    let put = measure("put", o.puts, o.threads, &admin, {
-        let (table, value) = (table.clone(), value.clone());
-        move |_| {
+    for (name, table) in [("put", &table), ("put_framed", &framed)] {
+        let put = measure(name, o.puts, o.threads, &admin, pid, {
             let (table, value) = (table.clone(), value.clone());
-            async move {
-                let m = RowMutation::new(key(rand::random_range(0..records)))
-                    .put(FAMILY, "field0", value);
-                table.mutate(m).await.map_err(ScenarioError::from)
+            move |_| {
+                let (table, value) = (table.clone(), value.clone());
+                async move {
+                    let m = RowMutation::new(key(rand::random_range(0..records)))
+                        .put(FAMILY, "field0", value);
+                    table.mutate(m).await.map_err(ScenarioError::from)
+                }
             }
-        }
-    })
-    .await?;
-    figures.push(put);
+        })
+        .await?;
+        figures.push(put);
+    }
     server
         .terminate(Duration::from_secs(30))
         .await
@@ -292,17 +315,22 @@ async fn measure<F, Fut>(
     n: u64,
     threads: usize,
     admin: &Admin,
+    server_pid: Option<u32>,
     call: F,
 ) -> Result<CallFigure, ScenarioError>
 where
     F: Fn(u64) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<(), ScenarioError>> + Send,
 {
+    let threads0 = server_pid.map(ThreadCpu::read).unwrap_or_default();
     let cpu0 = CpuReading::take(Some(admin)).await;
     let start = Instant::now();
     let mut lat = calls(n, threads, call).await?;
     let seconds = start.elapsed().as_secs_f64();
     let cpu = cpu0.per_op(&CpuReading::take(Some(admin)).await, n);
+    let threads1 = server_pid.map(ThreadCpu::read).unwrap_or_default();
+    let server_wal_thread_us = (!threads0.is_empty() && !threads1.is_empty())
+        .then(|| threads0.used_by(&threads1, WAL_THREAD).as_secs_f64() * 1e6 / n.max(1) as f64);
     lat.sort_unstable();
     let q = |p: f64| {
         lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
@@ -317,6 +345,7 @@ where
         p50_us: q(0.50),
         p99_us: q(0.99),
         cpu,
+        server_wal_thread_us,
     })
 }
 
@@ -325,13 +354,13 @@ fn markdown(r: &CallcostReport) -> String {
         "# CPU per call\n\n{} build; {} rows of {FIELDS} × {FIELD_BYTES} B, flushed, major-compacted and \
          read once (every block in L1); {} concurrent calls; the server a child process, this \
          process the client. Server idle CPU: {:.2} ms/s (included below, not subtracted).\n\n\
-         | call | calls | calls/s | p50 µs | p99 µs | server CPU µs/call (sys) | client CPU µs/call (sys) |\n\
-         |---|---:|---:|---:|---:|---:|---:|\n",
+         | call | calls | calls/s | p50 µs | p99 µs | server CPU µs/call (sys) | of which the WAL thread | client CPU µs/call (sys) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
         r.build, r.records, r.threads, r.server_idle_cpu_ms_per_s
     );
     for c in &r.calls {
         s.push_str(&format!(
-            "| {} | {} | {:.0} | {} | {} | {:.1} ({:.1}) | {:.1} ({:.1}) |\n",
+            "| {} | {} | {:.0} | {} | {} | {:.1} ({:.1}) | {} | {:.1} ({:.1}) |\n",
             c.call,
             c.calls,
             c.calls_per_sec,
@@ -339,6 +368,9 @@ fn markdown(r: &CallcostReport) -> String {
             c.p99_us,
             c.cpu.server_us.unwrap_or(f64::NAN),
             c.cpu.server_system_us.unwrap_or(f64::NAN),
+            c.server_wal_thread_us
+                .map(|w| format!("{w:.1}"))
+                .unwrap_or_else(|| "—".into()),
             c.cpu.client_us,
             c.cpu.client_system_us,
         ));

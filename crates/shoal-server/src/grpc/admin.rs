@@ -1,9 +1,9 @@
 //! The `Admin` service: tables, regions, server status.
 
-use super::convert;
 use crate::error::ServiceError;
 use crate::host::Host;
 use crate::metrics::RequestOp;
+use crate::proto_convert as convert;
 use crate::security::{Caller, Via};
 use bytes::Bytes;
 use shoal_proto::v1 as pb;

@@ -70,6 +70,38 @@ impl RequestBudget {
     pub fn held(&self) -> u64 {
         self.held.load(Ordering::Acquire)
     }
+
+    /// The limit, bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Holds `n` bytes until the returned guard drops, if they fit; a
+    /// refusal is counted (the framed transport's calls, which arrive whole).
+    pub(crate) fn hold(self: &Arc<Self>, n: u64) -> Option<HeldBytes> {
+        if self.try_take(n) {
+            Some(HeldBytes {
+                budget: self.clone(),
+                n,
+            })
+        } else {
+            self.metrics.record_refused_bytes_in_flight();
+            None
+        }
+    }
+}
+
+/// Bytes held against the budget until dropped.
+#[derive(Debug)]
+pub(crate) struct HeldBytes {
+    budget: Arc<RequestBudget>,
+    n: u64,
+}
+
+impl Drop for HeldBytes {
+    fn drop(&mut self) {
+        self.budget.give(self.n);
+    }
 }
 
 /// What one call holds; gives its bytes back when the body and the answer

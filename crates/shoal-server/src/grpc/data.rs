@@ -1,18 +1,17 @@
-//! The `Data` service: reads and writes of rows.
+//! The `Data` service over gRPC: each unary call authenticates, then runs
+//! the transport-neutral handler in [`crate::data_api`] (shared with the
+//! framed transport); scans stream from here.
 
-use super::convert;
-use crate::error::ServiceError;
+use crate::data_api;
 use crate::host::Host;
 use crate::metrics::RequestOp;
+use crate::proto_convert as convert;
 use crate::security::{Caller, Via};
-use bytes::Bytes;
 use shoal_proto::v1 as pb;
 use std::pin::Pin;
 use std::time::Instant;
 use tonic::{Request, Response, Status};
 
-/// Largest unary response: the 64 MiB message limit, less room for framing.
-const MAX_RESPONSE_BYTES: usize = crate::request_limits::MAX_MESSAGE_BYTES - (64 << 10);
 /// Rows per streamed scan message unless the request says otherwise.
 const DEFAULT_ROWS_PER_MESSAGE: usize = 100;
 
@@ -36,42 +35,18 @@ impl DataService {
     fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
         super::auth::caller_of(req, self.host.security(), &self.anyone)
     }
-
-    async fn timed<T>(
-        &self,
-        op: RequestOp,
-        f: impl std::future::Future<Output = Result<T, ServiceError>>,
-    ) -> Result<Response<T>, Status> {
-        let start = Instant::now();
-        let result = f.await;
-        self.host
-            .requests()
-            .record(op, start.elapsed(), result.is_ok());
-        match result {
-            Ok(v) => Ok(Response::new(v)),
-            Err(e) => {
-                if matches!(e.to_status().code(), tonic::Code::Internal) {
-                    tracing::error!(op = op.as_str(), error = %e, "request failed");
-                }
-                Err(e.to_status())
-            }
-        }
-    }
 }
 
-/// `response` if it fits one message; otherwise FAILED_PRECONDITION starting
-/// with [`shoal_proto::ROW_TOO_LARGE`], which tells a client to read the row
-/// through a scan (that streams large rows in pieces).
-fn fits_one_message<M: prost::Message>(response: M) -> Result<M, ServiceError> {
-    let len = response.encoded_len();
-    if len > MAX_RESPONSE_BYTES {
-        return Err(ServiceError::FailedPrecondition(format!(
-            "{}: {len} bytes, more than {MAX_RESPONSE_BYTES}; read it with a scan, which \
-             streams large rows in pieces",
-            shoal_proto::ROW_TOO_LARGE
-        )));
-    }
-    Ok(response)
+/// Runs a handler for the gRPC answer.
+async fn answer<T>(
+    host: &Host,
+    op: RequestOp,
+    f: impl std::future::Future<Output = Result<T, crate::error::ServiceError>>,
+) -> Result<Response<T>, Status> {
+    data_api::timed(host, op, f)
+        .await
+        .map(Response::new)
+        .map_err(|e| e.to_status())
 }
 
 type ScanBody = Pin<Box<super::scan::ScanBody>>;
@@ -80,14 +55,12 @@ type ScanBody = Pin<Box<super::scan::ScanBody>>;
 impl pb::data_server::Data for DataService {
     async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::GetResponse>, Status> {
         let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(RequestOp::Get, async {
-            let get = convert::get(r.get)?;
-            let row = self.host.access(&caller).get(&r.table, get).await?;
-            fits_one_message(pb::GetResponse {
-                row: Some(convert::row(row)),
-            })
-        })
+        let h = &self.host;
+        answer(
+            h,
+            RequestOp::Get,
+            data_api::get(h, &caller, req.into_inner()),
+        )
         .await
     }
 
@@ -96,22 +69,12 @@ impl pb::data_server::Data for DataService {
         req: Request<pb::MultiGetRequest>,
     ) -> Result<Response<pb::MultiGetResponse>, Status> {
         let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(RequestOp::MultiGet, async {
-            self.host
-                .config()
-                .limits
-                .check_batch(r.gets.len(), "gets")?;
-            let gets = r
-                .gets
-                .into_iter()
-                .map(|g| convert::get(Some(g)))
-                .collect::<Result<Vec<_>, _>>()?;
-            let rows = self.host.access(&caller).multi_get(&r.table, gets).await?;
-            fits_one_message(pb::MultiGetResponse {
-                rows: rows.into_iter().map(convert::row).collect(),
-            })
-        })
+        let h = &self.host;
+        answer(
+            h,
+            RequestOp::MultiGet,
+            data_api::multi_get(h, &caller, req.into_inner()),
+        )
         .await
     }
 
@@ -120,12 +83,12 @@ impl pb::data_server::Data for DataService {
         req: Request<pb::MutateRequest>,
     ) -> Result<Response<pb::MutateResponse>, Status> {
         let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(RequestOp::Mutate, async {
-            let m = convert::row_mutation(r.mutation)?;
-            self.host.access(&caller).mutate(&r.table, m).await?;
-            Ok(pb::MutateResponse {})
-        })
+        let h = &self.host;
+        answer(
+            h,
+            RequestOp::Mutate,
+            data_api::mutate(h, &caller, req.into_inner()),
+        )
         .await
     }
 
@@ -134,58 +97,9 @@ impl pb::data_server::Data for DataService {
         req: Request<pb::MultiMutateRequest>,
     ) -> Result<Response<pb::MultiMutateResponse>, Status> {
         let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(RequestOp::MultiMutate, async {
-            self.host
-                .config()
-                .limits
-                .check_batch(r.mutations.len(), "mutations")?;
-            // Rows that do not decode are answered alone; the rest go through
-            // the regions' mini-batch path together.
-            let mut valid = Vec::with_capacity(r.mutations.len());
-            let undecodable: Vec<Option<ServiceError>> = r
-                .mutations
-                .into_iter()
-                .map(|m| match convert::row_mutation(Some(m)) {
-                    Ok(m) => {
-                        valid.push(m);
-                        None
-                    }
-                    Err(e) => Some(e),
-                })
-                .collect();
-            let mut applied = self
-                .host
-                .access(&caller)
-                .mutate_many(&r.table, valid)
-                .await?
-                .into_iter();
-            let results = undecodable.into_iter().map(|bad| match bad {
-                Some(e) => Err(e),
-                None => applied.next().unwrap_or_else(|| {
-                    Err(ServiceError::Unavailable("mutation was not applied".into()))
-                }),
-            });
-            Ok(pb::MultiMutateResponse {
-                results: results
-                    .into_iter()
-                    .map(|r| match r {
-                        Ok(()) => pb::MutationStatus {
-                            code: 0,
-                            message: String::new(),
-                        },
-                        Err(e) => {
-                            let s = e.to_status();
-                            pb::MutationStatus {
-                                code: s.code() as i32,
-                                message: s.message().to_string(),
-                            }
-                        }
-                    })
-                    .collect(),
-            })
-        })
-        .await
+        let h = &self.host;
+        let f = data_api::multi_mutate(h, &caller, req.into_inner());
+        answer(h, RequestOp::MultiMutate, f).await
     }
 
     async fn increment(
@@ -193,43 +107,9 @@ impl pb::data_server::Data for DataService {
         req: Request<pb::IncrementRequest>,
     ) -> Result<Response<pb::IncrementResponse>, Status> {
         let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(RequestOp::Increment, async {
-            let cols: Vec<(Bytes, Bytes, i64)> = r
-                .columns
-                .iter()
-                .map(|c| {
-                    (
-                        Bytes::from(c.family.clone()),
-                        Bytes::from(c.qualifier.clone()),
-                        c.amount,
-                    )
-                })
-                .collect();
-            let values = self
-                .host
-                .access(&caller)
-                .increment(&r.table, Bytes::from(r.row.clone()), cols)
-                .await?;
-            Ok(pb::IncrementResponse {
-                row: Some(pb::Row {
-                    row: r.row.clone().into(),
-                    cells: r
-                        .columns
-                        .into_iter()
-                        .zip(values)
-                        .map(|(c, v)| pb::Cell {
-                            family: c.family.into(),
-                            qualifier: c.qualifier.into(),
-                            timestamp: 0,
-                            value: Bytes::copy_from_slice(&v.to_be_bytes()),
-                        })
-                        .collect(),
-                    partial: false,
-                }),
-            })
-        })
-        .await
+        let h = &self.host;
+        let f = data_api::increment(h, &caller, req.into_inner());
+        answer(h, RequestOp::Increment, f).await
     }
 
     async fn append(
@@ -237,42 +117,12 @@ impl pb::data_server::Data for DataService {
         req: Request<pb::AppendRequest>,
     ) -> Result<Response<pb::AppendResponse>, Status> {
         let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(RequestOp::Append, async {
-            let cols: Vec<(Bytes, Bytes, Bytes)> = r
-                .columns
-                .iter()
-                .map(|c| {
-                    (
-                        Bytes::from(c.family.clone()),
-                        Bytes::from(c.qualifier.clone()),
-                        Bytes::from(c.value.clone()),
-                    )
-                })
-                .collect();
-            let values = self
-                .host
-                .access(&caller)
-                .append(&r.table, Bytes::from(r.row.clone()), cols)
-                .await?;
-            Ok(pb::AppendResponse {
-                row: Some(pb::Row {
-                    row: r.row.clone().into(),
-                    cells: r
-                        .columns
-                        .into_iter()
-                        .zip(values)
-                        .map(|(c, v)| pb::Cell {
-                            family: c.family.into(),
-                            qualifier: c.qualifier.into(),
-                            timestamp: 0,
-                            value: v,
-                        })
-                        .collect(),
-                    partial: false,
-                }),
-            })
-        })
+        let h = &self.host;
+        answer(
+            h,
+            RequestOp::Append,
+            data_api::append(h, &caller, req.into_inner()),
+        )
         .await
     }
 
@@ -281,18 +131,9 @@ impl pb::data_server::Data for DataService {
         req: Request<pb::CheckAndMutateRequest>,
     ) -> Result<Response<pb::CheckAndMutateResponse>, Status> {
         let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(RequestOp::CheckAndMutate, async {
-            let table = r.table.clone();
-            let check = convert::check_and_mutate(r)?;
-            let processed = self
-                .host
-                .access(&caller)
-                .check_and_mutate(&table, check)
-                .await?;
-            Ok(pb::CheckAndMutateResponse { processed })
-        })
-        .await
+        let h = &self.host;
+        let f = data_api::check_and_mutate(h, &caller, req.into_inner());
+        answer(h, RequestOp::CheckAndMutate, f).await
     }
 
     async fn region_map(

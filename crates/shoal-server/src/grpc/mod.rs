@@ -1,10 +1,9 @@
 //! The gRPC surface: `shoal.v1.Data` and `shoal.v1.Admin` over a
-//! [`crate::host::Host`], and the conversions between wire and engine types.
+//! [`crate::host::Host`].
 
 mod admin;
 pub mod auth;
 pub mod budget;
-pub mod convert;
 mod data;
 pub mod scan;
 

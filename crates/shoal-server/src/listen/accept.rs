@@ -25,6 +25,14 @@ use tokio::task::JoinSet;
 /// descriptors, mostly), so the loop does not spin on it.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
+/// What a listener may add to plain HTTP: serving threads, TLS, and a
+/// second protocol on the same port.
+pub(super) type Extras = (
+    Option<Arc<ServingThreads>>,
+    Option<Arc<crate::security::tls::TlsListeners>>,
+    Option<Arc<dyn super::SecondProtocol>>,
+);
+
 /// Accepts on `listener` until `stop` turns true, then waits for every
 /// connection to close.
 pub(super) async fn run<S, B>(
@@ -33,10 +41,7 @@ pub(super) async fn run<S, B>(
     service: S,
     builder: Arc<Builder<TokioExecutor>>,
     connections: Arc<Connections>,
-    (serving, tls): (
-        Option<Arc<ServingThreads>>,
-        Option<Arc<crate::security::tls::TlsListeners>>,
-    ),
+    (serving, tls, second): Extras,
     stop: watch::Receiver<bool>,
 ) where
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
@@ -66,12 +71,13 @@ pub(super) async fn run<S, B>(
                     configure(&tcp, connections.policy());
                     let (service, builder, stop) = (service.clone(), builder.clone(), stop.clone());
                     let acceptor = tls.as_ref().and_then(|t| t.acceptor(on.tls_name()));
+                    let how = (acceptor, second.clone());
                     let Some(serving) = &serving else {
-                        tasks.spawn(connection::serve(tcp, on, service, builder, slot, stop, acceptor));
+                        tasks.spawn(connection::serve(tcp, on, service, builder, slot, stop, how));
                         continue;
                     };
                     hand_over(&mut tasks, serving, tcp, move |tcp| {
-                        connection::serve(tcp, on, service, builder, slot, stop, acceptor)
+                        connection::serve(tcp, on, service, builder, slot, stop, how)
                     });
                 }
                 Err(e) => {

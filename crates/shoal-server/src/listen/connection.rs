@@ -10,7 +10,7 @@
 
 use super::activity::{Activity, Tracked};
 use super::preface::{Rewind, read_preface};
-use super::{ConnectionPolicy, DRAIN_GRACE, Slot};
+use super::{ConnectionPolicy, DRAIN_GRACE, SecondProtocol, Slot};
 use crate::metrics::{CloseReason, Listener};
 use bytes::Bytes;
 use http::{Request, Response};
@@ -32,7 +32,10 @@ pub(super) async fn serve<S, B>(
     builder: Arc<Builder<TokioExecutor>>,
     mut slot: Slot,
     mut stop: watch::Receiver<bool>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
+    (tls, second): (
+        Option<tokio_rustls::TlsAcceptor>,
+        Option<Arc<dyn SecondProtocol>>,
+    ),
 ) where
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
         + Send
@@ -42,11 +45,11 @@ pub(super) async fn serve<S, B>(
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let Some(acceptor) = tls else {
-        return serve_io(tcp, on, service, builder, slot, stop).await;
+        return serve_io(tcp, on, service, builder, slot, stop, second).await;
     };
     let policy = slot.connections.policy().clone();
     match super::tls_handshake(&acceptor, tcp, policy.handshake_timeout, &mut stop).await {
-        Ok(io) => serve_io(io, on, service, builder, slot, stop).await,
+        Ok(io) => serve_io(io, on, service, builder, slot, stop, second).await,
         Err(reason) => slot.reason = reason,
     }
 }
@@ -59,6 +62,7 @@ async fn serve_io<IO, S, B>(
     builder: Arc<Builder<TokioExecutor>>,
     mut slot: Slot,
     mut stop: watch::Receiver<bool>,
+    second: Option<Arc<dyn SecondProtocol>>,
 ) where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
@@ -95,6 +99,14 @@ async fn serve_io<IO, S, B>(
             }
         }
     };
+    // Not HTTP/2 but the port's second protocol (its first byte tells).
+    if let Some(second) = second
+        && prefix.first() == Some(&second.first_byte())
+    {
+        return second
+            .serve(Box::new(Rewind::new(prefix, tcp)), slot, stop)
+            .await;
+    }
     let activity = Activity::new();
     let io = TokioIo::new(Rewind::new(prefix, tcp));
     let conn = builder.serve_connection(io, Tracked::new(service, activity.clone()));

@@ -55,6 +55,30 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+/// The I/O of an accepted connection (TLS or not), boxed so that a second
+/// protocol's code is not generic over it.
+pub(crate) trait ConnIo:
+    tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send
+{
+}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> ConnIo for T {}
+
+/// A protocol served on the gRPC port beside HTTP/2, told apart by the
+/// first byte a connection sends (after TLS, when the port has it); the
+/// framed transport of Shoal's Data calls is one (`crate::frames`).
+pub(crate) trait SecondProtocol: Send + Sync + 'static {
+    /// The first byte of its connections (never `P`, HTTP/2's).
+    fn first_byte(&self) -> u8;
+    /// Serves one connection, whose first bytes are still to be read from
+    /// `io`; records why it closed in `slot`.
+    fn serve(
+        &self,
+        io: Box<dyn ConnIo>,
+        slot: Slot,
+        stop: watch::Receiver<bool>,
+    ) -> futures::future::BoxFuture<'static, ()>;
+}
+
 /// HTTP/2 flow-control window of one gRPC stream, bytes.
 const STREAM_WINDOW: u32 = 4 << 20;
 /// HTTP/2 flow-control window of one gRPC connection, bytes.
@@ -218,9 +242,10 @@ impl Throttled {
     }
 }
 
-/// Serves gRPC (HTTP/2 only) on `listener` until `stop` turns true; the
+/// Serves gRPC (HTTP/2 only), and `second` beside it, on `listener` until `stop` turns true; the
 /// task ends when its last connection has closed.
-pub fn serve_grpc(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn serve_grpc(
     listener: TcpListener,
     routes: tonic::service::Routes,
     budget: Arc<crate::grpc::budget::RequestBudget>,
@@ -228,6 +253,7 @@ pub fn serve_grpc(
     serving: Option<Arc<ServingThreads>>,
     stop: watch::Receiver<bool>,
     security: Arc<crate::security::Security>,
+    second: Option<Arc<dyn SecondProtocol>>,
 ) -> JoinHandle<()> {
     let mut builder = Builder::new(TokioExecutor::new()).http2_only();
     http2_settings(&mut builder, &connections.policy);
@@ -254,7 +280,7 @@ pub fn serve_grpc(
         service,
         Arc::new(builder),
         connections,
-        (serving, tls),
+        (serving, tls, second),
         stop,
     ))
 }
@@ -281,7 +307,7 @@ pub fn serve_http(
         service,
         Arc::new(builder),
         connections,
-        (None, tls),
+        (None, tls, None),
         stop,
     ))
 }

@@ -57,6 +57,8 @@ pub enum Via {
     Thrift,
     /// HBase's native RPC (the Java client).
     HbaseRpc,
+    /// The framed transport of Shoal's Data calls (on the gRPC port).
+    Frames,
     /// The server itself (background work, cluster rounds).
     Internal,
 }
@@ -69,6 +71,7 @@ impl Via {
             Via::Http => "http",
             Via::Thrift => "thrift",
             Via::HbaseRpc => "hbase_rpc",
+            Via::Frames => "frames",
             Via::Internal => "internal",
         }
     }

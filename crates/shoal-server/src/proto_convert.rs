@@ -1,6 +1,7 @@
-//! Conversions between the protobuf messages and the engine's and catalog's
-//! types. Every check of a request's shape happens here, with an error that
-//! names the field.
+//! Conversions between the `shoal.v1` messages (gRPC and the framed
+//! transport carry the same ones) and the engine's and catalog's types.
+//! Every check of a request's shape happens here, with an error that names
+//! the field.
 
 use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, ImcName, TableRecord};
 use crate::error::ServiceError;
