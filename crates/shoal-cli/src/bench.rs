@@ -143,10 +143,10 @@ pub struct YcsbArgs {
     /// (from `/metrics`) are reported beside the client's figures.
     #[arg(long, conflicts_with = "embedded")]
     http: Option<String>,
-    /// Send gets and mutations over the framed transport (the same port,
-    /// without HTTP/2; scans stay on gRPC) instead of gRPC.
-    #[arg(long)]
-    framed: bool,
+    /// How gets and mutations travel: `framed` (the client's default: the
+    /// same port without HTTP/2) or `grpc`. Scans always use gRPC.
+    #[arg(long, default_value = "framed", value_parser = ["framed", "grpc"])]
+    transport: String,
     #[command(flatten)]
     credentials: crate::credentials::Credentials,
 }
@@ -415,12 +415,10 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
     let mut options = a
         .credentials
         .apply(shoal_client::ClientOptions::default())?;
-    if a.framed {
-        if options.tls.is_some() {
-            anyhow::bail!("--framed needs plain text: the framed transport has no TLS yet");
-        }
-        options.data_transport = shoal_client::DataTransport::Framed;
-    }
+    options.data_transport = match a.transport.as_str() {
+        "grpc" => shoal_client::DataTransport::Grpc,
+        _ => shoal_client::DataTransport::Framed,
+    };
     let client = Client::connect_with(&addr, options).await?;
     let admin = client.admin();
     if !admin.exists(&workload.table).await? {

@@ -1,7 +1,7 @@
 //! The framed transport of the Data calls, client side (the wire:
-//! `shoal_proto::frames`): one TCP connection per server, to its gRPC
-//! address, beside the gRPC channel (which keeps scans, region maps and
-//! admin calls).
+//! `shoal_proto::frames`): one TCP connection per server (TLS when the
+//! client has TLS settings), to its gRPC address, beside the gRPC channel
+//! (which keeps scans, region maps and admin calls).
 //!
 //! Calls are numbered and multiplexed: a caller frames its request and
 //! hands it to the connection's writer task, which writes whatever has
@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
@@ -57,6 +57,7 @@ pub(crate) struct FramedConn {
     addr: String,
     token: Option<String>,
     connect_timeout: Duration,
+    tls: Option<FramedTls>,
     link: Arc<tokio::sync::Mutex<Option<Arc<Link>>>>,
     next_id: Arc<AtomicU32>,
 }
@@ -81,19 +82,86 @@ fn not_connected(message: String) -> tonic::Status {
     s
 }
 
+/// How a framed connection sets up TLS: the client's settings and the name
+/// the server's certificate must carry.
+#[derive(Clone)]
+pub(crate) struct FramedTls {
+    connector: tokio_rustls::TlsConnector,
+    name: rustls::pki_types::ServerName<'static>,
+}
+
+/// `addr` without a scheme or trailing slash: `host:port`.
+fn host_port(addr: &str) -> &str {
+    let a = addr
+        .strip_prefix("http://")
+        .or_else(|| addr.strip_prefix("https://"))
+        .unwrap_or(addr);
+    a.trim_end_matches('/')
+}
+
+impl FramedTls {
+    /// TLS to `addr` with `tls`'s trust, identity and name.
+    pub(crate) fn new(tls: &crate::ClientTls, addr: &str) -> Result<FramedTls, String> {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(&tls.ca_pem) {
+            let cert = cert.map_err(|e| format!("the CA certificates: {e}"))?;
+            roots
+                .add(cert)
+                .map_err(|e| format!("a CA certificate: {e}"))?;
+        }
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS versions: {e}"))?
+            .with_root_certificates(roots);
+        let config = match &tls.identity {
+            None => builder.with_no_client_auth(),
+            Some((cert, key)) => {
+                let chain = CertificateDer::pem_slice_iter(cert)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| format!("the client certificate: {e}"))?;
+                let key = PrivateKeyDer::from_pem_slice(key)
+                    .map_err(|e| format!("the client key: {e}"))?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| format!("the client certificate and key: {e}"))?
+            }
+        };
+        let host = match &tls.domain {
+            Some(d) => d.clone(),
+            None => {
+                let hp = host_port(addr);
+                let host = hp.rsplit_once(':').map_or(hp, |(h, _)| h);
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_string()
+            }
+        };
+        let name = ServerName::try_from(host.clone())
+            .map_err(|e| format!("{host:?} cannot be a TLS server name: {e}"))?;
+        Ok(FramedTls {
+            connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            name,
+        })
+    }
+}
+
 impl FramedConn {
     /// A connection to `addr` (`host:port`, the server's gRPC address),
     /// opened by the first call.
-    pub(crate) fn new(addr: &str, token: Option<String>, connect_timeout: Duration) -> FramedConn {
-        let addr = addr
-            .strip_prefix("http://")
-            .unwrap_or(addr)
-            .trim_end_matches('/')
-            .to_string();
+    pub(crate) fn new(
+        addr: &str,
+        token: Option<String>,
+        connect_timeout: Duration,
+        tls: Option<FramedTls>,
+    ) -> FramedConn {
         FramedConn {
-            addr,
+            addr: host_port(addr).to_string(),
             token,
             connect_timeout,
+            tls,
             link: Arc::new(tokio::sync::Mutex::new(None)),
             next_id: Arc::new(AtomicU32::new(1)),
         }
@@ -127,6 +195,32 @@ impl FramedConn {
             }
         };
         let _ = tcp.set_nodelay(true);
+        let Some(tls) = &self.tls else {
+            let (reader, writer) = self.hello(&mut tcp).await.map(|()| tcp.into_split())?;
+            return Ok(self.start(reader, writer));
+        };
+        let handshake = tls.connector.connect(tls.name.clone(), tcp);
+        let mut stream = match tokio::time::timeout(self.connect_timeout, handshake).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(not_connected(format!("TLS with {addr} failed: {e}"))),
+            Err(_) => {
+                return Err(not_connected(format!(
+                    "TLS with {addr}: no handshake within {:?}",
+                    self.connect_timeout
+                )));
+            }
+        };
+        self.hello(&mut stream).await?;
+        let (reader, writer) = tokio::io::split(stream);
+        Ok(self.start(reader, writer))
+    }
+
+    /// Says hello on a connection just made; `Ok` once the server accepted.
+    async fn hello<S: AsyncRead + AsyncWrite + Unpin>(
+        &self,
+        tcp: &mut S,
+    ) -> Result<(), tonic::Status> {
+        let addr = &self.addr;
         let mut hello = Vec::new();
         frames::encode_hello(&mut hello, self.token.as_deref());
         let answer = async {
@@ -166,7 +260,15 @@ impl FramedConn {
                 Err(e) => lost(format!("{addr} refused the hello unreadably: {e}")),
             });
         }
-        let (reader, writer) = tcp.into_split();
+        Ok(())
+    }
+
+    /// Starts the reader and writer tasks of an open connection.
+    fn start<R, W>(&self, reader: R, writer: W) -> Link
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let (tx, rx) = mpsc::unbounded_channel();
         let pending = Arc::new(Mutex::new(Some(HashMap::new())));
         let dead = Arc::new(AtomicBool::new(false));
@@ -175,9 +277,9 @@ impl FramedConn {
             reader,
             pending.clone(),
             dead.clone(),
-            addr.clone(),
+            self.addr.clone(),
         ));
-        Ok(Link { tx, pending, dead })
+        Link { tx, pending, dead }
     }
 
     /// One call: `request` as `method`, its answer decoded as `R`.
@@ -236,7 +338,7 @@ fn fail_all(pending: &Mutex<Option<HashMap<u32, Reply>>>, dead: &AtomicBool, why
 
 /// Writes queued calls, as many as have queued up in one write.
 async fn write_loop(
-    mut writer: tokio::net::tcp::OwnedWriteHalf,
+    mut writer: impl AsyncWrite + Unpin,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     dead: Arc<AtomicBool>,
 ) {
@@ -271,7 +373,7 @@ async fn write_loop(
 
 /// Reads answers and hands each to its caller, until the connection ends.
 async fn read_loop(
-    mut reader: tokio::net::tcp::OwnedReadHalf,
+    mut reader: impl AsyncRead + Unpin,
     pending: Arc<Mutex<Option<HashMap<u32, Reply>>>>,
     dead: Arc<AtomicBool>,
     addr: String,

@@ -64,8 +64,8 @@ pub struct ClientOptions {
     pub token: Option<String>,
     /// TLS to the servers (None: plain text).
     pub tls: Option<ClientTls>,
-    /// How gets and mutations travel (default gRPC). Scans, region maps and
-    /// admin calls always use gRPC.
+    /// How gets and mutations travel (default: the framed transport). Scans,
+    /// region maps and admin calls always use gRPC.
     pub data_transport: DataTransport,
 }
 
@@ -73,11 +73,13 @@ pub struct ClientOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DataTransport {
     /// gRPC (HTTP/2), as every other call.
-    #[default]
     Grpc,
     /// The framed transport on the same port (`shoal_proto::frames`): the
-    /// same messages without HTTP/2, for less CPU per call on both sides.
-    /// Needs plain text: with [`ClientOptions::tls`] set, gRPC is used.
+    /// same messages without HTTP/2, for less CPU per call on both sides;
+    /// with [`ClientOptions::tls`], over TLS with the same settings. A
+    /// cached get costs the server about a third of its CPU on gRPC
+    /// (`docs/benchmarks.md`, `callcost`).
+    #[default]
     Framed,
 }
 
@@ -133,7 +135,7 @@ impl Default for ClientOptions {
             max_combined_bytes: 4 << 20,
             token: None,
             tls: None,
-            data_transport: DataTransport::Grpc,
+            data_transport: DataTransport::Framed,
         }
     }
 }
@@ -258,8 +260,23 @@ impl Client {
                 source,
             })?;
         let channel = InterceptedService::new(channel, TokenInterceptor(token));
-        let framed = (options.data_transport == DataTransport::Framed && options.tls.is_none())
-            .then(|| frames::FramedConn::new(addr, options.token.clone(), options.connect_timeout));
+        let framed = match (options.data_transport, &options.tls) {
+            (DataTransport::Grpc, _) => None,
+            (DataTransport::Framed, tls) => {
+                let tls = match tls {
+                    None => None,
+                    Some(t) => Some(frames::FramedTls::new(t, addr).map_err(|e| {
+                        ClientError::InvalidArgument(format!("TLS settings for {addr:?}: {e}"))
+                    })?),
+                };
+                Some(frames::FramedConn::new(
+                    addr,
+                    options.token.clone(),
+                    options.connect_timeout,
+                    tls,
+                ))
+            }
+        };
         let data = data_stub::DataStub::new(
             DataClient::new(channel.clone())
                 .max_decoding_message_size(MAX_MESSAGE)

@@ -120,7 +120,15 @@ pub async fn run(o: &CallcostOptions, out: &Path) -> Result<CallcostReport, Scen
     let server = ChildServer::start(&o.shoal_bin, &cfg, &root.path().join("server.log"))
         .await
         .map_err(child_err)?;
-    let client = Client::connect(&server.grpc.to_string()).await?;
+    // gRPC for the calls named plainly; the framed client below for the rest.
+    let client = Client::connect_with(
+        &server.grpc.to_string(),
+        ClientOptions {
+            data_transport: DataTransport::Grpc,
+            ..ClientOptions::default()
+        },
+    )
+    .await?;
     let admin = client.admin();
     let splits: Vec<Vec<u8>> = (1..4)
         .map(|i| key(o.records * i / 4).into_bytes())
