@@ -12,6 +12,7 @@
 #   cargo build --release -p shoal-cli
 #   bench/first-pass.sh                   # 3 runs of 300,000 operations
 #   RUNS=1 OPS=100000 bench/first-pass.sh
+#   TRANSPORT=grpc bench/first-pass.sh    # gets over gRPC (default: framed)
 set -euo pipefail
 
 SHOAL=${SHOAL:-target/release/shoal}
@@ -46,7 +47,8 @@ summary="$OUT/summary.txt"
 : > "$summary"
 pass() {
   "$SHOAL" bench ycsb run -P workloads/workloadc -p recordcount=200000 -p operationcount="$OPS" \
-    --threads 8 --addr "$ADDR" --http "127.0.0.1:$HTTP_PORT" > "$OUT/$1.txt" 2>&1
+    --threads 8 --addr "$ADDR" --http "127.0.0.1:$HTTP_PORT" --transport "${TRANSPORT:-framed}" \
+    > "$OUT/$1.txt" 2>&1
   local tput cpu
   tput=$(grep -m1 'Throughput' "$OUT/$1.txt" | awk -F', ' '{printf "%.0f", $3}')
   cpu=$(grep -m1 '^\[CPU\]' "$OUT/$1.txt" | sed -E 's/.*server ([0-9.]+) .*/\1/' || true)
