@@ -233,7 +233,14 @@ impl BlockCache {
                     return;
                 }
             }
-            super::fill_l1::fill_l1(&cache, &l2, &l1_files, &cancelled, &p).await;
+            super::fill_l1::fill_l1_in_background(
+                cache.clone(),
+                l2.clone(),
+                l1_files,
+                cancelled.clone(),
+                p.clone(),
+            )
+            .await;
         });
         PrefetchHandle {
             cancel,
