@@ -58,14 +58,14 @@ async fn hot_rows_hit_and_writes_are_seen_at_once() {
         )
         .await
         .expect("put");
-    // A row enters on its second miss (the doorkeeper), so the third get hits.
+    // With the pool nearly empty a row enters on its first miss, so the
+    // second get hits (a fuller pool waits for a second miss: the
+    // doorkeeper, `cache/rows.rs`).
     let first = region.get(&Get::new(row.clone())).await.expect("get");
-    let second = region.get(&Get::new(row.clone())).await.expect("get");
     assert_eq!(cache.metrics().rows.entries, 1);
-    let third = region.get(&Get::new(row.clone())).await.expect("get");
+    let second = region.get(&Get::new(row.clone())).await.expect("get");
     assert_eq!(first, second);
-    assert_eq!(first, third);
-    assert_eq!(cache.metrics().rows.hits, 1, "the third get is a row hit");
+    assert_eq!(cache.metrics().rows.hits, 1, "the second get is a row hit");
 
     region
         .mutate(RowMutation::new(row.clone()).put("a", "x", "3"))
