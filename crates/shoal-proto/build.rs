@@ -15,6 +15,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ".shoal.v1.RowMutation",
         ".shoal.v1.GetSpec",
         ".shoal.v1.PeerBlocksResponse",
+        ".shoal.v1.HandedRow",
+        ".shoal.v1.HandedCell",
     ] {
         config = config.bytes(path);
     }

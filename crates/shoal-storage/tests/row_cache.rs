@@ -331,3 +331,70 @@ async fn a_write_is_never_hidden_by_a_cached_row() {
     let m = cache.metrics().rows;
     assert!(m.hits > 0 && m.inserts > 0, "the cache took part: {m:?}");
 }
+
+/// A region on `bucket` with its own WAL and cache (another server's).
+async fn open_on(bucket: &Bucket, wal_dir: &std::path::Path) -> (Region, BlockCache) {
+    let wal = Wal::open(WalOptions::local(wal_dir)).await.expect("wal");
+    let cache = BlockCache::new(
+        CacheConfig {
+            l1_rows_bytes: 8 << 20,
+            ..CacheConfig::default()
+        },
+        Arc::new(BucketFetcher::new(bucket.clone())),
+        None,
+    );
+    let env = RegionEnv::new(bucket.clone(), wal).with_cache(cache.clone());
+    let config = RegionConfig::new("r1", "data/00/t1/r1", families());
+    (Region::open(config, env).await.expect("open"), cache)
+}
+
+#[tokio::test]
+async fn rows_handed_to_the_next_owner_hit_there_and_never_hide_a_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bucket = Bucket::memory();
+    let (old, _) = open_on(&bucket, &dir.path().join("wal-old")).await;
+    for i in 0..20 {
+        let m = RowMutation::new(format!("row-{i:02}"))
+            .put("a", "x", format!("v{i}"))
+            .put("b", "y", "same");
+        old.mutate(m).await.expect("put");
+    }
+    for i in 0..20 {
+        old.get(&Get::new(format!("row-{i:02}"))).await.expect("get");
+    }
+    // Closed for the move: its rows are the region's final state.
+    old.close_keeping_reads().await.expect("close");
+    let mut handed = old.handed_rows(64 << 20);
+    assert_eq!(handed.len(), 20);
+    assert!(old.handed_rows(3000).len() < 20, "bounded in bytes");
+    old.end_reads();
+
+    let (new, cache) = open_on(&bucket, &dir.path().join("wal-new")).await;
+    let opened_at = new.read_point();
+    // A write here before the rows are taken: that row is refused, as a
+    // read at the open's read point would be.
+    new.mutate(RowMutation::new("row-03").put("a", "x", "newer"))
+        .await
+        .expect("put");
+    // Rows that do not fit the region are left out.
+    let mut stranger = handed[0].clone();
+    stranger.cells[0].family = Bytes::from_static(b"zz");
+    handed.push(stranger);
+    assert_eq!(new.take_handed_rows(&handed, opened_at), 19);
+
+    let before = cache.metrics().rows.hits;
+    for i in 0..20 {
+        let got = new.get(&Get::new(format!("row-{i:02}"))).await.expect("get");
+        let want = if i == 3 { "newer".to_string() } else { format!("v{i}") };
+        assert_eq!(value_of(&got.cells, b"a", b"x"), Some(Bytes::from(want)), "row {i}");
+        assert_eq!(value_of(&got.cells, b"b", b"y"), Some(Bytes::from("same")));
+    }
+    // Every handed row was a hit on its first read here.
+    assert_eq!(cache.metrics().rows.hits, before + 19);
+    // A write after the take removes the entry as for any cached row.
+    new.mutate(RowMutation::new("row-05").put("a", "x", "later"))
+        .await
+        .expect("put");
+    let got = new.get(&Get::new("row-05")).await.expect("get");
+    assert_eq!(value_of(&got.cells, b"a", b"x"), Some(Bytes::from("later")));
+}

@@ -291,6 +291,36 @@ impl<K: Hash + Eq + Clone, V: Weighted> Pool<K, V> {
         removed
     }
 
+    /// Copies of the entries whose key matches, recently used ones first
+    /// within each shard, until their weights add up to `max_weight`.
+    pub(crate) fn collect_where(
+        &self,
+        mut matches: impl FnMut(&K) -> bool,
+        max_weight: usize,
+    ) -> Vec<(K, V)> {
+        let mut out = Vec::new();
+        let mut total = 0;
+        for shard in &self.shards {
+            let s = shard.lock().unwrap_or_else(|e| e.into_inner());
+            let mut found: Vec<&Slot<K, V>> = s
+                .slots
+                .iter()
+                .filter(|slot| slot.value.is_some() && matches(&slot.key))
+                .collect();
+            found.sort_by_key(|slot| !slot.referenced);
+            for slot in found {
+                if total + slot.weight > max_weight {
+                    return out;
+                }
+                if let Some(v) = &slot.value {
+                    total += slot.weight;
+                    out.push((slot.key.clone(), v.clone()));
+                }
+            }
+        }
+        out
+    }
+
     /// Bytes charged and entries held.
     pub(crate) fn usage(&self) -> (usize, usize) {
         self.shards.iter().fold((0, 0), |(b, n), shard| {

@@ -98,6 +98,11 @@ impl CachedRow {
         self.buf.slice(at as usize..(at + len) as usize)
     }
 
+    /// The earliest timestamp of the versions it holds the newest of.
+    pub(crate) fn from(&self) -> i64 {
+        self.from
+    }
+
     /// True if the entry can answer a get of versions stamped at or after
     /// `from`: it was read from no later a start.
     pub(crate) fn covers(&self, from: i64) -> bool {
@@ -278,6 +283,15 @@ impl RowPool {
 
     pub(crate) fn forget_region(&self, region: u64) -> usize {
         self.pool.remove_where(|k| k.0 == region)
+    }
+
+    /// Copies of region `region`'s entries, up to about `max_bytes`.
+    pub(crate) fn entries_of(&self, region: u64, max_bytes: usize) -> Vec<(Bytes, CachedRow)> {
+        self.pool
+            .collect_where(|k| k.0 == region, max_bytes)
+            .into_iter()
+            .map(|((_, row), entry)| (row, entry))
+            .collect()
     }
 
     pub(crate) fn pool(&self) -> &Pool<RowKey, CachedRow> {

@@ -41,6 +41,7 @@ pub use ops::{
 };
 pub use pressure::{FlushScheduler, SchedulerOptions};
 pub use read::RegionScanner;
+pub use row_cache::HandedRow;
 pub use split::{SplitChild, parent_released, write_child_manifests};
 
 use crate::cache::BlockCache;
@@ -557,6 +558,38 @@ impl Region {
     /// Bytes held by all memstores.
     pub fn memstore_size(&self) -> usize {
         self.inner.stores.values().map(|s| s.memstore.size()).sum()
+    }
+
+    /// This region's row-cache entries, for its next owner (a copy closed
+    /// for a move, before its reads end): up to about `max_bytes`, recently
+    /// read ones first. Each is the row as of the region's final state.
+    pub fn handed_rows(&self, max_bytes: usize) -> Vec<HandedRow> {
+        match &self.inner.rows {
+            Some(rows) => rows.hand_over(max_bytes),
+            None => Vec::new(),
+        }
+    }
+
+    /// Takes rows its former owner handed over (`handed_rows` there) into
+    /// the row cache, as the rows as of `read_point`: the read point this
+    /// region opened at, taken before it could accept a write. A row that
+    /// took a write since, lies outside the region or names a family it
+    /// does not have is left out. Returns how many were kept.
+    pub fn take_handed_rows(&self, handed: &[HandedRow], read_point: u64) -> usize {
+        let Some(rows) = &self.inner.rows else {
+            return 0;
+        };
+        let families = &self.inner.config.families;
+        let fits = handed.iter().filter(|h| {
+            !h.row.is_empty()
+                && self.inner.config.contains_row(&h.row)
+                && h.cells.iter().all(|c| {
+                    c.row == h.row
+                        && !c.kind.is_delete()
+                        && families.iter().any(|f| f.name == c.family)
+                })
+        });
+        rows.take_over(fits, read_point)
     }
 
     /// The current read point (highest sequence visible to new reads).

@@ -31,6 +31,19 @@ use crate::cell::Cell;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// A row-cache entry handed from a region's former owner to its next
+/// (`Region::handed_rows`, `Region::take_handed_rows`): the newest version
+/// of every column of `row` stamped at or after `from`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandedRow {
+    /// The row.
+    pub row: Bytes,
+    /// The entry answers gets of versions stamped at or after this.
+    pub from: i64,
+    /// Its cells, in order.
+    pub cells: Vec<Cell>,
+}
+
 /// Stripes of write marks per region.
 const STRIPES: usize = 64;
 
@@ -158,6 +171,46 @@ impl RegionRows {
         rows.insert_unless(instance, row, from, cells, || {
             mark.load(Ordering::SeqCst) > read_point
         });
+    }
+
+    /// This instance's entries, for the region's next owner: up to about
+    /// `max_bytes`, recently read ones first.
+    pub(super) fn hand_over(&self, max_bytes: usize) -> Vec<HandedRow> {
+        let Some(rows) = self.cache.rows() else {
+            return Vec::new();
+        };
+        rows.entries_of(self.instance(), max_bytes)
+            .into_iter()
+            .map(|(row, entry)| HandedRow {
+                cells: entry.cells(entry.from(), |_, _| true),
+                from: entry.from(),
+                row,
+            })
+            .collect()
+    }
+
+    /// Takes rows a former owner handed over: each the row as of this
+    /// region's state at `read_point` (its open: the former owner's final
+    /// state). The rule holds as for a read at `read_point`: a row whose
+    /// stripe took a write since is refused. They skip admission (the
+    /// former owner's reads chose them). Returns how many were kept.
+    pub(super) fn take_over<'a>(
+        &self,
+        handed: impl Iterator<Item = &'a HandedRow>,
+        read_point: u64,
+    ) -> usize {
+        let Some(rows) = self.cache.rows() else {
+            return 0;
+        };
+        let instance = self.instance();
+        handed
+            .filter(|h| {
+                let mark = self.mark(&h.row);
+                rows.insert_unless(instance, &h.row, h.from, &h.cells, || {
+                    mark.load(Ordering::SeqCst) > read_point
+                })
+            })
+            .count()
     }
 
     /// Drops every entry of this region instance.
