@@ -1098,6 +1098,17 @@ async fn a_moving_region_answers_reads_through_the_move_and_none_is_stale() {
     let region = regions[0].clone();
     let from = (0..2).find(|&i| &Cluster::name(i) == owner).unwrap();
     c.table("m").put("k", "cf", "q", "00000000").await.unwrap();
+    // Rows read whole before the moves (what the row cache keeps): their
+    // entries go with the region.
+    let t = c.table("m");
+    for i in 0..50 {
+        t.put(format!("r{i:02}"), "cf", "q", "v").await.unwrap();
+    }
+    for i in 0..50 {
+        t.get(shoal_client::Get::new(format!("r{i:02}")))
+            .await
+            .unwrap();
+    }
     // One writer counts up in row k, each put through a new client sent to
     // the server the region is moving to (so a write lands on the new owner
     // as soon as it is open); readers, each with its own client (so its own
@@ -1167,6 +1178,21 @@ async fn a_moving_region_answers_reads_through_the_move_and_none_is_stale() {
     );
     // Both moves kept answering reads and ended them by asking.
     assert!(through >= 2.0, "reads through the moves: {through}");
+    // Each new owner took the former owner's cached rows (but for rows
+    // sharing a write stripe with k, which the writer kept writing).
+    let handed = |i: usize| m(i, "shoal_cluster_handed_rows_total");
+    assert!(
+        handed(1 - from) >= 40.0 && handed(from) >= 40.0,
+        "rows handed over: {} then {}\n{}",
+        handed(1 - from),
+        handed(from),
+        cluster
+            .stderr()
+            .lines()
+            .filter(|l| l.contains("handed") || l.contains("moved away ended"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     assert_eq!((ended, waited), (2.0, 0.0), "{}", cluster.stderr());
     let logs = cluster.stderr();
     assert!(logs.contains("reads_on=true"), "{logs}");

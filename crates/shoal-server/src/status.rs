@@ -69,6 +69,8 @@ pub struct ClusterView {
     /// move; regions opened here whose former owner ended its reads when
     /// asked; and those that waited out its bound instead.
     pub move_reads: (u64, u64, u64),
+    /// Rows taken into the row cache here from former owners (moves).
+    pub handed_rows: u64,
     /// The balancer's switch (as the master last read it).
     pub balancer_on: bool,
     /// The last failovers here.

@@ -360,7 +360,9 @@ async fn rows_handed_to_the_next_owner_hit_there_and_never_hide_a_write() {
         old.mutate(m).await.expect("put");
     }
     for i in 0..20 {
-        old.get(&Get::new(format!("row-{i:02}"))).await.expect("get");
+        old.get(&Get::new(format!("row-{i:02}")))
+            .await
+            .expect("get");
     }
     // Closed for the move: its rows are the region's final state.
     old.close_keeping_reads().await.expect("close");
@@ -384,9 +386,20 @@ async fn rows_handed_to_the_next_owner_hit_there_and_never_hide_a_write() {
 
     let before = cache.metrics().rows.hits;
     for i in 0..20 {
-        let got = new.get(&Get::new(format!("row-{i:02}"))).await.expect("get");
-        let want = if i == 3 { "newer".to_string() } else { format!("v{i}") };
-        assert_eq!(value_of(&got.cells, b"a", b"x"), Some(Bytes::from(want)), "row {i}");
+        let got = new
+            .get(&Get::new(format!("row-{i:02}")))
+            .await
+            .expect("get");
+        let want = if i == 3 {
+            "newer".to_string()
+        } else {
+            format!("v{i}")
+        };
+        assert_eq!(
+            value_of(&got.cells, b"a", b"x"),
+            Some(Bytes::from(want)),
+            "row {i}"
+        );
         assert_eq!(value_of(&got.cells, b"b", b"y"), Some(Bytes::from("same")));
     }
     // Every handed row was a hit on its first read here.

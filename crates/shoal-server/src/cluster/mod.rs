@@ -23,7 +23,7 @@
 
 mod cache_report;
 mod handoff;
-mod move_reads;
+pub(crate) mod move_reads;
 mod node;
 mod peer_reads;
 mod regions;

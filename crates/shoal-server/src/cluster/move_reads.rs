@@ -17,9 +17,16 @@
 use crate::error::ServiceError;
 use crate::host::{Host, Slot};
 use shoal_cluster::assignment::MoveReads;
-use shoal_storage::region::Region;
+use shoal_proto::v1 as pb;
+use shoal_storage::cell::{Cell, CellType};
+use shoal_storage::region::{HandedRow, Region};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
+
+/// Most bytes of cached rows a region's former owner hands over when its
+/// reads end (about the rows of a 16 MiB region of 1 KB rows; a move waits
+/// for them, so they stay a small part of its gap).
+pub(crate) const HANDED_ROWS_MAX_BYTES: u64 = 16 << 20;
 
 /// Why asking a former owner to end its reads did not succeed.
 enum Asked {
@@ -64,7 +71,7 @@ impl Host {
             // Routing already stopped at `until`; this drops the copy's
             // state. Ending a newer copy's reads early would be safe too.
             region.end_reads();
-            if host.end_closed_copy(&id).is_ok() {
+            if host.end_closed_copy(&id, 0).is_ok() {
                 tracing::debug!(region = %id, "reads of a region moved away reached their bound");
             }
         });
@@ -94,14 +101,26 @@ impl Host {
     /// this server answers none (also when it had none to answer); a
     /// region still in its closing flush answers UNAVAILABLE (ask again),
     /// one open here FAILED_PRECONDITION.
-    pub fn end_move_reads(&self, id: &str, next_owner: &str) -> Result<(), ServiceError> {
-        self.end_closed_copy(id)?;
-        tracing::debug!(region = %id, next_owner = %crate::error::shown(next_owner), "reads of a region moved away ended");
-        Ok(())
+    /// The closed copy's cached rows come back, up to `max_row_bytes`
+    /// (the row cache's entries as of the region's final state).
+    pub fn end_move_reads(
+        &self,
+        id: &str,
+        next_owner: &str,
+        max_row_bytes: u64,
+    ) -> Result<Vec<HandedRow>, ServiceError> {
+        let rows = self.end_closed_copy(id, max_row_bytes)?;
+        tracing::debug!(region = %id, next_owner = %crate::error::shown(next_owner), rows = rows.len(), "reads of a region moved away ended");
+        Ok(rows)
     }
 
-    /// Ends the reads of region `id`'s closed copy, if it has one here.
-    fn end_closed_copy(&self, id: &str) -> Result<(), ServiceError> {
+    /// Ends the reads of region `id`'s closed copy, if it has one here;
+    /// returns its cached rows, up to `max_row_bytes`.
+    fn end_closed_copy(
+        &self,
+        id: &str,
+        max_row_bytes: u64,
+    ) -> Result<Vec<HandedRow>, ServiceError> {
         let mut ended: Option<Region> = None;
         let mut outcome = Ok(());
         self.update_slot(id, |slot| match slot {
@@ -128,25 +147,31 @@ impl Host {
         });
         // After the slot changed: no read is routed to the copy any more,
         // and one already routed to it fails as closed (and is retried).
+        // Its rows are read first: ending its reads drops them.
+        let mut rows = Vec::new();
         if let Some(region) = ended {
+            if max_row_bytes > 0 {
+                rows = region.handed_rows(max_row_bytes.min(usize::MAX as u64) as usize);
+            }
             region.end_reads();
         }
-        outcome
+        outcome.map(|()| rows)
     }
 
     /// On region `id`'s next owner, after it opened the region and before
     /// the region takes a write: ends the reads its former owner still
     /// answers (`reads`, from a record read at or after `since`) by asking
     /// it, or else by waiting out its bound. Err only when the former owner
-    /// says it serves the region as open.
+    /// says it serves the region as open. Returns the rows the former owner
+    /// handed over (none when it did not answer).
     pub(crate) async fn end_reads_at(
         &self,
         id: &str,
         reads: &MoveReads,
         since: Instant,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<HandedRow>, String> {
         let Some(state) = &self.inner.cluster else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let bound = Duration::from_millis(reads.bound_ms);
         // The former owner's bound began before it wrote the record, so
@@ -155,15 +180,15 @@ impl Host {
         let deadline = since + bound + bound / 10 + Duration::from_millis(50);
         let last = loop {
             let asked = if reads.server == state.name {
-                self.end_closed_copy(id)
+                self.end_closed_copy(id, HANDED_ROWS_MAX_BYTES)
                     .map_err(|e| Asked::Retry(e.to_string()))
             } else {
                 self.ask_end_move_reads(id, &reads.server, deadline).await
             };
             match asked {
-                Ok(()) => {
+                Ok(rows) => {
                     state.move_reads_ended.fetch_add(1, Relaxed);
-                    return Ok(());
+                    return Ok(rows);
                 }
                 Err(Asked::Refused(why)) => {
                     return Err(format!(
@@ -182,7 +207,7 @@ impl Host {
         tokio::time::sleep_until(deadline.into()).await;
         state.move_reads_waited.fetch_add(1, Relaxed);
         tracing::info!(region = %id, former_owner = %reads.server, bound_ms = reads.bound_ms, reason = %last, "waited out the former owner's reads (it did not answer)");
-        Ok(())
+        Ok(Vec::new())
     }
 
     /// One `EndMoveReads` call to `server`, bounded by `deadline`.
@@ -191,9 +216,9 @@ impl Host {
         id: &str,
         server: &str,
         deadline: Instant,
-    ) -> Result<(), Asked> {
+    ) -> Result<Vec<HandedRow>, Asked> {
         let Some(state) = &self.inner.cluster else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let addr = state
             .directory()
@@ -209,16 +234,20 @@ impl Host {
             let channel = crate::security::peer::connect(self.config(), &addr, budget)
                 .await
                 .map_err(Asked::Retry)?;
-            let mut admin = shoal_proto::v1::admin_client::AdminClient::new(channel);
+            let admin = shoal_proto::v1::admin_client::AdminClient::new(channel);
+            let mut admin = admin.max_decoding_message_size(
+                (HANDED_ROWS_MAX_BYTES as usize) + crate::request_limits::MAX_MESSAGE_BYTES / 16,
+            );
             let request = tonic::Request::new(shoal_proto::v1::EndMoveReadsRequest {
                 region: id.to_owned(),
                 server: state.name.clone(),
+                max_row_bytes: HANDED_ROWS_MAX_BYTES,
             });
             match admin
                 .end_move_reads(crate::security::peer::authorize(self.security(), request))
                 .await
             {
-                Ok(_) => Ok(()),
+                Ok(answer) => Ok(from_wire(answer.into_inner().rows)),
                 Err(s) if s.code() == tonic::Code::FailedPrecondition => {
                     Err(Asked::Refused(s.message().to_owned()))
                 }
@@ -229,6 +258,67 @@ impl Host {
             .await
             .unwrap_or_else(|_| Err(Asked::Retry(format!("no answer from {server} in time"))))
     }
+}
+
+/// Handed rows as the `EndMoveReads` answer carries them: as many as fit
+/// `max_bytes` encoded (a row cache charges less than the wire takes for
+/// rows of many small cells).
+pub(crate) fn to_wire(rows: Vec<HandedRow>, max_bytes: u64) -> Vec<pb::HandedRow> {
+    let mut total = 0u64;
+    rows.into_iter()
+        .map(|h| pb::HandedRow {
+            row: h.row,
+            from: h.from,
+            cells: h
+                .cells
+                .into_iter()
+                .map(|c| pb::HandedCell {
+                    family: c.family,
+                    qualifier: c.qualifier,
+                    timestamp: c.timestamp,
+                    seq: c.seq,
+                    kind: u32::from(c.kind.code()),
+                    value: c.value,
+                })
+                .collect(),
+        })
+        .take_while(|h| {
+            total += prost::Message::encoded_len(h) as u64 + 8;
+            total <= max_bytes
+        })
+        .collect()
+}
+
+/// Handed rows from an `EndMoveReads` answer; a row with a cell of an
+/// unknown type is dropped whole (the region checks the rest).
+fn from_wire(rows: Vec<pb::HandedRow>) -> Vec<HandedRow> {
+    rows.into_iter()
+        .filter_map(|h| {
+            let cells = h
+                .cells
+                .into_iter()
+                .map(|c| {
+                    let kind = u8::try_from(c.kind)
+                        .ok()
+                        .and_then(|k| CellType::from_code(k).ok())?;
+                    Some(Cell {
+                        row: h.row.clone(),
+                        family: c.family,
+                        qualifier: c.qualifier,
+                        timestamp: c.timestamp,
+                        kind,
+                        seq: c.seq,
+                        value: c.value,
+                    })
+                })
+                .collect::<Option<Vec<Cell>>>()?;
+            Some(HandedRow {
+                row: h.row,
+                from: h.from,
+                cells,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -288,6 +378,10 @@ mod tests {
             .expect("ended");
         assert_eq!(state.move_reads_ended.load(Relaxed), 1);
         // A region with no closed copy here has no reads to end.
-        host.end_move_reads("r1", "next").expect("none to end");
+        assert!(
+            host.end_move_reads("r1", "next", 1 << 20)
+                .expect("none to end")
+                .is_empty()
+        );
     }
 }

@@ -187,17 +187,34 @@ impl Host {
                     return Err(e.to_string());
                 }
             };
+        // The read point the region opened at: no write is taken before
+        // the former owner's reads end, so its handed rows are as of this.
+        let opened_at = region.read_point();
         // The former owner may still answer reads from its closed copy: no
         // write is taken here before it stopped (`move_reads.rs`).
-        if let Some(reads) = reads_at
-            && let Err(e) = self.end_reads_at(id, reads, started).await
-        {
-            self.give_up(id, &region);
-            return Err(format!("region {id}: {e}"));
+        let mut handed = Vec::new();
+        if let Some(reads) = reads_at {
+            match self.end_reads_at(id, reads, started).await {
+                Ok(rows) => handed = rows,
+                Err(e) => {
+                    self.give_up(id, &region);
+                    return Err(format!("region {id}: {e}"));
+                }
+            }
         }
         if !self.set_slot(id, Slot::Open(region.clone())) {
             let _ = region.close().await;
             return Err(format!("region {id}'s table changed while it opened"));
+        }
+        // The former owner's hot rows, taken once the region serves: a
+        // write since the open refuses its row (the row cache's rule).
+        if !handed.is_empty() {
+            let kept = region.take_handed_rows(&handed, opened_at);
+            if let Some(c) = &self.inner.cluster {
+                c.handed_rows
+                    .fetch_add(kept as u64, std::sync::atomic::Ordering::Relaxed);
+            }
+            tracing::debug!(region = %id, handed = handed.len(), kept, "rows handed over by the former owner");
         }
         // The lease may have been lost between the open's last check and the
         // slot: `fence_and_rejoin` clears the lease (a new generation) before
@@ -566,7 +583,7 @@ impl RegionHost for Regions<'_> {
     }
 
     fn end_reads(&self, region: &str) {
-        if let Err(e) = self.0.end_move_reads(region, "") {
+        if let Err(e) = self.0.end_move_reads(region, "", 0) {
             tracing::warn!(region, error = %e, "ending the reads of a region closed here failed");
         }
     }

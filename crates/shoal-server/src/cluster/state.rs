@@ -95,6 +95,9 @@ pub struct ClusterState {
     /// Regions opened here that waited out their former owner's bound on
     /// reads (it did not answer).
     pub move_reads_waited: AtomicU64,
+    /// Rows taken into the row cache here from former owners' row caches
+    /// when their regions moved here.
+    pub handed_rows: AtomicU64,
     /// The balancer's switch as last read (master only).
     pub balancer_on: AtomicBool,
     recent: RwLock<Vec<Failover>>,
@@ -138,6 +141,7 @@ impl ClusterState {
             move_reads: AtomicU64::new(0),
             move_reads_ended: AtomicU64::new(0),
             move_reads_waited: AtomicU64::new(0),
+            handed_rows: AtomicU64::new(0),
             balancer_on: AtomicBool::new(true),
             recent: RwLock::default(),
             etcd: std::sync::OnceLock::new(),

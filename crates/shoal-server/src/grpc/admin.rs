@@ -339,14 +339,22 @@ impl pb::admin_server::Admin for AdminService {
     async fn end_move_reads(
         &self,
         req: Request<pb::EndMoveReadsRequest>,
-    ) -> Result<Response<pb::AdminResponse>, Status> {
+    ) -> Result<Response<pb::EndMoveReadsResponse>, Status> {
         let caller = self.caller(&req)?;
         let r = req.into_inner();
         self.timed(async {
-            self.host
+            // At most half the message limit of rows, whatever is asked.
+            let max = r
+                .max_row_bytes
+                .min(crate::request_limits::MAX_MESSAGE_BYTES as u64 / 2);
+            let rows = self
+                .host
                 .access(&caller)
-                .end_move_reads(&r.region, &r.server)?;
-            Ok(message(format!("reads of {} ended here", r.region)))
+                .end_move_reads(&r.region, &r.server, max)?;
+            Ok(pb::EndMoveReadsResponse {
+                message: format!("reads of {} ended here", r.region),
+                rows: crate::cluster::move_reads::to_wire(rows, max),
+            })
         })
         .await
     }

@@ -510,9 +510,15 @@ impl<'a> Access<'a> {
 
     /// Cluster mode, for a region's next owner: stop answering reads of
     /// `region` from its closed copy (a server's token: global admin).
-    pub fn end_move_reads(&self, region: &str, next_owner: &str) -> Result<(), ServiceError> {
+    /// Returns the closed copy's cached rows, up to `max_row_bytes`.
+    pub fn end_move_reads(
+        &self,
+        region: &str,
+        next_owner: &str,
+        max_row_bytes: u64,
+    ) -> Result<Vec<shoal_storage::region::HandedRow>, ServiceError> {
         self.need_global("end_move_reads", Action::Admin)?;
-        self.host.end_move_reads(region, next_owner)
+        self.host.end_move_reads(region, next_owner, max_row_bytes)
     }
 
     // ---- permissions

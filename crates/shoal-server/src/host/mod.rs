@@ -712,6 +712,7 @@ impl Host {
                         c.move_reads_ended.load(Relaxed),
                         c.move_reads_waited.load(Relaxed),
                     ),
+                    handed_rows: c.handed_rows.load(Relaxed),
                     balancer_on: c.balancer_on.load(Relaxed),
                     recent: c.recent_failovers(),
                     peer_calls: self

@@ -167,6 +167,12 @@ fn cluster(o: &mut Out, c: &crate::status::ClusterView) {
             c.move_reads.2 as f64,
         ),
         (
+            "shoal_cluster_handed_rows_total",
+            "counter",
+            "Rows taken into the row cache here from the row caches of regions' former owners as the regions moved here.",
+            c.handed_rows as f64,
+        ),
+        (
             "shoal_cluster_lease_losses_total",
             "counter",
             "Times this server lost its lease and gave its regions up.",
