@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 /// reads end (about the rows of a 16 MiB region of 1 KB rows; a move waits
 /// for them, so they stay a small part of its gap).
 pub(crate) const HANDED_ROWS_MAX_BYTES: u64 = 16 << 20;
+/// How long a next owner waits for the former owner's cached rows.
+const ROWS_WAIT: Duration = Duration::from_secs(1);
 
 /// Why asking a former owner to end its reads did not succeed.
 enum Asked {
@@ -71,7 +73,7 @@ impl Host {
             // Routing already stopped at `until`; this drops the copy's
             // state. Ending a newer copy's reads early would be safe too.
             region.end_reads();
-            if host.end_closed_copy(&id, 0).is_ok() {
+            if host.end_closed_copy(&id).is_ok() {
                 tracing::debug!(region = %id, "reads of a region moved away reached their bound");
             }
         });
@@ -101,26 +103,66 @@ impl Host {
     /// this server answers none (also when it had none to answer); a
     /// region still in its closing flush answers UNAVAILABLE (ask again),
     /// one open here FAILED_PRECONDITION.
-    /// The closed copy's cached rows come back, up to `max_row_bytes`
-    /// (the row cache's entries as of the region's final state).
+    ///
+    /// The closed copy's cached rows come back first, up to `max_row_bytes`
+    /// (its row cache's entries, as of the region's final state); with
+    /// `keep_reads` only they do, and the copy goes on answering reads.
     pub fn end_move_reads(
         &self,
         id: &str,
         next_owner: &str,
         max_row_bytes: u64,
+        keep_reads: bool,
     ) -> Result<Vec<HandedRow>, ServiceError> {
-        let rows = self.end_closed_copy(id, max_row_bytes)?;
+        let rows = if max_row_bytes > 0 {
+            self.closed_copy_rows(id, max_row_bytes)?
+        } else {
+            Vec::new()
+        };
+        if keep_reads {
+            tracing::debug!(region = %id, next_owner = %crate::error::shown(next_owner), rows = rows.len(), "rows of a region moving away handed over");
+            return Ok(rows);
+        }
+        self.end_closed_copy(id)?;
         tracing::debug!(region = %id, next_owner = %crate::error::shown(next_owner), rows = rows.len(), "reads of a region moved away ended");
         Ok(rows)
     }
 
-    /// Ends the reads of region `id`'s closed copy, if it has one here;
-    /// returns its cached rows, up to `max_row_bytes`.
-    fn end_closed_copy(
+    /// The cached rows of region `id`'s closed copy here, up to
+    /// `max_row_bytes` (none if it has no copy here); the copy goes on.
+    fn closed_copy_rows(
         &self,
         id: &str,
         max_row_bytes: u64,
     ) -> Result<Vec<HandedRow>, ServiceError> {
+        let mut copy: Option<Region> = None;
+        let mut outcome = Ok(());
+        self.update_slot(id, |slot| match slot {
+            Slot::Closing {
+                region,
+                reads_until: Some(_),
+            } => copy = Some(region.clone()),
+            Slot::Closing {
+                reads_until: None, ..
+            } => {
+                outcome = Err(ServiceError::Unavailable(format!(
+                    "region {id} is still being closed here; ask again"
+                )));
+            }
+            Slot::Open(_) => {
+                outcome = Err(ServiceError::FailedPrecondition(format!(
+                    "region {id} is open here"
+                )));
+            }
+            Slot::Moving | Slot::Elsewhere => {}
+        });
+        outcome?;
+        let max = max_row_bytes.min(usize::MAX as u64) as usize;
+        Ok(copy.map(|r| r.handed_rows(max)).unwrap_or_default())
+    }
+
+    /// Ends the reads of region `id`'s closed copy, if it has one here.
+    fn end_closed_copy(&self, id: &str) -> Result<(), ServiceError> {
         let mut ended: Option<Region> = None;
         let mut outcome = Ok(());
         self.update_slot(id, |slot| match slot {
@@ -147,15 +189,10 @@ impl Host {
         });
         // After the slot changed: no read is routed to the copy any more,
         // and one already routed to it fails as closed (and is retried).
-        // Its rows are read first: ending its reads drops them.
-        let mut rows = Vec::new();
         if let Some(region) = ended {
-            if max_row_bytes > 0 {
-                rows = region.handed_rows(max_row_bytes.min(usize::MAX as u64) as usize);
-            }
             region.end_reads();
         }
-        outcome.map(|()| rows)
+        outcome
     }
 
     /// On region `id`'s next owner, after it opened the region and before
@@ -178,15 +215,29 @@ impl Host {
         // before `since`: past this it answers none by its own clock (the
         // margin is for clock rates, as the lease's).
         let deadline = since + bound + bound / 10 + Duration::from_millis(50);
+        // The former owner's cached rows, while its copy still answers the
+        // region's reads: the gap between its last read and the first here
+        // does not carry them. One try, bounded; a move goes on without.
+        let rows = if reads.server == state.name {
+            self.closed_copy_rows(id, HANDED_ROWS_MAX_BYTES)
+                .unwrap_or_default()
+        } else {
+            let by = (Instant::now() + ROWS_WAIT).min(deadline);
+            self.ask_end_move_reads(id, &reads.server, by, HANDED_ROWS_MAX_BYTES)
+                .await
+                .unwrap_or_default()
+        };
         let last = loop {
             let asked = if reads.server == state.name {
-                self.end_closed_copy(id, HANDED_ROWS_MAX_BYTES)
+                self.end_closed_copy(id)
+                    .map(|()| Vec::new())
                     .map_err(|e| Asked::Retry(e.to_string()))
             } else {
-                self.ask_end_move_reads(id, &reads.server, deadline).await
+                self.ask_end_move_reads(id, &reads.server, deadline, 0)
+                    .await
             };
             match asked {
-                Ok(rows) => {
+                Ok(_) => {
                     state.move_reads_ended.fetch_add(1, Relaxed);
                     return Ok(rows);
                 }
@@ -210,12 +261,16 @@ impl Host {
         Ok(Vec::new())
     }
 
-    /// One `EndMoveReads` call to `server`, bounded by `deadline`.
+    /// One `EndMoveReads` call to `server`, bounded by `deadline`: with
+    /// `rows` > 0 it only fetches up to that many bytes of the closed
+    /// copy's cached rows (the copy goes on answering reads); with 0 it
+    /// ends the copy's reads.
     async fn ask_end_move_reads(
         &self,
         id: &str,
         server: &str,
         deadline: Instant,
+        rows: u64,
     ) -> Result<Vec<HandedRow>, Asked> {
         let Some(state) = &self.inner.cluster else {
             return Ok(Vec::new());
@@ -241,7 +296,8 @@ impl Host {
             let request = tonic::Request::new(shoal_proto::v1::EndMoveReadsRequest {
                 region: id.to_owned(),
                 server: state.name.clone(),
-                max_row_bytes: HANDED_ROWS_MAX_BYTES,
+                max_row_bytes: rows,
+                keep_reads: rows > 0,
             });
             match admin
                 .end_move_reads(crate::security::peer::authorize(self.security(), request))
@@ -379,7 +435,7 @@ mod tests {
         assert_eq!(state.move_reads_ended.load(Relaxed), 1);
         // A region with no closed copy here has no reads to end.
         assert!(
-            host.end_move_reads("r1", "next", 1 << 20)
+            host.end_move_reads("r1", "next", 1 << 20, false)
                 .expect("none to end")
                 .is_empty()
         );

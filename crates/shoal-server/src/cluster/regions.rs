@@ -583,7 +583,7 @@ impl RegionHost for Regions<'_> {
     }
 
     fn end_reads(&self, region: &str) {
-        if let Err(e) = self.0.end_move_reads(region, "", 0) {
+        if let Err(e) = self.0.end_move_reads(region, "", 0, false) {
             tracing::warn!(region, error = %e, "ending the reads of a region closed here failed");
         }
     }

@@ -347,12 +347,18 @@ impl pb::admin_server::Admin for AdminService {
             let max = r
                 .max_row_bytes
                 .min(crate::request_limits::MAX_MESSAGE_BYTES as u64 / 2);
-            let rows = self
-                .host
-                .access(&caller)
-                .end_move_reads(&r.region, &r.server, max)?;
+            let rows = self.host.access(&caller).end_move_reads(
+                &r.region,
+                &r.server,
+                max,
+                r.keep_reads,
+            )?;
             Ok(pb::EndMoveReadsResponse {
-                message: format!("reads of {} ended here", r.region),
+                message: if r.keep_reads {
+                    format!("rows of {} handed over; its reads go on here", r.region)
+                } else {
+                    format!("reads of {} ended here", r.region)
+                },
                 rows: crate::cluster::move_reads::to_wire(rows, max),
             })
         })

@@ -510,15 +510,18 @@ impl<'a> Access<'a> {
 
     /// Cluster mode, for a region's next owner: stop answering reads of
     /// `region` from its closed copy (a server's token: global admin).
-    /// Returns the closed copy's cached rows, up to `max_row_bytes`.
+    /// Returns the closed copy's cached rows, up to `max_row_bytes`; with
+    /// `keep_reads`, only those (its reads go on).
     pub fn end_move_reads(
         &self,
         region: &str,
         next_owner: &str,
         max_row_bytes: u64,
+        keep_reads: bool,
     ) -> Result<Vec<shoal_storage::region::HandedRow>, ServiceError> {
         self.need_global("end_move_reads", Action::Admin)?;
-        self.host.end_move_reads(region, next_owner, max_row_bytes)
+        self.host
+            .end_move_reads(region, next_owner, max_row_bytes, keep_reads)
     }
 
     // ---- permissions
