@@ -286,6 +286,7 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 threads: 16,
                 l1_data: if a.quick { "2MiB" } else { "8MiB" }.into(),
                 l2_capacity: "256MiB".into(),
+                warmup: secs(if a.quick { 0 } else { 25 }),
                 steady: a.duration.unwrap_or(secs(if a.quick { 3 } else { 20 })),
                 gap: secs(if a.quick { 2 } else { 10 }),
                 rebalance: secs(if a.quick { 6 } else { 60 }),

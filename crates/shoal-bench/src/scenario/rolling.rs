@@ -9,6 +9,8 @@
 //! process through the Rust client, with an L1 per server far smaller than
 //! the data, so reads lean on L2. The timeline:
 //!
+//! 0. **warmup**: reads until the caches are warm (the row caches take
+//!    about 20 s to fill at this rate); reported, never counted as steady.
 //! 1. **steady**: the baseline throughput (median of its 1 s windows).
 //! 2. **rolling**: each server in turn gets SIGTERM (it drains), comes back
 //!    under the same name and data directory (its L2 persists), and the
@@ -94,6 +96,9 @@ pub struct RollingOptions {
     pub l1_data: String,
     /// Each server's L2 (when the setting has one), e.g. "256MiB".
     pub l2_capacity: String,
+    /// Reads before the steady phase, while the caches warm (not counted
+    /// in steady state).
+    pub warmup: Duration,
     /// The steady phase.
     pub steady: Duration,
     /// Time between one server settling after its restart and the next
@@ -250,6 +255,8 @@ pub struct RollingReport {
     pub l2_capacity: String,
     /// Emulated first-byte latency, ms.
     pub latency_ms: u64,
+    /// Seconds of warm-up before the steady phase (not counted).
+    pub warmup_s: f64,
     /// One entry per setting.
     pub modes: Vec<ModeReport>,
 }
@@ -529,6 +536,7 @@ pub async fn run(o: &RollingOptions, out: &Path) -> Result<RollingReport, Scenar
         l1_data: o.l1_data.clone(),
         l2_capacity: o.l2_capacity.clone(),
         latency_ms: o.latency.as_millis() as u64,
+        warmup_s: o.warmup.as_secs_f64(),
         modes,
     };
     let lines: Vec<Line> = report
@@ -712,9 +720,13 @@ async fn drive(
     let cpu_start: f64 = members.iter().map(Member::cpu_now).sum();
     let mut events = Vec::new();
     let now = || started.elapsed().as_secs_f64();
-    let mut phases: Vec<(&'static str, f64)> = vec![("steady", 0.0)];
+    let mut phases: Vec<(&'static str, f64)> = vec![("warmup", 0.0)];
+
+    // 0. Warm-up: caches fill; not steady state.
+    tokio::time::sleep(o.warmup).await;
 
     // 1. Steady.
+    phases.push(("steady", now()));
     tokio::time::sleep(o.steady).await;
 
     // 2. Rolling restart.
@@ -876,7 +888,7 @@ async fn drive(
             .iter()
             .rev()
             .find(|(_, at)| t + 1.0 > *at)
-            .map_or("steady", |(p, _)| *p)
+            .map_or("warmup", |(p, _)| *p)
     };
     let mut windows = Vec::new();
     let (mut ops, mut errors) = (0u64, 0u64);
@@ -1041,7 +1053,7 @@ fn markdown(r: &RollingReport) -> String {
     let mut md = format!(
         "# rolling-restart\n\n{} `shoal serve` processes and etcd per setting, one bucket (S3 emulated: {} ms first byte, 90 MB/s), \
          a table of {} regions holding {} rows of {} B, L1 data {} and L2 {} per server. YCSB C (zipfian reads) closed-loop from {} tasks. \
-         Phases: steady; a rolling restart (SIGTERM, drain, start again, settle, next); a forced rebalance (one server's regions moved by hand to another with the balancer off, then the balancer on); kill -9 of a server that is not the master, started again later.\n\n\
+         Phases: warm-up ({:.0} s, not counted); steady; a rolling restart (SIGTERM, drain, start again, settle, next); a forced rebalance (one server's regions moved by hand to another with the balancer off, then the balancer on); kill -9 of a server that is not the master, started again later.\n\n\
          | figure | {} |\n|---|{}\n",
         r.servers,
         r.latency_ms,
@@ -1051,6 +1063,7 @@ fn markdown(r: &RollingReport) -> String {
         r.l1_data,
         r.l2_capacity,
         r.threads,
+        r.warmup_s,
         r.modes
             .iter()
             .map(|m| m.mode.name())
@@ -1256,6 +1269,7 @@ mod tests {
             threads: 1,
             l1_data: "4MiB".into(),
             l2_capacity: "128MiB".into(),
+            warmup: Duration::ZERO,
             steady: Duration::ZERO,
             gap: Duration::ZERO,
             rebalance: Duration::ZERO,
