@@ -38,7 +38,7 @@ pub struct Event<'a> {
     /// The denial's missing permission, the error, or the change made.
     #[serde(skip_serializing_if = "str::is_empty")]
     pub detail: &'a str,
-    /// The front door: grpc, http or thrift.
+    /// The front door: grpc, frames, http, thrift or hbase_rpc.
     pub via: &'a str,
 }
 
