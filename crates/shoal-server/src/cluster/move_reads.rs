@@ -135,43 +135,39 @@ impl Host {
         id: &str,
         max_row_bytes: u64,
     ) -> Result<Vec<HandedRow>, ServiceError> {
+        let max = max_row_bytes.min(usize::MAX as u64) as usize;
+        Ok(self
+            .closed_copy(id, false)?
+            .map(|r| r.handed_rows(max))
+            .unwrap_or_default())
+    }
+
+    /// Ends the reads of region `id`'s closed copy, if it has one here.
+    fn end_closed_copy(&self, id: &str) -> Result<(), ServiceError> {
+        // After the slot changed: no read is routed to the copy any more,
+        // and one already routed to it fails as closed (and is retried).
+        if let Some(region) = self.closed_copy(id, true)? {
+            region.end_reads();
+        }
+        Ok(())
+    }
+
+    /// Region `id`'s copy closed here for a move that still answers reads,
+    /// if it has one; with `stop_routing`, no read is routed to it after
+    /// this. A region still in its closing flush is UNAVAILABLE (ask
+    /// again), one open here FAILED_PRECONDITION.
+    fn closed_copy(&self, id: &str, stop_routing: bool) -> Result<Option<Region>, ServiceError> {
         let mut copy: Option<Region> = None;
         let mut outcome = Ok(());
         self.update_slot(id, |slot| match slot {
             Slot::Closing {
                 region,
                 reads_until: Some(_),
-            } => copy = Some(region.clone()),
-            Slot::Closing {
-                reads_until: None, ..
             } => {
-                outcome = Err(ServiceError::Unavailable(format!(
-                    "region {id} is still being closed here; ask again"
-                )));
-            }
-            Slot::Open(_) => {
-                outcome = Err(ServiceError::FailedPrecondition(format!(
-                    "region {id} is open here"
-                )));
-            }
-            Slot::Moving | Slot::Elsewhere => {}
-        });
-        outcome?;
-        let max = max_row_bytes.min(usize::MAX as u64) as usize;
-        Ok(copy.map(|r| r.handed_rows(max)).unwrap_or_default())
-    }
-
-    /// Ends the reads of region `id`'s closed copy, if it has one here.
-    fn end_closed_copy(&self, id: &str) -> Result<(), ServiceError> {
-        let mut ended: Option<Region> = None;
-        let mut outcome = Ok(());
-        self.update_slot(id, |slot| match slot {
-            Slot::Closing {
-                region,
-                reads_until: Some(_),
-            } => {
-                ended = Some(region.clone());
-                *slot = Slot::Elsewhere;
+                copy = Some(region.clone());
+                if stop_routing {
+                    *slot = Slot::Elsewhere;
+                }
             }
             Slot::Closing {
                 reads_until: None, ..
@@ -187,12 +183,7 @@ impl Host {
             }
             Slot::Moving | Slot::Elsewhere => {}
         });
-        // After the slot changed: no read is routed to the copy any more,
-        // and one already routed to it fails as closed (and is retried).
-        if let Some(region) = ended {
-            region.end_reads();
-        }
-        outcome
+        outcome.map(|()| copy)
     }
 
     /// On region `id`'s next owner, after it opened the region and before

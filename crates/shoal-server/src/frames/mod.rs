@@ -23,6 +23,7 @@ mod calls;
 
 use crate::grpc::budget::RequestBudget;
 use crate::host::Host;
+use crate::listen::handshake::{Wait, read_exact};
 use crate::listen::{ConnIo, SecondProtocol, Slot};
 use crate::metrics::CloseReason;
 use crate::security::{Caller, Via};
@@ -32,7 +33,7 @@ use shoal_proto::frames::{self, FrameFault};
 use shoal_proto::v1 as pb;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
 
 /// The framed transport's side of the gRPC port.
@@ -75,34 +76,6 @@ impl SecondProtocol for FramesDoor {
         stop: watch::Receiver<bool>,
     ) -> futures::future::BoxFuture<'static, ()> {
         Box::pin(connection(self.clone(), io, slot, stop))
-    }
-}
-
-/// How waiting for bytes ended.
-enum Wait {
-    Done,
-    Closed,
-    Timeout,
-    Stopping,
-}
-
-/// Reads exactly `buf.len()` bytes within `wait`.
-async fn read_exact(
-    io: &mut (impl AsyncRead + Unpin),
-    buf: &mut [u8],
-    wait: Duration,
-    stop: &mut watch::Receiver<bool>,
-) -> Wait {
-    if *stop.borrow() {
-        return Wait::Stopping;
-    }
-    tokio::select! {
-        r = tokio::time::timeout(wait, io.read_exact(buf)) => match r {
-            Ok(Ok(_)) => Wait::Done,
-            Ok(Err(_)) => Wait::Closed,
-            Err(_) => Wait::Timeout,
-        },
-        _ = crate::listen::stopped(stop) => Wait::Stopping,
     }
 }
 

@@ -12,6 +12,7 @@
 use super::errors::{self, RpcError};
 use super::wire::{self, Preamble};
 use super::{NativeRpc, Service};
+use crate::listen::handshake::{Wait, read_exact};
 use crate::listen::{Connections, Slot};
 use crate::metrics::{CloseReason, Listener};
 use bytes::BytesMut;
@@ -80,34 +81,6 @@ async fn connection(
     match crate::listen::tls_handshake(&acceptor, tcp, limits.handshake, &mut stop).await {
         Ok(io) => serve(io, rpc, slot, limits, stop).await,
         Err(reason) => slot.set_reason(reason),
-    }
-}
-
-/// How waiting for bytes ended.
-enum Wait {
-    Done,
-    Closed,
-    Timeout,
-    Stopping,
-}
-
-/// Reads exactly `buf.len()` bytes within `wait`.
-async fn read_exact(
-    io: &mut (impl AsyncRead + Unpin),
-    buf: &mut [u8],
-    wait: Duration,
-    stop: &mut watch::Receiver<bool>,
-) -> Wait {
-    if *stop.borrow() {
-        return Wait::Stopping;
-    }
-    tokio::select! {
-        r = tokio::time::timeout(wait, io.read_exact(buf)) => match r {
-            Ok(Ok(_)) => Wait::Done,
-            Ok(Err(_)) => Wait::Closed,
-            Err(_) => Wait::Timeout,
-        },
-        _ = crate::listen::stopped(stop) => Wait::Stopping,
     }
 }
 

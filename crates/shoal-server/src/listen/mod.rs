@@ -36,6 +36,7 @@ mod accept;
 mod activity;
 mod connection;
 mod descriptors;
+pub(crate) mod handshake;
 pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
 mod preface;
 mod serving;
