@@ -17,6 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ".shoal.v1.PeerBlocksResponse",
         ".shoal.v1.HandedRow",
         ".shoal.v1.HandedCell",
+        ".shoal.v1.EndMoveReadsResponse",
     ] {
         config = config.bytes(path);
     }

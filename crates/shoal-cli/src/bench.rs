@@ -52,7 +52,8 @@ pub struct ScenarioArgs {
     /// How long the measured part runs (default 10 min; --quick 15 s).
     #[arg(long, value_parser = humantime::parse_duration)]
     duration: Option<Duration>,
-    /// Fixed rate, operations per second (default: 80 % of the measured maximum).
+    /// Fixed rate, operations per second (writetail default: 80 % of the
+    /// measured maximum; rolling-restart default: closed loop).
     #[arg(long)]
     rate: Option<f64>,
     /// Directory for the reports.
@@ -284,6 +285,7 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 value_bytes: 1000,
                 regions: if a.quick { 6 } else { 12 },
                 threads: 16,
+                rate: a.rate,
                 l1_data: if a.quick { "2MiB" } else { "8MiB" }.into(),
                 l2_capacity: "256MiB".into(),
                 warmup: secs(if a.quick { 0 } else { 25 }),

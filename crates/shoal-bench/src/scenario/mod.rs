@@ -10,6 +10,7 @@ pub mod failover;
 pub mod figures;
 pub mod rolling;
 pub mod svg;
+pub mod timeline;
 pub mod warmup;
 pub mod writetail;
 

@@ -36,6 +36,7 @@
 use super::child::{ChildError, ChildServer, status_json};
 use super::etcd::{EtcdChild, cpu_seconds, free_port};
 use super::svg::{Line, chart};
+use super::timeline::{Tick, Timeline};
 use super::{ScenarioError, write_report};
 use crate::generators::ScrambledZipfian;
 use serde::Serialize;
@@ -90,8 +91,12 @@ pub struct RollingOptions {
     pub value_bytes: usize,
     /// Regions of the table (pre-split evenly).
     pub regions: usize,
-    /// Closed-loop reader tasks.
+    /// Reader tasks: closed-loop, or paced when `rate` is set.
     pub threads: usize,
+    /// Reads per second offered by all readers together, YCSB `-target`
+    /// style (each task keeps its own schedule and catches up after a
+    /// slow read); None: closed loop, as fast as the cluster answers.
+    pub rate: Option<f64>,
     /// Each server's L1 data pool, e.g. "8MiB".
     pub l1_data: String,
     /// Each server's L2 (when the setting has one), e.g. "256MiB".
@@ -234,6 +239,8 @@ pub struct ModeReport {
     pub events: Vec<Event>,
     /// Per-second figures.
     pub windows: Vec<Window>,
+    /// Per-100 ms figures: reads and each process's CPU.
+    pub timeline: Vec<Tick>,
 }
 
 /// The report.
@@ -249,6 +256,8 @@ pub struct RollingReport {
     pub regions: usize,
     /// Reader tasks.
     pub threads: usize,
+    /// Reads per second offered (None: closed loop).
+    pub rate: Option<f64>,
     /// L1 data pool per server.
     pub l1_data: String,
     /// L2 per server (settings with one).
@@ -533,6 +542,7 @@ pub async fn run(o: &RollingOptions, out: &Path) -> Result<RollingReport, Scenar
         value_bytes: o.value_bytes,
         regions: o.regions,
         threads: o.threads,
+        rate: o.rate,
         l1_data: o.l1_data.clone(),
         l2_capacity: o.l2_capacity.clone(),
         latency_ms: o.latency.as_millis() as u64,
@@ -672,17 +682,31 @@ async fn drive(
     let stop = Arc::new(AtomicBool::new(false));
     let lat = Arc::new(Mutex::new(Latencies::default()));
     let zipf = Arc::new(ScrambledZipfian::new(0, o.records - 1));
+    let timeline = Arc::new(Timeline::default());
+    let (pace, threads) = (o.rate.filter(|r| *r > 0.0), o.threads);
     let readers: Vec<_> = (0..o.threads)
         .map(|t| {
             let (table, lat, zipf, stop) = (table.clone(), lat.clone(), zipf.clone(), stop.clone());
+            let timeline = timeline.clone();
+            let every = pace.map(|r| Duration::from_secs_f64(threads as f64 / r));
             tokio::spawn(async move {
                 use rand::SeedableRng;
                 let mut rng = rand::rngs::StdRng::seed_from_u64(t as u64 + 7);
+                let mut due = Instant::now();
                 while !stop.load(Ordering::Relaxed) {
+                    if let Some(every) = every {
+                        // Sleep only when ahead by a timer tick: behind, the
+                        // task catches up read by read.
+                        due += every;
+                        if due > Instant::now() + Duration::from_millis(1) {
+                            tokio::time::sleep_until(due.into()).await;
+                        }
+                    }
                     let k = zipf.next(&mut rng);
                     let at = Instant::now();
                     let r = table.get(Get::new(key(k))).await;
                     let ms = at.elapsed().as_secs_f64() * 1e3;
+                    timeline.count(r.is_ok());
                     lat.lock().unwrap_or_else(|e| e.into_inner()).add(
                         at.duration_since(started).as_secs_f64(),
                         r.is_ok().then_some(ms),
@@ -710,13 +734,21 @@ async fn drive(
             }
         })
     };
+    let ticker = timeline.spawn_sampler(started, stop.clone());
     let set_live = |members: &[Member]| {
+        timeline.set_pids(
+            members
+                .iter()
+                .map(|m| (m.name.clone(), m.process.as_ref().and_then(|p| p.pid())))
+                .collect(),
+        );
         *live.lock().unwrap_or_else(|e| e.into_inner()) = members
             .iter()
             .filter(|m| m.process.is_some())
             .map(|m| (m.name.clone(), m.instance, m.http))
             .collect();
     };
+    set_live(members);
     let cpu_start: f64 = members.iter().map(Member::cpu_now).sum();
     let mut events = Vec::new();
     let now = || started.elapsed().as_secs_f64();
@@ -874,6 +906,7 @@ async fn drive(
             .map_err(|e| ScenarioError::Server(format!("reader task: {e}")))?;
     }
     let _ = sampler.await;
+    let _ = ticker.await;
     let cpu: f64 = members.iter().map(Member::cpu_now).sum::<f64>() - cpu_start;
 
     // Windows.
@@ -919,7 +952,7 @@ async fn drive(
             hit_ratio: (reads > 0).then(|| (reads - src.store) as f64 / reads as f64),
         });
     }
-    Ok(summarize(SummaryInput {
+    let mut report = summarize(SummaryInput {
         mode,
         windows,
         events,
@@ -929,7 +962,9 @@ async fn drive(
         ops,
         errors,
         cpu,
-    }))
+    });
+    report.timeline = timeline.take();
+    Ok(report)
 }
 
 struct SummaryInput {
@@ -1042,6 +1077,7 @@ fn summarize(i: SummaryInput) -> ModeReport {
         server_cpu_us_per_op: (ops > 0 && cpu > 0.0).then(|| cpu * 1e6 / ops as f64),
         events,
         windows,
+        timeline: Vec::new(),
     }
 }
 
@@ -1052,7 +1088,7 @@ fn pct(v: Option<f64>) -> String {
 fn markdown(r: &RollingReport) -> String {
     let mut md = format!(
         "# rolling-restart\n\n{} `shoal serve` processes and etcd per setting, one bucket (S3 emulated: {} ms first byte, 90 MB/s), \
-         a table of {} regions holding {} rows of {} B, L1 data {} and L2 {} per server. YCSB C (zipfian reads) closed-loop from {} tasks. \
+         a table of {} regions holding {} rows of {} B, L1 data {} and L2 {} per server. YCSB C (zipfian reads) from {} tasks, {}. \
          Phases: warm-up ({:.0} s, not counted); steady; a rolling restart (SIGTERM, drain, start again, settle, next); a forced rebalance (one server's regions moved by hand to another with the balancer off, then the balancer on); kill -9 of a server that is not the master, started again later.\n\n\
          | figure | {} |\n|---|{}\n",
         r.servers,
@@ -1063,6 +1099,10 @@ fn markdown(r: &RollingReport) -> String {
         r.l1_data,
         r.l2_capacity,
         r.threads,
+        r.rate.map_or_else(
+            || "closed-loop (as fast as the cluster answers)".to_string(),
+            |r| format!("paced at {r:.0} reads/s in all (each task catches up after a slow read)")
+        ),
         r.warmup_s,
         r.modes
             .iter()
@@ -1132,6 +1172,15 @@ fn markdown(r: &RollingReport) -> String {
         md += &format!("\n## {}\n\n", m.mode.name());
         for e in &m.events {
             md += &format!("- {:.1} s: {}\n", e.t, e.what);
+        }
+        for e in m.events.iter().filter(|e| e.what.starts_with("SIGTERM")) {
+            let table = super::timeline::markdown(&m.timeline, e.t - 0.5, e.t + 2.5);
+            if !table.is_empty() {
+                md += &format!(
+                    "\n{} at 100 ms (CPU as a share of one core):\n\n{table}",
+                    e.what
+                );
+            }
         }
         if !m.balancer_moves.is_empty() {
             md += "\n| balancer move | from → to | blocks | from the object store | from the peer | GETs |\n|---|---|---|---|---|---|\n";
@@ -1267,6 +1316,7 @@ mod tests {
             value_bytes: 10,
             regions: 2,
             threads: 1,
+            rate: None,
             l1_data: "4MiB".into(),
             l2_capacity: "128MiB".into(),
             warmup: Duration::ZERO,

@@ -208,13 +208,18 @@ impl Host {
         }
         // The former owner's hot rows, taken once the region serves: a
         // write since the open refuses its row (the row cache's rule).
+        // On a blocking thread, as the former owner collected them: the
+        // region's reads go on meanwhile.
         if !handed.is_empty() {
-            let kept = region.take_handed_rows(&handed, opened_at);
+            let (r, count) = (region.clone(), handed.len());
+            let kept = tokio::task::spawn_blocking(move || r.take_handed_rows(&handed, opened_at))
+                .await
+                .unwrap_or(0);
             if let Some(c) = &self.inner.cluster {
                 c.handed_rows
                     .fetch_add(kept as u64, std::sync::atomic::Ordering::Relaxed);
             }
-            tracing::debug!(region = %id, handed = handed.len(), kept, "rows handed over by the former owner");
+            tracing::debug!(region = %id, handed = count, kept, "rows handed over by the former owner");
         }
         // The lease may have been lost between the open's last check and the
         // slot: `fence_and_rejoin` clears the lease (a new generation) before
@@ -583,7 +588,7 @@ impl RegionHost for Regions<'_> {
     }
 
     fn end_reads(&self, region: &str) {
-        if let Err(e) = self.0.end_move_reads(region, "", 0, false) {
+        if let Err(e) = self.0.end_closed_copy(region) {
             tracing::warn!(region, error = %e, "ending the reads of a region closed here failed");
         }
     }

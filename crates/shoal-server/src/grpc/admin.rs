@@ -347,19 +347,34 @@ impl pb::admin_server::Admin for AdminService {
             let max = r
                 .max_row_bytes
                 .min(crate::request_limits::MAX_MESSAGE_BYTES as u64 / 2);
-            let rows = self.host.access(&caller).end_move_reads(
-                &r.region,
-                &r.server,
-                max,
-                r.keep_reads,
-            )?;
+            let rows = self
+                .host
+                .access(&caller)
+                .end_move_reads(&r.region, &r.server, max, r.keep_reads)
+                .await?;
+            let message = if r.keep_reads {
+                format!("rows of {} handed over; its reads go on here", r.region)
+            } else {
+                format!("reads of {} ended here", r.region)
+            };
+            if r.packed && !rows.is_empty() {
+                // Megabytes of rows encoded on a blocking thread: the
+                // runtime that serves reads then copies one field.
+                let packed = tokio::task::spawn_blocking(move || {
+                    crate::cluster::move_reads::pack(rows, max)
+                })
+                .await
+                .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?;
+                return Ok(pb::EndMoveReadsResponse {
+                    message,
+                    rows: Vec::new(),
+                    packed_rows: packed,
+                });
+            }
             Ok(pb::EndMoveReadsResponse {
-                message: if r.keep_reads {
-                    format!("rows of {} handed over; its reads go on here", r.region)
-                } else {
-                    format!("reads of {} ended here", r.region)
-                },
+                message,
                 rows: crate::cluster::move_reads::to_wire(rows, max),
+                packed_rows: bytes::Bytes::new(),
             })
         })
         .await

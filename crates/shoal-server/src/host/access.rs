@@ -512,7 +512,7 @@ impl<'a> Access<'a> {
     /// `region` from its closed copy (a server's token: global admin).
     /// Returns the closed copy's cached rows, up to `max_row_bytes`; with
     /// `keep_reads`, only those (its reads go on).
-    pub fn end_move_reads(
+    pub async fn end_move_reads(
         &self,
         region: &str,
         next_owner: &str,
@@ -522,6 +522,7 @@ impl<'a> Access<'a> {
         self.need_global("end_move_reads", Action::Admin)?;
         self.host
             .end_move_reads(region, next_owner, max_row_bytes, keep_reads)
+            .await
     }
 
     // ---- permissions

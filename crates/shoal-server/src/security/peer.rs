@@ -7,6 +7,11 @@ use crate::config::ServerConfig;
 use std::time::Duration;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
+/// HTTP/2 flow-control window per stream of a call to another server.
+const PEER_STREAM_WINDOW: u32 = 16 << 20;
+/// … and per connection.
+const PEER_CONNECTION_WINDOW: u32 = 32 << 20;
+
 /// A channel to the server at `addr` (host:port).
 pub async fn connect(
     config: &ServerConfig,
@@ -18,7 +23,13 @@ pub async fn connect(
     let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
         .map_err(|e| format!("address {addr}: {e}"))?
         .connect_timeout(Duration::from_secs(5))
-        .timeout(timeout);
+        .timeout(timeout)
+        // Answers between servers carry megabytes (a region's handed rows,
+        // its hottest blocks). HTTP/2's default 64 KiB windows would make
+        // each answer wait for a window update per 64 KiB, one wake-up of
+        // both servers each, while they serve reads.
+        .initial_stream_window_size(PEER_STREAM_WINDOW)
+        .initial_connection_window_size(PEER_CONNECTION_WINDOW);
     if tls.enabled() {
         let read = |p: &std::path::Path, key: &str| {
             std::fs::read(p).map_err(|e| format!("{key} = {}: {e}", p.display()))

@@ -291,8 +291,9 @@ impl<K: Hash + Eq + Clone, V: Weighted> Pool<K, V> {
         removed
     }
 
-    /// Copies of the entries whose key matches, recently used ones first
-    /// within each shard, until their weights add up to `max_weight`.
+    /// Copies of the entries whose key matches, until their weights add up
+    /// to `max_weight`: first those read since the clock last passed them
+    /// (in every shard), then the others.
     pub(crate) fn collect_where(
         &self,
         mut matches: impl FnMut(&K) -> bool,
@@ -300,19 +301,17 @@ impl<K: Hash + Eq + Clone, V: Weighted> Pool<K, V> {
     ) -> Vec<(K, V)> {
         let mut out = Vec::new();
         let mut total = 0;
-        for shard in &self.shards {
-            let s = shard.lock().unwrap_or_else(|e| e.into_inner());
-            let mut found: Vec<&Slot<K, V>> = s
-                .slots
-                .iter()
-                .filter(|slot| slot.value.is_some() && matches(&slot.key))
-                .collect();
-            found.sort_by_key(|slot| !slot.referenced);
-            for slot in found {
-                if total + slot.weight > max_weight {
-                    return out;
-                }
-                if let Some(v) = &slot.value {
+        for referenced in [true, false] {
+            for shard in &self.shards {
+                let s = shard.lock().unwrap_or_else(|e| e.into_inner());
+                for slot in &s.slots {
+                    if slot.referenced != referenced || !matches(&slot.key) {
+                        continue;
+                    }
+                    let Some(v) = &slot.value else { continue };
+                    if total + slot.weight > max_weight {
+                        return out;
+                    }
                     total += slot.weight;
                     out.push((slot.key.clone(), v.clone()));
                 }
@@ -414,5 +413,26 @@ mod tests {
         assert_eq!(pool.usage(), (100 + ENTRY_OVERHEAD, 1));
         pool.insert(4, V(100));
         assert_eq!(pool.usage().1, 2);
+    }
+
+    #[test]
+    fn collect_where_takes_entries_read_since_the_clock_first_in_every_shard() {
+        let pool: Pool<u64, V> = Pool::new(400 * (100 + ENTRY_OVERHEAD), 8);
+        for k in 0..200 {
+            pool.insert(k, V(100));
+        }
+        // Read the odd keys: spread over every shard.
+        for k in (1..200).step_by(2) {
+            assert!(pool.get(&k).is_some());
+        }
+        let budget = 20 * (100 + ENTRY_OVERHEAD);
+        let got = pool.collect_where(|k| *k < 1000, budget);
+        assert_eq!(got.len(), 20);
+        assert!(
+            got.iter().all(|(k, _)| k % 2 == 1),
+            "read entries come first"
+        );
+        let all = pool.collect_where(|k| *k % 3 == 0, usize::MAX);
+        assert_eq!(all.len(), 67, "every match when the budget allows");
     }
 }
