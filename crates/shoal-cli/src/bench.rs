@@ -82,6 +82,10 @@ pub struct ScenarioArgs {
     /// three; one alone is a quicker run, e.g. while working on moves).
     #[arg(long, value_delimiter = ',')]
     modes: Vec<RollingMode>,
+    /// rolling-restart: the servers' `cluster.max_moving_regions` in the
+    /// cache-aware setting (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    max_moving: usize,
 }
 
 /// A setting of the rolling-restart scenario.
@@ -286,6 +290,7 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 regions: if a.quick { 6 } else { 12 },
                 threads: 16,
                 rate: a.rate,
+                max_moving: a.max_moving,
                 l1_data: if a.quick { "2MiB" } else { "8MiB" }.into(),
                 l2_capacity: "256MiB".into(),
                 warmup: secs(if a.quick { 0 } else { 25 }),

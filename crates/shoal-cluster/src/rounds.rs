@@ -70,6 +70,14 @@ pub struct Policy {
     /// last, and a draining server's regions go back to a server that
     /// served them before (off: the plain balancer).
     pub cache_aware: bool,
+    /// Most regions in motion at once (warm handoff, closing, opening) for
+    /// moves the master decides: drains first, then moves home, then
+    /// balance (0: no limit). Each move costs both servers CPU at once
+    /// (blocks, cached rows, opening); paced, a drain's moves follow one
+    /// another instead of landing together on servers that serve reads, as
+    /// HBase's region mover moves one region at a time. Unserved regions
+    /// are placed regardless.
+    pub max_moving: usize,
 }
 
 /// What a master round did.
@@ -302,6 +310,9 @@ pub async fn master_round(
             to,
             why: assignment::MoveWhy::Drain,
         });
+    }
+    if policy.max_moving > 0 {
+        pace_moves(&mut steps, &records, &required, policy.max_moving);
     }
     for step in steps {
         let (region, next) = match &step {
@@ -765,4 +776,112 @@ async fn write_outcomes(
         }
     }
     Ok(())
+}
+
+/// Keeps at most `max_moving` regions in motion: counts those already moving
+/// among `records`, then keeps the first moves of `steps` that fit, drains
+/// first, then moves home, then balance. Placements (`Step::Assign`) stay.
+fn pace_moves(
+    steps: &mut Vec<Step>,
+    records: &std::collections::BTreeMap<String, (Assignment, i64)>,
+    required: &std::collections::HashSet<&str>,
+    max_moving: usize,
+) {
+    let moving = records
+        .iter()
+        .filter(|(r, (a, _))| {
+            required.contains(r.as_str())
+                && (matches!(a.state, RegionState::Closing | RegionState::Opening)
+                    || (a.state == RegionState::Open && a.to.is_some()))
+        })
+        .count();
+    let mut room = max_moving.saturating_sub(moving);
+    let rank = |s: &Step| match s {
+        Step::Assign { .. } => 0,
+        Step::Move { why, .. } => match why {
+            assignment::MoveWhy::Drain => 1,
+            assignment::MoveWhy::Home => 2,
+            assignment::MoveWhy::Balance => 3,
+        },
+    };
+    steps.sort_by_key(rank);
+    steps.retain(|s| match s {
+        Step::Assign { .. } => true,
+        Step::Move { .. } if room > 0 => {
+            room -= 1;
+            true
+        }
+        Step::Move { .. } => false,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assignment::MoveWhy;
+
+    fn mv(region: &str, why: MoveWhy) -> Step {
+        Step::Move {
+            region: region.into(),
+            from: "a".into(),
+            to: "b".into(),
+            why,
+        }
+    }
+
+    fn record(region: &str, state: RegionState, to: Option<&str>) -> (String, (Assignment, i64)) {
+        let mut a = Assignment::new(region);
+        a.state = state;
+        a.owner = Some("a".into());
+        a.to = to.map(str::to_owned);
+        (region.to_owned(), (a, 1))
+    }
+
+    #[test]
+    fn paced_moves_keep_placements_and_put_drains_first() {
+        let regions = ["r1", "r2", "r3", "r4", "r5", "r6"];
+        let required: std::collections::HashSet<&str> = regions.into_iter().collect();
+        let steps = || {
+            vec![
+                mv("r1", MoveWhy::Balance),
+                mv("r2", MoveWhy::Home),
+                Step::Assign {
+                    region: "r3".into(),
+                    to: "c".into(),
+                },
+                mv("r4", MoveWhy::Drain),
+                mv("r5", MoveWhy::Drain),
+            ]
+        };
+        // Nothing moving: room for two, the drains.
+        let idle: std::collections::BTreeMap<_, _> = [record("r6", RegionState::Open, None)]
+            .into_iter()
+            .collect();
+        let mut s = steps();
+        pace_moves(&mut s, &idle, &required, 2);
+        let kept: Vec<&str> = s
+            .iter()
+            .map(|s| match s {
+                Step::Assign { region, .. } | Step::Move { region, .. } => region.as_str(),
+            })
+            .collect();
+        assert_eq!(kept, ["r3", "r4", "r5"]);
+        // One warm handoff under way: room for one more.
+        let busy: std::collections::BTreeMap<_, _> = [record("r6", RegionState::Open, Some("b"))]
+            .into_iter()
+            .collect();
+        let mut s = steps();
+        pace_moves(&mut s, &busy, &required, 2);
+        assert_eq!(s.len(), 2, "{s:?}");
+        // A region closing or opening counts as well; full: placements only.
+        let full: std::collections::BTreeMap<_, _> = [
+            record("r6", RegionState::Closing, Some("b")),
+            record("r1", RegionState::Opening, None),
+        ]
+        .into_iter()
+        .collect();
+        let mut s = steps();
+        pace_moves(&mut s, &full, &required, 2);
+        assert!(matches!(s.as_slice(), [Step::Assign { .. }]), "{s:?}");
+    }
 }

@@ -136,6 +136,7 @@ async fn round_retaining(etcd: &Etcd, servers: &[&Server], regions: &[String], r
             retain,
             warm_moves: false,
             cache_aware: true,
+            max_moving: 0,
         },
     )
     .await
@@ -369,6 +370,7 @@ async fn a_warm_move_keeps_the_owner_serving_until_the_target_is_warm() {
         retain: Duration::ZERO,
         warm_moves: true,
         cache_aware: true,
+        max_moving: 0,
     };
     // b joins: the balancer moves two regions to it, each warmed first.
     let b = server(&etcd, "b").await;
@@ -481,6 +483,7 @@ async fn two_warm_handoffs_to_b(etcd: &Etcd) -> (Server, Server) {
         retain: Duration::ZERO,
         warm_moves: true,
         cache_aware: true,
+        max_moving: 0,
     };
     round_with(etcd, &[&a, &b], &regions, warm).await;
     (a, b)

@@ -63,6 +63,11 @@ pub struct ClusterSection {
     /// reads wait for the next owner as writes do).
     #[serde(with = "crate::config::humantime_serde_compat")]
     pub move_reads: Duration,
+    /// Most regions the master keeps in motion at once for the moves it
+    /// decides (a drain's, moves home after a restart, balance), drains
+    /// first; unserved regions are placed regardless (default 0: no limit;
+    /// 1 moves one region at a time, as HBase's region mover does).
+    pub max_moving_regions: usize,
 }
 
 impl Default for ClusterSection {
@@ -81,6 +86,7 @@ impl Default for ClusterSection {
             handoff_warmup: Duration::from_secs(5),
             cache_aware: true,
             move_reads: Duration::from_secs(2),
+            max_moving_regions: 0,
         }
     }
 }

@@ -97,6 +97,8 @@ pub struct RollingOptions {
     /// style (each task keeps its own schedule and catches up after a
     /// slow read); None: closed loop, as fast as the cluster answers.
     pub rate: Option<f64>,
+    /// The servers' `cluster.max_moving_regions` (0: no limit).
+    pub max_moving: usize,
     /// Each server's L1 data pool, e.g. "8MiB".
     pub l1_data: String,
     /// Each server's L2 (when the setting has one), e.g. "256MiB".
@@ -358,7 +360,7 @@ fn config(
         o.l2_capacity.as_str()
     };
     let cluster_extra = match mode {
-        Mode::CacheAware => String::new(),
+        Mode::CacheAware => format!("max_moving_regions = {}\n", o.max_moving),
         Mode::Plain | Mode::NoL2 => {
             "peer_reads = false\nretain = \"0s\"\nhandoff_warmup = \"0s\"\ncache_aware = false\n\
              move_reads = \"0s\"\n"
@@ -1317,6 +1319,7 @@ mod tests {
             regions: 2,
             threads: 1,
             rate: None,
+            max_moving: 0,
             l1_data: "4MiB".into(),
             l2_capacity: "128MiB".into(),
             warmup: Duration::ZERO,

@@ -514,6 +514,7 @@ impl Loop {
                 retain: c.retain,
                 warm_moves: c.peer_reads && !c.handoff_warmup.is_zero(),
                 cache_aware: c.cache_aware,
+                max_moving: c.max_moving_regions,
             },
         );
         // The servers' cache facts change every few seconds: read them at
