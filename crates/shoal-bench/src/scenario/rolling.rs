@@ -736,7 +736,6 @@ async fn drive(
             }
         })
     };
-    let ticker = timeline.spawn_sampler(started, stop.clone());
     let set_live = |members: &[Member]| {
         timeline.set_pids(
             members
@@ -751,6 +750,8 @@ async fn drive(
             .collect();
     };
     set_live(members);
+    // After the pids are known: its first reading is every server's base.
+    let ticker = timeline.spawn_sampler(started, stop.clone());
     let cpu_start: f64 = members.iter().map(Member::cpu_now).sum();
     let mut events = Vec::new();
     let now = || started.elapsed().as_secs_f64();

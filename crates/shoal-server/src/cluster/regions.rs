@@ -214,7 +214,10 @@ impl Host {
             let (r, count) = (region.clone(), handed.len());
             let kept = tokio::task::spawn_blocking(move || r.take_handed_rows(&handed, opened_at))
                 .await
-                .unwrap_or(0);
+                .unwrap_or_else(|e| {
+                    tracing::warn!(region = %id, error = %e, "taking the rows handed over failed; none kept");
+                    0
+                });
             if let Some(c) = &self.inner.cluster {
                 c.handed_rows
                     .fetch_add(kept as u64, std::sync::atomic::Ordering::Relaxed);
