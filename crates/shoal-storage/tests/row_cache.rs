@@ -7,7 +7,7 @@ use bytes::Bytes;
 use shoal_storage::cache::{BlockCache, CacheConfig};
 use shoal_storage::object::Bucket;
 use shoal_storage::region::{
-    Columns, FamilyConfig, Get, Region, RegionConfig, RegionEnv, RowMutation, RowOp,
+    Columns, FamilyConfig, Get, Region, RegionConfig, RegionEnv, RowBundle, RowMutation, RowOp,
 };
 use shoal_storage::sst::BucketFetcher;
 use shoal_storage::wal::{Wal, WalOptions};
@@ -366,9 +366,12 @@ async fn rows_handed_to_the_next_owner_hit_there_and_never_hide_a_write() {
     }
     // Closed for the move: its rows are the region's final state.
     old.close_keeping_reads().await.expect("close");
-    let mut handed = old.handed_rows(64 << 20);
+    let bundle = old.handed_rows(64 << 20);
+    let mut handed = bundle.to_rows().expect("rows");
     assert_eq!(handed.len(), 20);
-    assert!(old.handed_rows(3000).len() < 20, "bounded in bytes");
+    let some = old.handed_rows(3000);
+    assert!(some.len() <= 3000, "bounded in bytes");
+    assert!(some.to_rows().expect("rows").len() < 20);
     old.end_reads();
 
     let (new, cache) = open_on(&bucket, &dir.path().join("wal-new")).await;
@@ -382,7 +385,17 @@ async fn rows_handed_to_the_next_owner_hit_there_and_never_hide_a_write() {
     let mut stranger = handed[0].clone();
     stranger.cells[0].family = Bytes::from_static(b"zz");
     handed.push(stranger);
-    assert_eq!(new.take_handed_rows(&handed, opened_at), 19);
+    // A damaged bundle keeps nothing.
+    let inserts = cache.metrics().rows.inserts;
+    let mut damaged = RowBundle::from_rows(&handed).into_bytes().to_vec();
+    damaged[100] ^= 4;
+    assert!(
+        new.take_handed_rows(&RowBundle::from_bytes(damaged.into()), opened_at)
+            .is_err()
+    );
+    assert_eq!(cache.metrics().rows.inserts, inserts);
+    let kept = new.take_handed_rows(&RowBundle::from_rows(&handed), opened_at);
+    assert_eq!(kept, Ok(19));
 
     let before = cache.metrics().rows.hits;
     for i in 0..20 {

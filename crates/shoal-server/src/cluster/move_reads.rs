@@ -19,7 +19,7 @@ use crate::host::{Host, Slot};
 use shoal_cluster::assignment::MoveReads;
 use shoal_proto::v1 as pb;
 use shoal_storage::cell::{Cell, CellType};
-use shoal_storage::region::{HandedRow, Region};
+use shoal_storage::region::{HandedRow, Region, RowBundle};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -118,11 +118,11 @@ impl Host {
         next_owner: &str,
         max_row_bytes: u64,
         keep_reads: bool,
-    ) -> Result<Vec<HandedRow>, ServiceError> {
+    ) -> Result<RowBundle, ServiceError> {
         let rows = if max_row_bytes > 0 {
             self.closed_copy_rows(id, max_row_bytes).await?
         } else {
-            Vec::new()
+            RowBundle::default()
         };
         if keep_reads {
             tracing::debug!(region = %id, next_owner = %crate::error::shown(next_owner), rows = rows.len(), "rows of a region moving away handed over");
@@ -143,10 +143,10 @@ impl Host {
         &self,
         id: &str,
         max_row_bytes: u64,
-    ) -> Result<Vec<HandedRow>, ServiceError> {
+    ) -> Result<RowBundle, ServiceError> {
         let max = max_row_bytes.min(usize::MAX as u64) as usize;
         let Some(region) = self.closed_copy(id, false)? else {
-            return Ok(Vec::new());
+            return Ok(RowBundle::default());
         };
         tokio::task::spawn_blocking(move || region.handed_rows(max))
             .await
@@ -212,9 +212,9 @@ impl Host {
         id: &str,
         reads: &MoveReads,
         since: Instant,
-    ) -> Result<Vec<HandedRow>, String> {
+    ) -> Result<RowBundle, String> {
         let Some(state) = &self.inner.cluster else {
-            return Ok(Vec::new());
+            return Ok(RowBundle::default());
         };
         let bound = Duration::from_millis(reads.bound_ms);
         // The former owner's bound began before it wrote the record, so
@@ -237,7 +237,7 @@ impl Host {
         let last = loop {
             let asked = if reads.server == state.name {
                 self.end_closed_copy(id)
-                    .map(|()| Vec::new())
+                    .map(|()| RowBundle::default())
                     .map_err(|e| Asked::Retry(e.to_string()))
             } else {
                 self.ask_end_move_reads(id, &reads.server, deadline, 0)
@@ -265,7 +265,7 @@ impl Host {
         tokio::time::sleep_until(deadline.into()).await;
         state.move_reads_waited.fetch_add(1, Relaxed);
         tracing::info!(region = %id, former_owner = %reads.server, bound_ms = reads.bound_ms, reason = %last, "waited out the former owner's reads (it did not answer)");
-        Ok(Vec::new())
+        Ok(RowBundle::default())
     }
 
     /// One `EndMoveReads` call to `server`, bounded by `deadline`: with
@@ -278,9 +278,9 @@ impl Host {
         server: &str,
         deadline: Instant,
         rows: u64,
-    ) -> Result<Vec<HandedRow>, Asked> {
+    ) -> Result<RowBundle, Asked> {
         let Some(state) = &self.inner.cluster else {
-            return Ok(Vec::new());
+            return Ok(RowBundle::default());
         };
         let addr = state
             .directory()
@@ -306,6 +306,7 @@ impl Host {
                 max_row_bytes: rows,
                 keep_reads: rows > 0,
                 packed: rows > 0,
+                bundle: rows > 0,
             });
             match admin
                 .end_move_reads(crate::security::peer::authorize(self.security(), request))
@@ -313,14 +314,24 @@ impl Host {
             {
                 Ok(answer) => {
                     let answer = answer.into_inner();
-                    if answer.packed_rows.is_empty() {
-                        Ok(from_wire(answer.rows))
-                    } else {
-                        // Decoding megabytes of rows: off the runtime.
-                        tokio::task::spawn_blocking(move || unpack(answer.packed_rows))
-                            .await
-                            .map_err(|e| Asked::Retry(format!("unpacking rows: {e}")))
+                    if !answer.row_bundle.is_empty()
+                        || answer.packed_rows.is_empty() && answer.rows.is_empty()
+                    {
+                        // Checked when taken, on a blocking thread.
+                        return Ok(RowBundle::from_bytes(answer.row_bundle));
                     }
+                    // A former owner of an earlier version: its rows in the
+                    // per-cell form, decoded off the runtime.
+                    tokio::task::spawn_blocking(move || {
+                        let rows = if answer.packed_rows.is_empty() {
+                            from_wire(answer.rows)
+                        } else {
+                            unpack(answer.packed_rows)
+                        };
+                        RowBundle::from_rows(&rows)
+                    })
+                    .await
+                    .map_err(|e| Asked::Retry(format!("unpacking rows: {e}")))
                 }
                 Err(s) if s.code() == tonic::Code::FailedPrecondition => {
                     Err(Asked::Refused(s.message().to_owned()))
@@ -445,7 +456,7 @@ mod tests {
     }
 
     #[test]
-    fn packed_rows_come_back_as_handed_and_garbage_hands_nothing_over() {
+    fn rows_of_every_version_come_back_as_handed_and_garbage_hands_nothing_over() {
         let row = |k: &str, n: usize| HandedRow {
             row: bytes::Bytes::from(k.to_owned()),
             from: 7,
@@ -469,9 +480,22 @@ mod tests {
             assert_eq!(a.cells, b.cells);
         }
         // The byte bound holds as for unpacked answers.
-        let some = unpack(pack(rows, 1_000));
+        let some = unpack(pack(rows.clone(), 1_000));
         assert!(!some.is_empty() && some.len() < 20, "{}", some.len());
         assert!(unpack(bytes::Bytes::from_static(b"\xff\xff\xff garbage")).is_empty());
+        // Between versions: a bundle answered to an older next owner, or
+        // rows from an older former owner, are the same rows as a bundle.
+        let bundle = RowBundle::from_rows(&rows);
+        let sent = bundle.to_rows().expect("rows");
+        assert_eq!(sent, rows);
+        assert_eq!(
+            RowBundle::from_rows(&unpack(pack(sent.clone(), u64::MAX))),
+            bundle
+        );
+        assert_eq!(
+            RowBundle::from_rows(&from_wire(to_wire(sent, u64::MAX))),
+            bundle
+        );
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@
 use crate::catalog::{Catalog, RegionRecord, TableRecord};
 use crate::host::{Host, LiveTable, Slot};
 use shoal_cluster::rounds::RegionHost;
-use shoal_storage::region::Region;
+use shoal_storage::region::{Region, RowBundle};
 use shoal_storage::wal::ForeignWal;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -192,7 +192,7 @@ impl Host {
         let opened_at = region.read_point();
         // The former owner may still answer reads from its closed copy: no
         // write is taken here before it stopped (`move_reads.rs`).
-        let mut handed = Vec::new();
+        let mut handed = RowBundle::default();
         if let Some(reads) = reads_at {
             match self.end_reads_at(id, reads, started).await {
                 Ok(rows) => handed = rows,
@@ -211,9 +211,11 @@ impl Host {
         // On a blocking thread, as the former owner collected them: the
         // region's reads go on meanwhile.
         if !handed.is_empty() {
-            let (r, count) = (region.clone(), handed.len());
+            let (r, bytes) = (region.clone(), handed.len());
             let kept = tokio::task::spawn_blocking(move || r.take_handed_rows(&handed, opened_at))
                 .await
+                .map_err(|e| e.to_string())
+                .and_then(|kept| kept.map_err(|e| e.to_string()))
                 .unwrap_or_else(|e| {
                     tracing::warn!(region = %id, error = %e, "taking the rows handed over failed; none kept");
                     0
@@ -222,7 +224,7 @@ impl Host {
                 c.handed_rows
                     .fetch_add(kept as u64, std::sync::atomic::Ordering::Relaxed);
             }
-            tracing::debug!(region = %id, handed = count, kept, "rows handed over by the former owner");
+            tracing::debug!(region = %id, bytes, kept, "rows handed over by the former owner");
         }
         // The lease may have been lost between the open's last check and the
         // slot: `fence_and_rejoin` clears the lease (a new generation) before

@@ -357,24 +357,35 @@ impl pb::admin_server::Admin for AdminService {
             } else {
                 format!("reads of {} ended here", r.region)
             };
-            if r.packed && !rows.is_empty() {
-                // Megabytes of rows encoded on a blocking thread: the
-                // runtime that serves reads then copies one field.
-                let packed = tokio::task::spawn_blocking(move || {
-                    crate::cluster::move_reads::pack(rows, max)
-                })
-                .await
-                .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?;
+            if r.bundle || rows.is_empty() {
                 return Ok(pb::EndMoveReadsResponse {
                     message,
-                    rows: Vec::new(),
-                    packed_rows: packed,
+                    row_bundle: rows.into_bytes(),
+                    ..Default::default()
                 });
             }
+            // A next owner of an earlier version: the rows in the per-cell
+            // form, converted on a blocking thread (megabytes of rows).
+            let packed = r.packed;
+            let (rows, packed_rows) = tokio::task::spawn_blocking(move || {
+                let rows = rows.to_rows()?;
+                Ok::<_, shoal_storage::region::RowBundleError>(if packed {
+                    (Vec::new(), crate::cluster::move_reads::pack(rows, max))
+                } else {
+                    (
+                        crate::cluster::move_reads::to_wire(rows, max),
+                        bytes::Bytes::new(),
+                    )
+                })
+            })
+            .await
+            .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?
+            .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?;
             Ok(pb::EndMoveReadsResponse {
                 message,
-                rows: crate::cluster::move_reads::to_wire(rows, max),
-                packed_rows: bytes::Bytes::new(),
+                rows,
+                packed_rows,
+                row_bundle: bytes::Bytes::new(),
             })
         })
         .await

@@ -518,7 +518,7 @@ impl<'a> Access<'a> {
         next_owner: &str,
         max_row_bytes: u64,
         keep_reads: bool,
-    ) -> Result<Vec<shoal_storage::region::HandedRow>, ServiceError> {
+    ) -> Result<shoal_storage::region::RowBundle, ServiceError> {
         self.need_global("end_move_reads", Action::Admin)?;
         self.host
             .end_move_reads(region, next_owner, max_row_bytes, keep_reads)

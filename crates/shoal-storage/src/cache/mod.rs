@@ -32,8 +32,9 @@ mod l1;
 mod metrics;
 mod peer;
 mod prefetch;
+pub(crate) mod row_bundle;
 mod rows;
-pub(crate) use rows::row_hash;
+pub(crate) use rows::{CachedRow, row_hash};
 mod sources;
 
 pub use disk::{DiskCache, DiskCacheConfig, DiskCacheError, DiskCacheMetrics};
@@ -41,6 +42,7 @@ pub use footprint::Footprint;
 pub use metrics::{CacheMetricsSnapshot, PoolSnapshot};
 pub use peer::{PeerAnswer, PeerAsk, PeerSnapshot, PeerTier};
 pub use prefetch::{PrefetchFile, PrefetchHandle, PrefetchProgress};
+pub use row_bundle::{RowBundle, RowBundleError};
 use sources::Source;
 pub use sources::{BlockSources, BlockSourcesSnapshot};
 

@@ -30,21 +30,21 @@ pub(crate) struct CachedRow {
     /// The entry holds the newest version of each column among versions
     /// stamped at or after this (the read's time range started here and
     /// ran to the end of time).
-    from: i64,
-    buf: Bytes,
-    row_len: u32,
-    cells: Arc<[Span]>,
+    pub(super) from: i64,
+    pub(super) buf: Bytes,
+    pub(super) row_len: u32,
+    pub(super) cells: Arc<[Span]>,
 }
 
 /// Where one cell's parts sit in the buffer, and its fixed fields.
-#[derive(Clone, Copy)]
-struct Span {
-    family: (u32, u32),
-    qualifier: (u32, u32),
-    value: (u32, u32),
-    timestamp: i64,
-    seq: u64,
-    kind: crate::cell::CellType,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Span {
+    pub(super) family: (u32, u32),
+    pub(super) qualifier: (u32, u32),
+    pub(super) value: (u32, u32),
+    pub(super) timestamp: i64,
+    pub(super) seq: u64,
+    pub(super) kind: crate::cell::CellType,
 }
 
 impl Weighted for CachedRow {
@@ -62,7 +62,7 @@ impl Weighted for CachedRow {
 impl CachedRow {
     /// A compact copy of `cells` (all of `row`; the caller keeps the buffer
     /// under 4 GiB by the pool's size limit).
-    fn copy_of(row: &Bytes, from: i64, cells: &[Cell]) -> CachedRow {
+    pub(super) fn copy_of(row: &Bytes, from: i64, cells: &[Cell]) -> CachedRow {
         let mut buf = Vec::with_capacity(data_len(row.len(), cells));
         buf.extend_from_slice(row);
         let mut spans = Vec::with_capacity(cells.len());
@@ -90,17 +90,12 @@ impl CachedRow {
         }
     }
 
-    fn part(&self, (at, len): (u32, u32)) -> &[u8] {
+    pub(super) fn part(&self, (at, len): (u32, u32)) -> &[u8] {
         &self.buf[at as usize..(at + len) as usize]
     }
 
-    fn slice(&self, (at, len): (u32, u32)) -> Bytes {
+    pub(super) fn slice(&self, (at, len): (u32, u32)) -> Bytes {
         self.buf.slice(at as usize..(at + len) as usize)
-    }
-
-    /// The earliest timestamp of the versions it holds the newest of.
-    pub(crate) fn from(&self) -> i64 {
-        self.from
     }
 
     /// True if the entry can answer a get of versions stamped at or after
@@ -273,6 +268,25 @@ impl RowPool {
             return false;
         }
         let entry = CachedRow::copy_of(row, from, cells);
+        let key = (region, entry.slice((0, entry.row_len)));
+        self.pool.insert_unless(key, entry, refuse)
+    }
+
+    /// Caches `entry` (an entry built elsewhere: a former owner's, from a
+    /// row bundle) unless `refuse` says no, as [`RowPool::insert_unless`].
+    pub(crate) fn insert_entry_unless(
+        &self,
+        region: u64,
+        entry: CachedRow,
+        refuse: impl FnOnce() -> bool,
+    ) -> bool {
+        if entry.cells.is_empty() {
+            return false;
+        }
+        if entry.weight() > self.pool.max_weight() {
+            self.pool.counters.rejected.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
         let key = (region, entry.slice((0, entry.row_len)));
         self.pool.insert_unless(key, entry, refuse)
     }

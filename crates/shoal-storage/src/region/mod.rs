@@ -32,6 +32,8 @@ pub mod split;
 mod store;
 pub mod versions;
 
+use crate::cache::row_bundle::{families_and_types, row_of};
+pub use crate::cache::{RowBundle, RowBundleError};
 pub use compact::CompactionReport;
 pub use config::{Clock, CompactionPolicy, FamilyConfig, ManualClock, RegionConfig, SystemClock};
 pub use error::RegionError;
@@ -561,12 +563,13 @@ impl Region {
     }
 
     /// This region's row-cache entries, for its next owner (a copy closed
-    /// for a move, before its reads end): up to about `max_bytes`, recently
-    /// read ones first. Each is the row as of the region's final state.
-    pub fn handed_rows(&self, max_bytes: usize) -> Vec<HandedRow> {
+    /// for a move, before its reads end): up to about `max_bytes` of
+    /// bundle, recently read ones first. Each is the row as of the
+    /// region's final state.
+    pub fn handed_rows(&self, max_bytes: usize) -> RowBundle {
         match &self.inner.rows {
             Some(rows) => rows.hand_over(max_bytes),
-            None => Vec::new(),
+            None => RowBundle::default(),
         }
     }
 
@@ -574,22 +577,25 @@ impl Region {
     /// the row cache, as the rows as of `read_point`: the read point this
     /// region opened at, taken before it could accept a write. A row that
     /// took a write since, lies outside the region or names a family it
-    /// does not have is left out. Returns how many were kept.
-    pub fn take_handed_rows(&self, handed: &[HandedRow], read_point: u64) -> usize {
+    /// does not have is left out; a bundle that fails its checksum or
+    /// layout checks keeps nothing. Returns how many were kept.
+    pub fn take_handed_rows(
+        &self,
+        handed: &RowBundle,
+        read_point: u64,
+    ) -> Result<usize, RowBundleError> {
         let Some(rows) = &self.inner.rows else {
-            return 0;
+            return Ok(0);
         };
-        let families = &self.inner.config.families;
-        let fits = handed.iter().filter(|h| {
-            !h.row.is_empty()
-                && self.inner.config.contains_row(&h.row)
-                && h.cells.iter().all(|c| {
-                    c.row == h.row
-                        && !c.kind.is_delete()
-                        && families.iter().any(|f| f.name == c.family)
+        let config = &self.inner.config;
+        rows.take_over(handed, read_point, |entry| {
+            let row = row_of(entry);
+            !row.is_empty()
+                && config.contains_row(row)
+                && families_and_types(entry).all(|(family, kind)| {
+                    !kind.is_delete() && config.families.iter().any(|f| f.name == family)
                 })
-        });
-        rows.take_over(fits, read_point)
+        })
     }
 
     /// The current read point (highest sequence visible to new reads).

@@ -26,14 +26,15 @@
 
 use super::config::FamilyConfig;
 use super::ops::{Get, TimeRange};
-use crate::cache::BlockCache;
+use crate::cache::row_bundle::row_of;
+use crate::cache::{BlockCache, CachedRow, RowBundle, RowBundleError};
 use crate::cell::Cell;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A row-cache entry handed from a region's former owner to its next
-/// (`Region::handed_rows`, `Region::take_handed_rows`): the newest version
-/// of every column of `row` stamped at or after `from`.
+/// A row-cache entry in the per-cell form that servers of earlier versions
+/// hand over (`RowBundle::from_rows`, `RowBundle::to_rows`): the newest
+/// version of every column of `row` stamped at or after `from`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandedRow {
     /// The row.
@@ -174,43 +175,42 @@ impl RegionRows {
     }
 
     /// This instance's entries, for the region's next owner: up to about
-    /// `max_bytes`, recently read ones first.
-    pub(super) fn hand_over(&self, max_bytes: usize) -> Vec<HandedRow> {
+    /// `max_bytes` of bundle, recently read ones first.
+    pub(super) fn hand_over(&self, max_bytes: usize) -> RowBundle {
         let Some(rows) = self.cache.rows() else {
-            return Vec::new();
+            return RowBundle::default();
         };
-        rows.entries_of(self.instance(), max_bytes)
-            .into_iter()
-            .map(|(row, entry)| HandedRow {
-                cells: entry.cells(entry.from(), |_, _| true),
-                from: entry.from(),
-                row,
-            })
-            .collect()
+        let entries = rows.entries_of(self.instance(), max_bytes);
+        RowBundle::encode(entries.iter().map(|(_, entry)| entry), max_bytes)
     }
 
-    /// Takes rows a former owner handed over: each the row as of this
-    /// region's state at `read_point` (its open: the former owner's final
-    /// state). The rule holds as for a read at `read_point`: a row whose
-    /// stripe took a write since is refused. They skip admission (the
-    /// former owner's reads chose them). Returns how many were kept.
-    pub(super) fn take_over<'a>(
+    /// Takes the rows a former owner handed over, those for which `fits`,
+    /// each as the row as of this region's state at `read_point` (its
+    /// open: the former owner's final state). The rule holds as for a read
+    /// at `read_point`: a row whose stripe took a write since is refused.
+    /// They skip admission (the former owner's reads chose them). Returns
+    /// how many were kept; a bundle that fails its checks keeps none.
+    pub(super) fn take_over(
         &self,
-        handed: impl Iterator<Item = &'a HandedRow>,
+        handed: &RowBundle,
         read_point: u64,
-    ) -> usize {
+        fits: impl Fn(&CachedRow) -> bool,
+    ) -> Result<usize, RowBundleError> {
         let Some(rows) = self.cache.rows() else {
-            return 0;
+            return Ok(0);
         };
+        let entries = handed.entries()?;
         let instance = self.instance();
-        handed
-            .filter(|h| {
-                let mark = self.mark(&h.row);
-                rows.insert_unless(instance, &h.row, h.from, &h.cells, || {
+        Ok(entries
+            .into_iter()
+            .filter(|entry| fits(entry))
+            .filter(|entry| {
+                let mark = self.mark(row_of(entry));
+                rows.insert_entry_unless(instance, entry.clone(), || {
                     mark.load(Ordering::SeqCst) > read_point
                 })
             })
-            .count()
+            .count())
     }
 
     /// Drops every entry of this region instance.

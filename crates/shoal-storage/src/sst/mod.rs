@@ -30,7 +30,7 @@ mod object_io;
 mod reader;
 mod rev_iter;
 pub(crate) mod row_words;
-mod varint;
+pub(crate) mod varint;
 mod writer;
 
 pub use block::Block;
