@@ -73,6 +73,32 @@ impl Background {
     }
 }
 
+impl Background {
+    /// Runs `f` on the background runtime's blocking pool, at its lower
+    /// priority: CPU-heavy work that must not take the CPU from requests
+    /// while they wait for it (a moving region's rows, built and taken).
+    pub fn spawn_blocking<F, R>(&self, f: F) -> tokio::task::JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.inner.handle.spawn_blocking(f)
+    }
+}
+
+/// Runs `f` on `background`'s blocking pool if there is one, else on the
+/// current runtime's.
+pub fn spawn_blocking<F, R>(background: Option<&Background>, f: F) -> tokio::task::JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    match background {
+        Some(b) => b.spawn_blocking(f),
+        None => tokio::task::spawn_blocking(f),
+    }
+}
+
 /// Runs `fut` on `background` if there is one, else on the current runtime.
 pub fn spawn<F>(background: Option<&Background>, fut: F) -> tokio::task::JoinHandle<F::Output>
 where
@@ -132,6 +158,13 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(blocking, 7, "the blocking pool is lowered too");
+        let from_outside = spawn_blocking(Some(&bg), || {
+            let tid = rustix::thread::gettid();
+            rustix::process::getpriority_process(Some(tid)).unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(from_outside, 7, "work handed to its blocking pool");
         // Dropping the last handle inside an async context must not panic.
         drop(bg);
     }

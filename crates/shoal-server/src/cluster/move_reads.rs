@@ -133,12 +133,26 @@ impl Host {
         Ok(rows)
     }
 
+    /// Runs the CPU-heavy part of a move (building or taking its handed
+    /// rows) on the background runtime's blocking pool, at its lower
+    /// priority: reads of the moving region go on meanwhile (the former
+    /// owner's copy answers them), and on a busy machine they get the CPU
+    /// first. Rolling-restart run 43 had readers waiting on servers whose
+    /// cores were taken by this work.
+    pub(crate) fn spawn_move_work<F, R>(&self, f: F) -> tokio::task::JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        shoal_storage::background::spawn_blocking(self.inner.env.background.as_ref(), f)
+    }
+
     /// The cached rows of region `id`'s closed copy here, up to
     /// `max_row_bytes` (none if it has no copy here); the copy goes on.
     ///
-    /// Collected on a blocking thread: megabytes of rows take a runtime
-    /// worker for tens of milliseconds, and the reads this server still
-    /// answers (the copy's among them) would wait behind them.
+    /// Collected as move work (`spawn_move_work`): megabytes of rows take
+    /// a runtime worker for tens of milliseconds, and the reads this server
+    /// still answers (the copy's among them) would wait behind them.
     async fn closed_copy_rows(
         &self,
         id: &str,
@@ -148,7 +162,7 @@ impl Host {
         let Some(region) = self.closed_copy(id, false)? else {
             return Ok(RowBundle::default());
         };
-        tokio::task::spawn_blocking(move || region.handed_rows(max))
+        self.spawn_move_work(move || region.handed_rows(max))
             .await
             .map_err(|e| {
                 ServiceError::Unavailable(format!(
@@ -322,7 +336,7 @@ impl Host {
                     }
                     // A former owner of an earlier version: its rows in the
                     // per-cell form, decoded off the runtime.
-                    tokio::task::spawn_blocking(move || {
+                    self.spawn_move_work(move || {
                         let rows = if answer.packed_rows.is_empty() {
                             from_wire(answer.rows)
                         } else {

@@ -208,11 +208,12 @@ impl Host {
         }
         // The former owner's hot rows, taken once the region serves: a
         // write since the open refuses its row (the row cache's rule).
-        // On a blocking thread, as the former owner collected them: the
-        // region's reads go on meanwhile.
+        // As move work, as the former owner collected them: the region's
+        // reads go on meanwhile, and come first for the CPU.
         if !handed.is_empty() {
             let (r, bytes) = (region.clone(), handed.len());
-            let kept = tokio::task::spawn_blocking(move || r.take_handed_rows(&handed, opened_at))
+            let kept = self
+                .spawn_move_work(move || r.take_handed_rows(&handed, opened_at))
                 .await
                 .map_err(|e| e.to_string())
                 .and_then(|kept| kept.map_err(|e| e.to_string()))

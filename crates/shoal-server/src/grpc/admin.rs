@@ -367,20 +367,22 @@ impl pb::admin_server::Admin for AdminService {
             // A next owner of an earlier version: the rows in the per-cell
             // form, converted on a blocking thread (megabytes of rows).
             let packed = r.packed;
-            let (rows, packed_rows) = tokio::task::spawn_blocking(move || {
-                let rows = rows.to_rows()?;
-                Ok::<_, shoal_storage::region::RowBundleError>(if packed {
-                    (Vec::new(), crate::cluster::move_reads::pack(rows, max))
-                } else {
-                    (
-                        crate::cluster::move_reads::to_wire(rows, max),
-                        bytes::Bytes::new(),
-                    )
+            let (rows, packed_rows) = self
+                .host
+                .spawn_move_work(move || {
+                    let rows = rows.to_rows()?;
+                    Ok::<_, shoal_storage::region::RowBundleError>(if packed {
+                        (Vec::new(), crate::cluster::move_reads::pack(rows, max))
+                    } else {
+                        (
+                            crate::cluster::move_reads::to_wire(rows, max),
+                            bytes::Bytes::new(),
+                        )
+                    })
                 })
-            })
-            .await
-            .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?
-            .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?;
+                .await
+                .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?
+                .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?;
             Ok(pb::EndMoveReadsResponse {
                 message,
                 rows,

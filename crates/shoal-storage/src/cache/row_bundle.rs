@@ -38,7 +38,8 @@ const MAGIC: &[u8; 4] = b"SHRB";
 const VERSION: u8 = 1;
 const HEADER: usize = MAGIC.len() + 1;
 const ROW_HEADER: usize = 4 + 4 + 4 + 8;
-/// Most bytes of one cell's record (flag, three lengths, timestamp, seq, type).
+/// Most bytes of one cell's record (flag, three lengths, timestamp, seq,
+/// type): for the buffer's size.
 const MAX_CELL_RECORD: usize = 1 + 3 * 5 + 10 + 10 + 1;
 /// Fewest bytes of one cell's record.
 const MIN_CELL_RECORD: usize = 1 + 1 + 1 + 1 + 1 + 1;
@@ -84,16 +85,24 @@ impl RowBundle {
 
     /// Entries in order, as many as fit `max_bytes` encoded (always the
     /// first, so a bundle is never empty for want of room).
-    pub(crate) fn encode<'a>(
-        entries: impl IntoIterator<Item = &'a CachedRow>,
-        max_bytes: usize,
-    ) -> RowBundle {
-        let mut out = Vec::new();
+    pub(crate) fn encode<'a, I>(entries: I, max_bytes: usize) -> RowBundle
+    where
+        I: IntoIterator<Item = &'a CachedRow>,
+        I::IntoIter: Clone,
+    {
+        let entries = entries.into_iter();
+        // One allocation of the most it can take: growing by doubling
+        // copied megabytes several times over, and the pages a generous
+        // estimate leaves untouched cost nothing.
+        let most: usize = entries
+            .clone()
+            .map(|e| ROW_HEADER + e.buf.len() + e.cells.len() * MAX_CELL_RECORD)
+            .sum();
+        let mut out = Vec::with_capacity(HEADER + most.min(max_bytes) + TRAILER);
         out.extend_from_slice(MAGIC);
         out.push(VERSION);
         for entry in entries {
             let start = out.len();
-            out.reserve(ROW_HEADER + entry.buf.len() + entry.cells.len() * MAX_CELL_RECORD);
             out.put_u32_le(entry.buf.len() as u32);
             out.put_u32_le(entry.row_len);
             out.put_u32_le(entry.cells.len() as u32);
