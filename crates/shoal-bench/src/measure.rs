@@ -42,6 +42,11 @@ fn unreachable_hist() -> Histogram<u64> {
 #[derive(Debug, Clone, Default)]
 pub struct Measurements {
     ops: BTreeMap<Op, OpStats>,
+    /// Paced runs only: each operation's service time, from when it was
+    /// actually issued (YCSB's plain figure beside its intended-start one):
+    /// the part of a latency the system spent, without the wait of an
+    /// operation whose start was held back by its thread's previous one.
+    service: BTreeMap<Op, OpStats>,
     /// Every operation's latency by the window its (intended) start fell
     /// in, all operations together: where in the run the tail happened.
     windows: Vec<Option<Histogram<u64>>>,
@@ -111,6 +116,16 @@ impl Measurements {
         }
     }
 
+    /// Records one operation's service time (from its actual issue).
+    pub fn record_service(&mut self, op: Op, latency: Duration) {
+        let s = self.service.entry(op).or_insert_with(OpStats::new);
+        let us = u64::try_from(latency.as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        s.hist.saturating_record(us);
+        s.ok += 1;
+    }
+
     /// Records one operation's latency, also in window `window` of the
     /// per-window series.
     pub fn record_in_window(&mut self, op: Op, latency: Duration, ok: bool, window: usize) {
@@ -149,11 +164,16 @@ impl Measurements {
     /// Adds another recorder's per-operation figures, not its windows (what
     /// a status line needs, cheaply, while the recorder's thread waits).
     pub fn merge_totals(&mut self, other: &Measurements) {
-        for (op, s) in &other.ops {
-            let mine = self.ops.entry(*op).or_insert_with(OpStats::new);
-            let _ = mine.hist.add(&s.hist);
-            mine.ok += s.ok;
-            mine.errors += s.errors;
+        for (mine, theirs) in [
+            (&mut self.ops, &other.ops),
+            (&mut self.service, &other.service),
+        ] {
+            for (op, s) in theirs {
+                let m = mine.entry(*op).or_insert_with(OpStats::new);
+                let _ = m.hist.add(&s.hist);
+                m.ok += s.ok;
+                m.errors += s.errors;
+            }
         }
     }
 
@@ -193,29 +213,12 @@ impl Measurements {
 
     /// Per-operation figures.
     pub fn reports(&self) -> BTreeMap<&'static str, OpReport> {
-        self.ops
-            .iter()
-            .map(|(op, s)| {
-                let h = &s.hist;
-                (
-                    op.name(),
-                    OpReport {
-                        operations: h.len(),
-                        average_us: h.mean(),
-                        min_us: h.min(),
-                        max_us: h.max(),
-                        p50_us: h.value_at_quantile(0.50),
-                        p90_us: h.value_at_quantile(0.90),
-                        p95_us: h.value_at_quantile(0.95),
-                        p99_us: h.value_at_quantile(0.99),
-                        p999_us: h.value_at_quantile(0.999),
-                        p9999_us: h.value_at_quantile(0.9999),
-                        ok: s.ok,
-                        errors: s.errors,
-                    },
-                )
-            })
-            .collect()
+        reports_of(&self.ops)
+    }
+
+    /// Per-operation service times (paced runs; empty otherwise).
+    pub fn service_reports(&self) -> BTreeMap<&'static str, OpReport> {
+        reports_of(&self.service)
     }
 
     /// YCSB's `TextMeasurementsExporter` output (plus 99.9th and 99.99th).
@@ -233,6 +236,12 @@ impl Measurements {
             if r.errors > 0 {
                 out.push_str(&format!("[{name}], Return=ERROR, {}\n", r.errors));
             }
+        }
+        for (name, r) in self.service_reports() {
+            out.push_str(&format!(
+                "[SERVICE-{name}], 50thPercentileLatency(us), {}\n[SERVICE-{name}], 99thPercentileLatency(us), {}\n[SERVICE-{name}], 99.9thPercentileLatency(us), {}\n[SERVICE-{name}], 99.99thPercentileLatency(us), {}\n[SERVICE-{name}], MaxLatency(us), {}\n",
+                r.p50_us, r.p99_us, r.p999_us, r.p9999_us, r.max_us
+            ));
         }
         out
     }
@@ -259,6 +268,31 @@ impl Measurements {
     }
 }
 
+fn reports_of(ops: &BTreeMap<Op, OpStats>) -> BTreeMap<&'static str, OpReport> {
+    ops.iter()
+        .map(|(op, s)| {
+            let h = &s.hist;
+            (
+                op.name(),
+                OpReport {
+                    operations: h.len(),
+                    average_us: h.mean(),
+                    min_us: h.min(),
+                    max_us: h.max(),
+                    p50_us: h.value_at_quantile(0.50),
+                    p90_us: h.value_at_quantile(0.90),
+                    p95_us: h.value_at_quantile(0.95),
+                    p99_us: h.value_at_quantile(0.99),
+                    p999_us: h.value_at_quantile(0.999),
+                    p9999_us: h.value_at_quantile(0.9999),
+                    ok: s.ok,
+                    errors: s.errors,
+                },
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,10 +314,29 @@ mod tests {
         );
         assert!(text.contains("[READ], Return=OK, 1000\n"));
         assert!(text.contains("[UPDATE], Return=ERROR, 1\n"));
+        assert!(!text.contains("SERVICE"), "no service times unless paced");
         let mut merged = Measurements::default();
         merged.merge(&m);
         merged.merge(&m);
         assert_eq!(merged.total(), 2002);
+        // Service times (paced runs) are their own lines, merged like the rest.
+        let mut paced = Measurements::default();
+        paced.record(Op::Insert, Duration::from_millis(30), true);
+        paced.record_service(Op::Insert, Duration::from_millis(2));
+        let mut both = Measurements::default();
+        both.merge_totals(&paced);
+        both.merge_totals(&paced);
+        assert_eq!(both.service_reports()["INSERT"].operations, 2);
+        assert_eq!(both.total(), 2, "service times are not more operations");
+        let text = both.report_text(Duration::from_secs(1));
+        assert!(
+            text.contains("[INSERT], 99.9thPercentileLatency(us), 30015\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[SERVICE-INSERT], 99.9thPercentileLatency(us), 2000\n"),
+            "{text}"
+        );
     }
 
     #[test]

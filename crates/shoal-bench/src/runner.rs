@@ -153,6 +153,9 @@ async fn drive(
                     }
                     None => Instant::now(),
                 };
+                // When paced, the operation's actual issue (its service time
+                // is counted from here, its latency from `op_start`).
+                let issued_at = interval.map(|_| Instant::now());
                 let result = match phase {
                     Phase::Load => {
                         let k = w.load_sequence.fetch_add(1, Ordering::Relaxed);
@@ -181,6 +184,9 @@ async fn drive(
                                     true,
                                     w,
                                 );
+                                if let Some(at) = issued_at {
+                                    r.record_service(op, op_end.saturating_duration_since(at));
+                                }
                             }
                         }
                     }

@@ -597,6 +597,9 @@ fn phase_json(r: &shoal_bench::PhaseReport, cpu: &CpuPerOp, window: Duration) ->
         "runtime_ms": ms,
         "throughput_ops_per_sec": r.measurements.total() as f64 * 1000.0 / ms,
         "operations": r.measurements.reports(),
+        // Paced runs: each operation's service time, from its actual issue
+        // (the latencies above count from its intended start); empty else.
+        "service_operations": r.measurements.service_reports(),
         // Microseconds of CPU per operation over the whole phase (warm-up
         // included), server (null when embedded) and this client process.
         "server_cpu_us_per_op": cpu.server_us,
