@@ -705,14 +705,18 @@ async fn a_region_that_grows_splits_on_its_owner_and_the_master_registers_the_ch
             .table("t")
             .get_many(rows.iter().map(Get::new).collect())
             .await
-            .unwrap();
-        rows.iter()
-            .zip(got)
-            .filter(|(_, r)| r.cells.len() != 1)
-            .map(|(row, _)| row.clone())
-            .collect::<Vec<_>>()
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(
+            rows.iter()
+                .zip(got)
+                .filter(|(_, r)| r.cells.len() != 1)
+                .map(|(row, _)| row.clone())
+                .collect::<Vec<_>>(),
+        )
     };
-    let lost = check(c.clone(), rows.clone()).await;
+    let lost = check(c.clone(), rows.clone())
+        .await
+        .unwrap_or_else(|e| panic!("after the split: {e}\n{}", cluster.stderr()));
     assert!(
         lost.is_empty(),
         "after the split, lost {lost:?}\n{}",
@@ -737,7 +741,9 @@ async fn a_region_that_grows_splits_on_its_owner_and_the_master_registers_the_ch
         assert!(start.elapsed() < Duration::from_secs(30), "{l:?}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let lost = check(survivor, rows).await;
+    let lost = check(survivor, rows)
+        .await
+        .unwrap_or_else(|e| panic!("after the failover: {e}\n{}", cluster.stderr()));
     assert!(
         lost.is_empty(),
         "after the failover, lost {lost:?}\n{}",
