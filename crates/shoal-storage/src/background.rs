@@ -71,9 +71,7 @@ impl Background {
     {
         self.inner.handle.spawn(fut)
     }
-}
 
-impl Background {
     /// Runs `f` on the background runtime's blocking pool, at its lower
     /// priority: CPU-heavy work that must not take the CPU from requests
     /// while they wait for it (a moving region's rows, built and taken).

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 /// rolling restart: with 2 MiB the moved regions' row caches took 5 s to
 /// warm, and the windows after each restart fell to 55–75 % of steady
 /// (once row caches serve most reads, a miss costs several hits' CPU).
-/// Both sides do the work on a blocking thread, not on the runtime that
-/// serves reads.
+/// Both sides do the work as move work (`Host::spawn_move_work`), not on
+/// the runtime that serves reads.
 pub(crate) const HANDED_ROWS_MAX_BYTES: u64 = 16 << 20;
 /// How long a next owner waits for the former owner's cached rows.
 const ROWS_WAIT: Duration = Duration::from_secs(1);

@@ -30,6 +30,7 @@
 
 use super::rows::{CachedRow, Span};
 use crate::cell::CellType;
+use crate::region::HandedRow;
 use crate::sst::varint::{get_varint, put_varint};
 use bytes::{BufMut, Bytes};
 use std::sync::Arc;
@@ -129,7 +130,7 @@ impl RowBundle {
 
     /// A bundle of rows in the older per-cell form (from a server of an
     /// earlier version).
-    pub fn from_rows(rows: &[super::super::region::HandedRow]) -> RowBundle {
+    pub fn from_rows(rows: &[HandedRow]) -> RowBundle {
         let entries: Vec<CachedRow> = rows
             .iter()
             .filter(|h| !h.cells.is_empty())
@@ -140,11 +141,11 @@ impl RowBundle {
 
     /// Its rows in the older per-cell form (for a server of an earlier
     /// version).
-    pub fn to_rows(&self) -> Result<Vec<super::super::region::HandedRow>, RowBundleError> {
+    pub fn to_rows(&self) -> Result<Vec<HandedRow>, RowBundleError> {
         Ok(self
             .entries()?
             .into_iter()
-            .map(|e| super::super::region::HandedRow {
+            .map(|e| HandedRow {
                 row: e.slice((0, e.row_len)),
                 from: e.from,
                 cells: e.cells(e.from, |_, _| true),
@@ -330,21 +331,10 @@ fn put_cells(out: &mut Vec<u8>, entry: &CachedRow) -> bool {
     at as usize == entry.buf.len()
 }
 
-/// The cells of an entry, for checks of what it may hold: (family, type).
-pub(crate) fn families_and_types(entry: &CachedRow) -> impl Iterator<Item = (&[u8], CellType)> {
-    entry.cells.iter().map(|s| (entry.part(s.family), s.kind))
-}
-
-/// The row of an entry.
-pub(crate) fn row_of(entry: &CachedRow) -> &[u8] {
-    entry.part((0, entry.row_len))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cell::Cell;
-    use crate::region::HandedRow;
 
     fn row(key: &str, n: usize, from: i64) -> HandedRow {
         let row = Bytes::from(key.to_owned());

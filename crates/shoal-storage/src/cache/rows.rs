@@ -98,6 +98,19 @@ impl CachedRow {
         self.buf.slice(at as usize..(at + len) as usize)
     }
 
+    /// The row's key.
+    pub(crate) fn row(&self) -> &[u8] {
+        self.part((0, self.row_len))
+    }
+
+    /// Each cell's family and type, in order (what a region checks before
+    /// it takes an entry built elsewhere).
+    pub(crate) fn families_and_types(
+        &self,
+    ) -> impl Iterator<Item = (&[u8], crate::cell::CellType)> {
+        self.cells.iter().map(|s| (self.part(s.family), s.kind))
+    }
+
     /// True if the entry can answer a get of versions stamped at or after
     /// `from`: it was read from no later a start.
     pub(crate) fn covers(&self, from: i64) -> bool {
@@ -267,9 +280,7 @@ impl RowPool {
             self.pool.counters.rejected.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        let entry = CachedRow::copy_of(row, from, cells);
-        let key = (region, entry.slice((0, entry.row_len)));
-        self.pool.insert_unless(key, entry, refuse)
+        self.insert_entry_unless(region, CachedRow::copy_of(row, from, cells), refuse)
     }
 
     /// Caches `entry` (an entry built elsewhere: a former owner's, from a
@@ -300,11 +311,11 @@ impl RowPool {
     }
 
     /// Copies of region `region`'s entries, up to about `max_bytes`.
-    pub(crate) fn entries_of(&self, region: u64, max_bytes: usize) -> Vec<(Bytes, CachedRow)> {
+    pub(crate) fn entries_of(&self, region: u64, max_bytes: usize) -> Vec<CachedRow> {
         self.pool
             .collect_where(|k| k.0 == region, max_bytes)
             .into_iter()
-            .map(|((_, row), entry)| (row, entry))
+            .map(|(_, entry)| entry)
             .collect()
     }
 

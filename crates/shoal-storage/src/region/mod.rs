@@ -32,7 +32,6 @@ pub mod split;
 mod store;
 pub mod versions;
 
-use crate::cache::row_bundle::{families_and_types, row_of};
 pub use crate::cache::{RowBundle, RowBundleError};
 pub use compact::CompactionReport;
 pub use config::{Clock, CompactionPolicy, FamilyConfig, ManualClock, RegionConfig, SystemClock};
@@ -589,10 +588,10 @@ impl Region {
         };
         let config = &self.inner.config;
         rows.take_over(handed, read_point, |entry| {
-            let row = row_of(entry);
+            let row = entry.row();
             !row.is_empty()
                 && config.contains_row(row)
-                && families_and_types(entry).all(|(family, kind)| {
+                && entry.families_and_types().all(|(family, kind)| {
                     !kind.is_delete() && config.families.iter().any(|f| f.name == family)
                 })
         })

@@ -26,7 +26,6 @@
 
 use super::config::FamilyConfig;
 use super::ops::{Get, TimeRange};
-use crate::cache::row_bundle::row_of;
 use crate::cache::{BlockCache, CachedRow, RowBundle, RowBundleError};
 use crate::cell::Cell;
 use bytes::Bytes;
@@ -180,8 +179,7 @@ impl RegionRows {
         let Some(rows) = self.cache.rows() else {
             return RowBundle::default();
         };
-        let entries = rows.entries_of(self.instance(), max_bytes);
-        RowBundle::encode(entries.iter().map(|(_, entry)| entry), max_bytes)
+        RowBundle::encode(&rows.entries_of(self.instance(), max_bytes), max_bytes)
     }
 
     /// Takes the rows a former owner handed over, those for which `fits`,
@@ -199,18 +197,20 @@ impl RegionRows {
         let Some(rows) = self.cache.rows() else {
             return Ok(0);
         };
-        let entries = handed.entries()?;
         let instance = self.instance();
-        Ok(entries
-            .into_iter()
-            .filter(|entry| fits(entry))
-            .filter(|entry| {
-                let mark = self.mark(row_of(entry));
-                rows.insert_entry_unless(instance, entry.clone(), || {
-                    mark.load(Ordering::SeqCst) > read_point
-                })
-            })
-            .count())
+        let mut kept = 0;
+        for entry in handed.entries()? {
+            if !fits(&entry) {
+                continue;
+            }
+            let mark = self.mark(entry.row());
+            if rows
+                .insert_entry_unless(instance, entry, || mark.load(Ordering::SeqCst) > read_point)
+            {
+                kept += 1;
+            }
+        }
+        Ok(kept)
     }
 
     /// Drops every entry of this region instance.
