@@ -118,6 +118,13 @@ pub enum WalError {
         limit: usize,
     },
 
+    /// An entry without a region name (the log reserves the empty name for seals).
+    #[error("WAL entry seq {seq} has an empty region name")]
+    EmptyRegion {
+        /// The entry's sequence number.
+        seq: u64,
+    },
+
     /// `WalOptions` are unusable.
     #[error("invalid WAL option `{option}`: {message}")]
     InvalidOptions {

@@ -10,9 +10,10 @@ use bytes::Bytes;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::error::WalError;
-use super::local::{self, Recovered, SegmentFile};
+use super::local::{self, Recovered, SegmentFile, SpareSegment};
 use super::metrics::WalMetricsSnapshot;
 use super::record::{self, MAX_RECORD_BYTES, MAX_REGION_BYTES};
+use super::recycle;
 use super::writer::{Command, Pending, Shared, Sink, WalWriter};
 use super::{WalBackend, WalEntry, WalOptions, object};
 use crate::object::Bucket;
@@ -34,8 +35,16 @@ impl std::fmt::Debug for Wal {
 
 /// Where segments are deleted from.
 enum Store {
-    Local(PathBuf),
-    Object { bucket: Bucket, prefix: String },
+    Local {
+        dir: PathBuf,
+        /// Retired segments at least this long are kept for reuse (with
+        /// preallocation on: `recycle.rs`); `None` deletes them.
+        recycle: Option<u64>,
+    },
+    Object {
+        bucket: Bucket,
+        prefix: String,
+    },
 }
 
 struct Inner {
@@ -115,19 +124,32 @@ impl Wal {
         }
         let writer_id = ulid::Ulid::new().0;
         let shared = Arc::new(Shared::default());
+        let mut first_recycled = false;
         let (recovered, sink, store, location, current) = match options.backend {
             WalBackend::Local { dir } => {
                 let d = dir.clone();
-                let (recovered, file) = tokio::task::spawn_blocking(move || {
+                let (preallocate, segment_bytes) = (options.preallocate, options.segment_bytes);
+                let (recovered, file, recycled) = tokio::task::spawn_blocking(move || {
                     let recovered = local::recover(&d)?;
                     let next = next_segment(&recovered, &d.display().to_string())?;
-                    // The first segment is not preallocated (opening stays cheap);
+                    // The first segment is a retired one's file if there is one,
+                    // else a new file that grows as it fills (opening stays cheap);
                     // the next ones are prepared while it fills.
-                    let file = SegmentFile::create(&d, next, writer_id)?;
-                    Ok::<_, WalError>((recovered, file))
+                    let recycled = if preallocate {
+                        SpareSegment::recycle(&d, next, writer_id, segment_bytes)?
+                    } else {
+                        None
+                    };
+                    let first_recycled = recycled.is_some();
+                    let file = match recycled {
+                        Some(spare) => spare.install()?,
+                        None => SegmentFile::create(&d, next, writer_id)?,
+                    };
+                    Ok::<_, WalError>((recovered, file, first_recycled))
                 })
                 .await
                 .map_err(|e| blocking_failed(dir.display(), "recover", e))??;
+                first_recycled = recycled;
                 let current = Some(file.number);
                 let sink = Sink::Local {
                     dir: dir.clone(),
@@ -138,7 +160,11 @@ impl Wal {
                     preallocate: options.preallocate,
                 };
                 let location = dir.display().to_string();
-                (recovered, sink, Store::Local(dir), location, current)
+                let store = Store::Local {
+                    dir,
+                    recycle: options.preallocate.then_some(options.segment_bytes),
+                };
+                (recovered, sink, store, location, current)
             }
             WalBackend::Object { bucket, prefix } => {
                 let prefix = prefix.trim_matches('/').to_owned();
@@ -174,6 +200,8 @@ impl Wal {
             m.corrupt_tails_cut.store(tails_cut, Ordering::Relaxed);
             m.segments_deleted
                 .store(segments_removed, Ordering::Relaxed);
+            m.segments_recycled
+                .store(u64::from(first_recycled), Ordering::Relaxed);
             m.segments_created
                 .store(u64::from(current.is_some()), Ordering::Relaxed);
             let mut table = shared.table();
@@ -263,12 +291,15 @@ impl Wal {
             .await
     }
 
-    /// Refuses what could never be written: a closed WAL, an oversized region
-    /// name or record.
+    /// Refuses what could never be written: a closed WAL, an empty or oversized
+    /// region name, an oversized record.
     fn check_entry(&self, region: &str, seq: u64, payload_len: usize) -> Result<(), WalError> {
         let inner = &self.inner;
         if inner.closed.load(Ordering::Acquire) {
             return Err(WalError::Closed);
+        }
+        if region.is_empty() {
+            return Err(WalError::EmptyRegion { seq });
         }
         if region.len() > MAX_REGION_BYTES {
             return Err(WalError::EntryTooLarge {
@@ -369,11 +400,13 @@ impl Wal {
         }
         let numbers: Vec<u64> = victims.iter().map(|(n, _)| *n).collect();
         let result = match &self.inner.store {
-            Store::Local(dir) => {
-                let (d, n) = (dir.clone(), numbers.clone());
-                tokio::task::spawn_blocking(move || local::remove_segments(&d, &n))
-                    .await
-                    .unwrap_or_else(|e| Err(blocking_failed(dir.display(), "delete segments", e)))
+            Store::Local { dir, recycle } => {
+                let (d, n, keep) = (dir.clone(), numbers.clone(), *recycle);
+                tokio::task::spawn_blocking(move || {
+                    recycle::retire_segments(&d, &n, keep).map(|_| ())
+                })
+                .await
+                .unwrap_or_else(|e| Err(blocking_failed(dir.display(), "delete segments", e)))
             }
             Store::Object { bucket, prefix } => {
                 object::remove_segments(bucket, prefix, &numbers).await

@@ -37,8 +37,11 @@ pub struct WalMetricsSnapshot {
     pub segments_live: u64,
     /// Segments created since open.
     pub segments_created: u64,
-    /// Segments deleted since open (by `mark_flushed`, or empty torn ones at open).
+    /// Segments deleted since open (by `mark_flushed`, or empty torn ones at open);
+    /// a retired segment kept for reuse counts as deleted.
     pub segments_deleted: u64,
+    /// Segments since open made from a retired segment's file (no zero fill).
+    pub segments_recycled: u64,
     /// Torn tails cut at open (at most one per open).
     pub corrupt_tails_cut: u64,
     /// Entries read back at open.
@@ -65,6 +68,7 @@ pub(crate) struct WalMetrics {
     pub segments_live: AtomicU64,
     pub segments_created: AtomicU64,
     pub segments_deleted: AtomicU64,
+    pub segments_recycled: AtomicU64,
     pub corrupt_tails_cut: AtomicU64,
     pub recovered_entries: AtomicU64,
 }
@@ -108,6 +112,7 @@ impl WalMetrics {
             segments_live: self.segments_live.load(Relaxed),
             segments_created: self.segments_created.load(Relaxed),
             segments_deleted: self.segments_deleted.load(Relaxed),
+            segments_recycled: self.segments_recycled.load(Relaxed),
             corrupt_tails_cut: self.corrupt_tails_cut.load(Relaxed),
             recovered_entries: self.recovered_entries.load(Relaxed),
         }

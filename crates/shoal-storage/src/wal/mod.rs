@@ -40,6 +40,7 @@ mod log;
 mod metrics;
 mod object;
 mod record;
+mod recycle;
 mod retention;
 mod writer;
 

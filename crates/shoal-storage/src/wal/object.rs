@@ -72,8 +72,8 @@ fn decode_segment(n: u64, key: &str, data: &Bytes) -> Result<Vec<super::WalEntry
         offset: offset as u64,
         reason,
     };
-    match record::decode_header(data) {
-        Ok(h) if h.segment == n => {}
+    let header = match record::decode_header(data) {
+        Ok(h) if h.segment == n => h,
         Ok(h) => {
             return Err(corrupt(
                 0,
@@ -91,10 +91,15 @@ fn decode_segment(n: u64, key: &str, data: &Bytes) -> Result<Vec<super::WalEntry
             });
         }
         Err(e) => return Err(corrupt(0, e.to_string())),
-    }
-    let scan = record::scan_records(data, HEADER_LEN);
+    };
+    // An object is written whole, by one PUT: every byte of it is records.
+    let scan = record::scan_records(data, &header, HEADER_LEN);
     match scan.bad {
         Some(bad) => Err(corrupt(bad.offset, bad.reason)),
+        None if scan.valid_len != data.len() => Err(corrupt(
+            scan.valid_len,
+            "bytes after a seal (an object holds records only)".into(),
+        )),
         None => Ok(scan.entries),
     }
 }

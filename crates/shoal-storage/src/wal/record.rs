@@ -2,14 +2,24 @@
 //!
 //! ```text
 //! header (44 bytes):
-//!   magic "SHOALWAL" (8) | version: u32 LE (= 1) | flags: u32 LE (= 0)
+//!   magic "SHOALWAL" (8) | version: u32 LE (2; 1 is still read) | flags: u32 LE (= 0)
 //!   | segment: u64 LE | writer: u128 LE (a ULID per Wal::open)
 //!   | crc32c: u32 LE over the 40 bytes before it
 //! record:
-//!   len: u32 LE (bytes of body) | crc32c: u32 LE over (the 4 len bytes ‖ body) | body
+//!   len: u32 LE (bytes of body) | crc: u32 LE | body
+//!   crc = crc32c(the 4 len bytes ‖ body) XOR mask(segment)   (version 1: no mask)
 //! body:
 //!   region_len: LEB128 varint | region: UTF-8 | seq: u64 LE | payload (the rest)
+//! seal (version 2): a record whose body is region_len 0 and seq = its own offset
 //! ```
+//!
+//! Version 2 lets a segment file be *recycled*: a retired segment's file is reused for
+//! a later segment by rewriting its header only, and the new records overwrite the old
+//! ones. The mask, distinct for any 2^32 consecutive segment numbers, makes every record
+//! left over from the file's earlier life fail its checksum, so a scan stops at the
+//! first byte the new segment has not written. A *seal*, written (and synced) when the
+//! writer leaves a segment, marks where its records end, so what follows it is known
+//! to be leftovers rather than damage.
 //!
 //! Pure code, no I/O. Decoding never panics and never allocates more than the input:
 //! every length is checked against [`MAX_RECORD_BYTES`] / [`MAX_REGION_BYTES`] and against
@@ -22,8 +32,10 @@ use super::WalEntry;
 
 /// First eight bytes of every segment.
 pub const MAGIC: [u8; 8] = *b"SHOALWAL";
-/// The format version written, and the only one read.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version written.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version still read (no record mask, no seals).
+pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Size of the segment header.
 pub const HEADER_LEN: usize = 44;
 /// Size of a record's `len` and `crc32c` fields.
@@ -40,6 +52,56 @@ const MIN_BODY_LEN: usize = 1 + 8;
 pub(crate) struct SegmentHeader {
     pub segment: u64,
     pub writer: u128,
+    pub version: u32,
+}
+
+impl SegmentHeader {
+    /// What this segment's record checksums are XORed with.
+    pub fn mask(&self) -> u32 {
+        if self.version >= 2 {
+            record_mask(self.segment)
+        } else {
+            0
+        }
+    }
+}
+
+/// The record-checksum mask of segment `n` (version 2): a bijection of its low 32
+/// bits, so any two segments fewer than 2^32 apart have different masks.
+pub(crate) fn record_mask(n: u64) -> u32 {
+    ((n as u32) ^ 0x5348_4f41).wrapping_mul(0x9e37_79b1)
+}
+
+/// Applies `mask` to the checksum of every record in `records` (whole records back
+/// to back, as [`encode_record_into`] writes them with no mask). Appenders encode
+/// before they know their segment; the writer masks each batch as it writes it.
+pub(crate) fn mask_records(records: &mut [u8], mask: u32) {
+    let mut pos = 0;
+    while pos + RECORD_PREFIX_LEN <= records.len() {
+        let len = le_u32(records, pos) as usize;
+        let crc = le_u32(records, pos + 4) ^ mask;
+        records[pos + 4..pos + 8].copy_from_slice(&crc.to_le_bytes());
+        pos += RECORD_PREFIX_LEN + len;
+    }
+    debug_assert_eq!(pos, records.len(), "records end on a record boundary");
+}
+
+/// Bytes of a seal record.
+pub(crate) const SEAL_LEN: usize = RECORD_PREFIX_LEN + MIN_BODY_LEN;
+
+/// The seal record of a version-2 segment numbered `segment`, to be written at byte
+/// `offset` of it (just past its last record): an empty region name (which no entry
+/// may have) and the seal's own offset as its seq, so a seal copied elsewhere in the
+/// file does not pass for one.
+pub(crate) fn encode_seal(segment: u64, offset: u64) -> [u8; SEAL_LEN] {
+    let mut rec = [0u8; SEAL_LEN];
+    rec[..4].copy_from_slice(&(MIN_BODY_LEN as u32).to_le_bytes());
+    // rec[8]: the region name's length, a one-byte varint 0.
+    rec[9..].copy_from_slice(&offset.to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&rec[..4]), &rec[RECORD_PREFIX_LEN..])
+        ^ record_mask(segment);
+    rec[4..8].copy_from_slice(&crc.to_le_bytes());
+    rec
 }
 
 /// Why a header was rejected.
@@ -102,7 +164,7 @@ pub(crate) fn decode_header(buf: &[u8]) -> Result<SegmentHeader, HeaderError> {
         return Err(HeaderError::BadChecksum);
     }
     let version = le_u32(h, 8);
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(HeaderError::UnsupportedVersion(version));
     }
     let mut w = [0u8; 16];
@@ -110,6 +172,7 @@ pub(crate) fn decode_header(buf: &[u8]) -> Result<SegmentHeader, HeaderError> {
     Ok(SegmentHeader {
         segment: le_u64(h, 16),
         writer: u128::from_le_bytes(w),
+        version,
     })
 }
 
@@ -192,19 +255,41 @@ pub(crate) struct RecordScan {
     pub valid_len: usize,
     /// The first bad record, if any; nothing after it is returned.
     pub bad: Option<BadRecord>,
+    /// The scan ended at a seal (version 2): `valid_len` is just past it, and
+    /// whatever follows is left over from the file's earlier life.
+    pub sealed: bool,
 }
 
-/// Decodes the records of `segment` from `start` (just past the header) to the end,
-/// stopping at the first bad one. Payloads are slices of `segment` (no copy).
-pub(crate) fn scan_records(segment: &Bytes, start: usize) -> RecordScan {
+/// Decodes the records of a segment whose header is `header`, from `start` (just
+/// past the header) to the end, stopping at the first bad one or at a seal.
+/// Payloads are slices of `segment` (no copy).
+pub(crate) fn scan_records(segment: &Bytes, header: &SegmentHeader, start: usize) -> RecordScan {
     let buf: &[u8] = segment;
+    let mask = header.mask();
+    let seals = header.version >= 2;
     let mut scan = RecordScan {
         valid_len: start.min(buf.len()),
         ..RecordScan::default()
     };
     let mut pos = scan.valid_len;
     while pos < buf.len() {
-        match decode_record(segment, pos) {
+        match decode_record(segment, pos, mask) {
+            Ok((entry, next)) if seals && entry.region.is_empty() => {
+                if entry.seq != pos as u64 || !entry.payload.is_empty() {
+                    scan.bad = Some(BadRecord {
+                        offset: pos,
+                        reason: format!(
+                            "malformed seal (says offset {}, {} payload bytes)",
+                            entry.seq,
+                            entry.payload.len()
+                        ),
+                    });
+                    break;
+                }
+                scan.valid_len = next;
+                scan.sealed = true;
+                break;
+            }
             Ok((entry, next)) => {
                 scan.entries.push(entry);
                 pos = next;
@@ -223,7 +308,7 @@ pub(crate) fn scan_records(segment: &Bytes, start: usize) -> RecordScan {
 }
 
 /// Decodes the record at `pos`; returns it and the offset of the next one.
-fn decode_record(segment: &Bytes, pos: usize) -> Result<(WalEntry, usize), String> {
+fn decode_record(segment: &Bytes, pos: usize, mask: u32) -> Result<(WalEntry, usize), String> {
     let buf: &[u8] = segment;
     let remaining = buf.len() - pos;
     if remaining < RECORD_PREFIX_LEN {
@@ -247,7 +332,7 @@ fn decode_record(segment: &Bytes, pos: usize) -> Result<(WalEntry, usize), Strin
     let end = body_start + len;
     let body = &buf[body_start..end];
     let stored = le_u32(buf, pos + 4);
-    let actual = crc32c::crc32c_append(crc32c::crc32c(&buf[pos..pos + 4]), body);
+    let actual = crc32c::crc32c_append(crc32c::crc32c(&buf[pos..pos + 4]), body) ^ mask;
     if stored != actual {
         return Err(format!(
             "record checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
@@ -280,12 +365,98 @@ fn decode_record(segment: &Bytes, pos: usize) -> Result<(WalEntry, usize), Strin
 mod tests {
     use super::*;
 
+    /// The header of the segments built here: number 7, version 2.
+    const H: SegmentHeader = SegmentHeader {
+        segment: 7,
+        writer: 42,
+        version: FORMAT_VERSION,
+    };
+
+    /// Segment 7 (version 2) holding `records`, masked as the writer writes them.
     fn segment(records: &[(&str, u64, &[u8])]) -> Bytes {
-        let mut out = encode_header(7, 42).to_vec();
+        segment_numbered(7, records).into()
+    }
+
+    fn segment_numbered(n: u64, records: &[(&str, u64, &[u8])]) -> Vec<u8> {
+        let mut out = encode_header(n, 42).to_vec();
+        let mut batch = Vec::new();
         for (r, s, p) in records {
-            out.extend_from_slice(&encode_record(r, *s, p));
+            encode_record_into(&mut batch, r, *s, p);
         }
-        out.into()
+        mask_records(&mut batch, record_mask(n));
+        out.extend_from_slice(&batch);
+        out
+    }
+
+    /// A version-1 header: records unmasked, no seals.
+    fn header_v1(n: u64) -> [u8; HEADER_LEN] {
+        let mut h = encode_header(n, 42);
+        h[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let crc = crc32c::crc32c(&h[..40]);
+        h[40..44].copy_from_slice(&crc.to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn version_1_segments_are_still_read() {
+        let mut seg = header_v1(9).to_vec();
+        for (r, s, p) in [("r1", 1u64, &b"one"[..]), ("", 2, b"")] {
+            seg.extend_from_slice(&encode_record(r, s, p));
+        }
+        let seg = Bytes::from(seg);
+        let h = decode_header(&seg).expect("v1 header");
+        assert_eq!((h.version, h.segment, h.mask()), (1, 9, 0));
+        let scan = scan_records(&seg, &h, HEADER_LEN);
+        assert_eq!((scan.bad.clone(), scan.sealed), (None, false));
+        // Version 1 had no seals: an empty region name was an entry like any other.
+        assert_eq!(seqs_of(&scan), vec![1, 2]);
+    }
+
+    fn seqs_of(scan: &RecordScan) -> Vec<u64> {
+        scan.entries.iter().map(|e| e.seq).collect()
+    }
+
+    #[test]
+    fn masks_differ_for_nearby_segments_and_make_other_segments_records_fail() {
+        let masks: std::collections::HashSet<u32> = (0..100_000u64).map(record_mask).collect();
+        assert_eq!(masks.len(), 100_000);
+        // Segment 6's records, left in a file now used as segment 7, fail its checksums.
+        let mut recycled = segment_numbered(6, &[("a", 1, b"old"), ("a", 2, b"older")]);
+        recycled[..HEADER_LEN].copy_from_slice(&encode_header(7, 42));
+        let scan = scan_records(&Bytes::from(recycled), &H, HEADER_LEN);
+        assert!(scan.entries.is_empty());
+        assert_eq!(scan.valid_len, HEADER_LEN);
+        assert!(scan.bad.is_some_and(|b| b.reason.contains("checksum")));
+    }
+
+    #[test]
+    fn a_seal_ends_the_scan_and_what_follows_it_is_ignored() {
+        let mut seg = segment_numbered(7, &[("a", 1, b"new"), ("b", 2, b"newer")]);
+        let end = seg.len();
+        seg.extend_from_slice(&encode_seal(7, end as u64));
+        let sealed_len = seg.len();
+        // Leftovers after it: records of segment 7's own, even (they are not read).
+        seg.extend_from_slice(&segment_numbered(7, &[("c", 3, b"leftover")])[HEADER_LEN..]);
+        let scan = scan_records(&Bytes::from(seg.clone()), &H, HEADER_LEN);
+        assert_eq!(seqs_of(&scan), vec![1, 2]);
+        assert!(scan.sealed);
+        assert_eq!((scan.bad.clone(), scan.valid_len), (None, sealed_len));
+        // A seal whose offset is not its own is damage, not an end.
+        let mut moved = segment_numbered(7, &[("a", 1, b"new")]);
+        moved.extend_from_slice(&encode_seal(7, 3));
+        let scan = scan_records(&Bytes::from(moved), &H, HEADER_LEN);
+        assert!(!scan.sealed);
+        assert!(
+            scan.bad
+                .is_some_and(|b| b.reason.contains("malformed seal"))
+        );
+        // Another segment's seal fails its checksum.
+        let mut other = segment_numbered(7, &[("a", 1, b"new")]);
+        let at = other.len() as u64;
+        other.extend_from_slice(&encode_seal(8, at));
+        let scan = scan_records(&Bytes::from(other), &H, HEADER_LEN);
+        assert!(!scan.sealed);
+        assert!(scan.bad.is_some_and(|b| b.reason.contains("checksum")));
     }
 
     #[test]
@@ -295,7 +466,8 @@ mod tests {
             decode_header(&h),
             Ok(SegmentHeader {
                 segment: 12345,
-                writer: u128::MAX - 3
+                writer: u128::MAX - 3,
+                version: FORMAT_VERSION,
             })
         );
         for cut in 0..HEADER_LEN {
@@ -313,10 +485,10 @@ mod tests {
         let big = vec![7u8; 70_000];
         let seg = segment(&[
             ("r1", 1, b"hello"),
-            ("", 0, b""),
+            ("-", 0, b""),
             ("région", u64::MAX, &big),
         ]);
-        let scan = scan_records(&seg, HEADER_LEN);
+        let scan = scan_records(&seg, &H, HEADER_LEN);
         assert_eq!(scan.bad, None);
         assert_eq!(scan.valid_len, seg.len());
         let got: Vec<_> = scan
@@ -326,7 +498,7 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            vec![("r1", 1, 5), ("", 0, 0), ("région", u64::MAX, 70_000)]
+            vec![("r1", 1, 5), ("-", 0, 0), ("région", u64::MAX, 70_000)]
         );
         assert_eq!(&scan.entries[0].payload[..], b"hello");
     }
@@ -335,7 +507,7 @@ mod tests {
     fn every_truncation_keeps_exactly_the_whole_records() {
         let seg = segment(&[("a", 1, b"one"), ("b", 2, b"two two"), ("a", 3, b"three")]);
         let ends: Vec<usize> = {
-            let s = scan_records(&seg, HEADER_LEN);
+            let s = scan_records(&seg, &H, HEADER_LEN);
             let mut pos = HEADER_LEN;
             s.entries
                 .iter()
@@ -346,7 +518,7 @@ mod tests {
                 .collect()
         };
         for cut in HEADER_LEN..=seg.len() {
-            let scan = scan_records(&seg.slice(..cut), HEADER_LEN);
+            let scan = scan_records(&seg.slice(..cut), &H, HEADER_LEN);
             let whole = ends.iter().filter(|&&e| e <= cut).count();
             assert_eq!(scan.entries.len(), whole, "cut at {cut}");
             assert_eq!(
@@ -364,7 +536,7 @@ mod tests {
             for bit in [0x01u8, 0x80] {
                 let mut bad = seg.to_vec();
                 bad[i] ^= bit;
-                let scan = scan_records(&Bytes::from(bad), HEADER_LEN);
+                let scan = scan_records(&Bytes::from(bad), &H, HEADER_LEN);
                 let bad_rec = scan.bad.expect("flip detected");
                 assert!(bad_rec.offset <= i);
                 assert_eq!(scan.valid_len, bad_rec.offset);
@@ -385,12 +557,13 @@ mod tests {
             }
             let data = Bytes::from(data);
             let _ = decode_header(&data);
-            let _ = scan_records(&data, 0);
+            let _ = scan_records(&data, &H, 0);
+            let _ = scan_records(&data, &SegmentHeader { version: 1, ..H }, 0);
         }
         // A huge length is rejected without allocating it.
         let mut rec = u32::MAX.to_le_bytes().to_vec();
         rec.extend_from_slice(&[0; 12]);
-        let scan = scan_records(&Bytes::from(rec), 0);
+        let scan = scan_records(&Bytes::from(rec), &H, 0);
         assert!(
             scan.bad
                 .is_some_and(|b| b.reason.contains("impossible record length"))

@@ -175,8 +175,10 @@ impl WalWriter {
                 None => match self.rx.recv().await {
                     Some(c) => c,
                     // Every `Wal` handle is gone: nobody can append or wait any more.
+                    // (Not sealed: dropping every handle is how tests stand in
+                    // for a crash, and what it leaves must read as one would.)
                     None => {
-                        self.finish();
+                        self.finish(false);
                         return;
                     }
                 },
@@ -184,7 +186,7 @@ impl WalWriter {
             let first = match command {
                 Command::Append(p) => p,
                 Command::Close(reply) => {
-                    self.finish();
+                    self.finish(true);
                     self.refuse_rest();
                     let _ = reply.send(Ok(()));
                     return;
@@ -335,6 +337,7 @@ impl WalWriter {
             data.extend_from_slice(&p.record);
             retention::note(&mut maxes, &p.region, p.seq);
         }
+        record::mask_records(&mut data[HEADER_LEN..], record::record_mask(number));
         object::put_segment(bucket, prefix, number, Bytes::from(data)).await?;
         let mut table = self.shared.table();
         table.add_sealed(number, maxes);
@@ -399,15 +402,28 @@ impl WalWriter {
             },
             None => None,
         };
+        let recycled = prepared.as_ref().is_some_and(SpareSegment::recycled);
         let created = tokio::task::spawn_blocking(move || match prepared {
             Some(s) => s.install(),
             None => SegmentFile::create(&d, next, w),
         })
         .await
         .unwrap_or_else(|e| Err(join_error(dir.display(), "create segment", e)));
+        // The old segment's seal goes out before the first write to the new one, so
+        // a newer segment holding records always means an older one ended cleanly.
+        let created = created.and_then(|new| match file.as_mut() {
+            Some(old) => old.seal().map(|()| new),
+            None => Ok(new),
+        });
         match created {
             Ok(new) => {
                 *file = Some(new);
+                if recycled {
+                    self.shared
+                        .metrics
+                        .segments_recycled
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 let mut table = self.shared.table();
                 table.start_current(next);
                 self.shared
@@ -426,8 +442,18 @@ impl WalWriter {
     }
 
     /// Closes the segment being written (it becomes sealed, deletable once covered).
-    fn finish(&mut self) {
+    /// With `seal` (a close), its seal is written: it then reads as cleanly ended at
+    /// the next open. Without one, or if the seal fails, what follows its last record
+    /// reads as a torn tail there, and is cut.
+    fn finish(&mut self, seal: bool) {
         if let Sink::Local { file, spare, .. } = &mut self.sink {
+            if seal
+                && self.poisoned.is_none()
+                && let Some(segment) = file.as_mut()
+                && let Err(e) = segment.seal()
+            {
+                tracing::warn!(error = %e, "WAL: could not seal the last segment at close");
+            }
             *file = None;
             // A spare still being prepared is left for recovery to delete.
             drop(spare.take());
