@@ -47,6 +47,10 @@ echo "loading 200,000 rows"
 "$SHOAL" bench ycsb load -P "$WORKLOAD" -p recordcount=200000 --threads 8 --addr "$ADDR" > "$OUT/load.txt" 2>&1
 "$SHOAL" shell --addr "$ADDR" -e "flush 'usertable'; major_compact 'usertable'"
 stop
+# The setup wrote a few hundred MB (SSTs, the cache's L2 files); without this the
+# kernel writes them back about 30 s later (vm.dirty_expire_centisecs), in the
+# middle of the first rate, and the WAL's fsyncs wait behind that writeback.
+sync
 
 next=200000
 for spec in $RATES; do
