@@ -127,10 +127,18 @@ impl std::fmt::Display for HeaderError {
     }
 }
 
+/// A header of the current format version (local segments).
 pub(crate) fn encode_header(segment: u64, writer: u128) -> [u8; HEADER_LEN] {
+    encode_header_version(segment, writer, FORMAT_VERSION)
+}
+
+/// A header of format `version`. Segment objects are written as version 1: an object
+/// is never reused, so it needs no mask or seal, and a server of an older build can
+/// still read a dead server's objects during a rolling upgrade.
+pub(crate) fn encode_header_version(segment: u64, writer: u128, version: u32) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[8..12].copy_from_slice(&version.to_le_bytes());
     // h[12..16]: flags, zero.
     h[16..24].copy_from_slice(&segment.to_le_bytes());
     h[24..40].copy_from_slice(&writer.to_le_bytes());
@@ -390,11 +398,7 @@ mod tests {
 
     /// A version-1 header: records unmasked, no seals.
     fn header_v1(n: u64) -> [u8; HEADER_LEN] {
-        let mut h = encode_header(n, 42);
-        h[8..12].copy_from_slice(&1u32.to_le_bytes());
-        let crc = crc32c::crc32c(&h[..40]);
-        h[40..44].copy_from_slice(&crc.to_le_bytes());
-        h
+        encode_header_version(n, 42, OLDEST_READABLE_VERSION)
     }
 
     #[test]

@@ -141,12 +141,8 @@ mod tests {
     use super::*;
 
     fn segment(dir: &Path, n: u64, version2: bool, len: usize) {
-        let mut data = record::encode_header(n, 7).to_vec();
-        if !version2 {
-            data[8..12].copy_from_slice(&1u32.to_le_bytes());
-            let crc = crc32c::crc32c(&data[..40]);
-            data[40..44].copy_from_slice(&crc.to_le_bytes());
-        }
+        let version = if version2 { 2 } else { 1 };
+        let mut data = record::encode_header_version(n, 7, version).to_vec();
         data.resize(len, 0xab);
         fs::write(dir.join(segment_name(n)), data).expect("write segment");
     }

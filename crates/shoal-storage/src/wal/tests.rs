@@ -222,6 +222,15 @@ async fn object_backend_recovers_and_deletes() {
         "one object per batch"
     );
     assert_eq!(objects[0].path, "wal/server-1/00000000000000000001.wal");
+    // Objects stay in format version 1 (never reused: no mask or seal needed), so a
+    // server of an older build can read a dead one's during a rolling upgrade.
+    let first = bucket.get(&objects[0].path).await.expect("get");
+    assert_eq!(
+        super::record::decode_header(&first)
+            .expect("header")
+            .version,
+        1
+    );
     wal.close().await.expect("close");
 
     let wal = Wal::open(options.clone()).await.expect("reopen");

@@ -331,13 +331,16 @@ impl WalWriter {
         let number = *next;
         *next += 1;
         let mut data = Vec::with_capacity(HEADER_LEN + bytes);
-        data.extend_from_slice(&record::encode_header(number, *writer_id));
+        data.extend_from_slice(&record::encode_header_version(
+            number,
+            *writer_id,
+            record::OLDEST_READABLE_VERSION,
+        ));
         let mut maxes = RegionMaxes::new();
         for p in batch {
             data.extend_from_slice(&p.record);
             retention::note(&mut maxes, &p.region, p.seq);
         }
-        record::mask_records(&mut data[HEADER_LEN..], record::record_mask(number));
         object::put_segment(bucket, prefix, number, Bytes::from(data)).await?;
         let mut table = self.shared.table();
         table.add_sealed(number, maxes);
