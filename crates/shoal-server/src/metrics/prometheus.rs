@@ -655,6 +655,12 @@ fn wal(o: &mut Out, v: &StatusView) {
         "WAL segments that exist now.",
         w.segments_live as f64,
     );
+    o.single(
+        "shoal_wal_segments_recycled_total",
+        "counter",
+        "WAL segments made from a retired segment's file instead of a zero-filled one.",
+        w.segments_recycled as f64,
+    );
 }
 
 fn regions(o: &mut Out, v: &StatusView) {
