@@ -450,12 +450,30 @@ async fn crash(wal: Wal) {
     }
 }
 
+/// A WAL with 32 KiB segments in a new directory, after `append_and_retire(1, 400)`.
+async fn recycling_wal() -> (tempfile::TempDir, WalOptions, Wal) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = WalOptions {
+        segment_bytes: 32 << 10,
+        ..WalOptions::local(dir.path())
+    };
+    let wal = Wal::open(options.clone()).await.expect("open");
+    append_and_retire(&wal, 1, 400).await;
+    (dir, options, wal)
+}
+
+/// A 1 KiB payload that names its seq.
+fn kib_payload(seq: u64) -> Bytes {
+    Bytes::from(format!("{seq}:{}", "r".repeat(1000)))
+}
+
 /// Appends 1 KiB entries of region `a` from `from` to `to`, marking everything but
 /// the last 8 flushed every 16 appends, so segments retire while the log rolls.
 async fn append_and_retire(wal: &Wal, from: u64, to: u64) {
     for seq in from..=to {
-        let p = Bytes::from(format!("{seq}:{}", "r".repeat(1000)));
-        wal.append("a", seq, p).await.expect("append");
+        wal.append("a", seq, kib_payload(seq))
+            .await
+            .expect("append");
         if seq % 16 == 0 {
             wal.mark_flushed("a", seq - 8).await.expect("mark flushed");
         }
@@ -496,13 +514,7 @@ fn assert_recovered_exactly(wal: &Wal, flushed: u64, last: u64) {
 
 #[tokio::test]
 async fn retired_segments_are_recycled_and_their_leftovers_never_come_back() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let options = WalOptions {
-        segment_bytes: 32 << 10,
-        ..WalOptions::local(dir.path())
-    };
-    let wal = Wal::open(options.clone()).await.expect("open");
-    append_and_retire(&wal, 1, 400).await;
+    let (dir, options, wal) = recycling_wal().await;
     let m = wal.metrics();
     assert!(m.segments_created > 8, "{m:?}");
     assert!(m.segments_recycled >= 4, "few segments recycled: {m:?}");
@@ -532,17 +544,12 @@ async fn retired_segments_are_recycled_and_their_leftovers_never_come_back() {
 
 #[tokio::test]
 async fn a_damaged_seal_before_a_written_segment_is_corruption() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let options = WalOptions {
-        segment_bytes: 32 << 10,
-        ..WalOptions::local(dir.path())
-    };
-    let wal = Wal::open(options.clone()).await.expect("open");
-    append_and_retire(&wal, 1, 400).await;
+    let (dir, options, wal) = recycling_wal().await;
     // Then no more flushes: the next segments (the first ones recycled) stay.
     for seq in 401..=520u64 {
-        let p = Bytes::from(format!("{seq}:{}", "r".repeat(1000)));
-        wal.append("a", seq, p).await.expect("append");
+        wal.append("a", seq, kib_payload(seq))
+            .await
+            .expect("append");
     }
     wal.close().await.expect("close");
     let files = segment_files(dir.path());
