@@ -11,9 +11,10 @@
 //! in it from its earlier life fails the new segment's record checksums (see
 //! `record.rs`), and a seal marks where each segment's records end.
 //!
-//! Blocking code only, like `local.rs`. Nothing here needs a sync: a free file whose
+//! Blocking code only, like `local.rs`. Retiring needs no sync: a free file whose
 //! rename is lost in a crash is an old segment again, read at recovery and filtered
-//! out as flushed; taking one is followed by the spare's own syncs.
+//! out as flushed. Taking one syncs the directory before anything in the file
+//! changes, so a file's contents never change under a name it may return to.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
@@ -124,6 +125,16 @@ pub(crate) fn take_free(dir: &Path, to: &Path, min_len: u64) -> Option<File> {
         if let Err(e) = fs::rename(&path, to) {
             tracing::warn!(file = %path.display(), error = %e, "WAL: could not take a free segment file");
             continue;
+        }
+        // The renames that made this file free, and this one, must be durable before
+        // its header is rewritten. Otherwise a crash could bring the file back under
+        // its old segment name with another segment's header in it, which recovery
+        // rightly calls corruption. (An overwrite's `fdatasync` does not commit the
+        // file system's journal, where those renames wait.)
+        if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
+            tracing::warn!(dir = %dir.display(), error = %e, "WAL: could not sync the WAL directory; not reusing a free segment file");
+            let _ = fs::remove_file(to);
+            return None;
         }
         match OpenOptions::new().write(true).open(to) {
             Ok(file) => return Some(file),
