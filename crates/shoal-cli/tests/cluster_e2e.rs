@@ -729,7 +729,16 @@ async fn a_region_that_grows_splits_on_its_owner_and_the_master_registers_the_ch
         .map(|(n, _)| n.clone())
         .unwrap();
     let i = (0..3).find(|&i| Cluster::name(i) == owner).unwrap();
-    cluster.servers[i].take().unwrap().kill9();
+    let killed = cluster.servers[i].take().unwrap();
+    let killed_log = killed.stderr();
+    killed.kill9();
+    // On a failure: the layouts, and every server's log, the killed one's too.
+    let logs = |cluster: &Cluster| {
+        format!(
+            "layout after the split: {layout_after:?}\n{}\n---- killed {owner}:\n{killed_log}",
+            cluster.stderr()
+        )
+    };
     let survivor = client(&cluster.addrs()).await;
     let start = Instant::now();
     loop {
@@ -738,16 +747,20 @@ async fn a_region_that_grows_splits_on_its_owner_and_the_master_registers_the_ch
         if l.len() == 2 && total >= layout_after.values().map(Vec::len).sum::<usize>() {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "{l:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{l:?}\n{}",
+            logs(&cluster)
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let lost = check(survivor, rows)
         .await
-        .unwrap_or_else(|e| panic!("after the failover: {e}\n{}", cluster.stderr()));
+        .unwrap_or_else(|e| panic!("after the failover: {e}\n{}", logs(&cluster)));
     assert!(
         lost.is_empty(),
         "after the failover, lost {lost:?}\n{}",
-        cluster.stderr()
+        logs(&cluster)
     );
 }
 
