@@ -201,8 +201,12 @@ pub async fn master_round(
     // died is placed as any region of a dead server (the assignment drops
     // the handoff).
     for (region, (a, revision)) in &records {
-        // Its owner is closing it for the target: it counts there too.
+        // Its owner is closing it for the target: it counts there too. (Not if
+        // the owner died while closing it: nobody will finish the close, so
+        // the region is placed as any region of a dead server, its WAL run
+        // replayed. Counting it on the target left it closing, unserved.)
         if a.state == RegionState::Closing
+            && a.owner.as_ref().is_some_and(|o| live.contains(o))
             && let Some(to) = a.to.as_ref()
             && live.contains(to)
             && !draining.contains(to)

@@ -588,6 +588,44 @@ async fn an_owner_closes_its_handed_over_regions_together_once_the_last_is_warm(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_region_whose_owner_died_while_closing_it_for_a_move_is_placed_again() {
+    if !have_etcd() {
+        return;
+    }
+    let (_etcd_server, etcd) = etcd().await;
+    // a was closing r0 for a move to b, and died: only b is a member.
+    let b = server(&etcd, "b").await;
+    let regions = vec!["r0".to_owned()];
+    let closing = shoal_cluster::assignment::Assignment {
+        owner: Some("a".into()),
+        epoch: 4,
+        state: RegionState::Closing,
+        owner_wal: Some("wal/a/run1".into()),
+        to: Some("b".into()),
+        ..shoal_cluster::assignment::Assignment::new("r0")
+    };
+    assert!(
+        shoal_cluster::assignment::write(&etcd, PREFIX, &closing, 0)
+            .await
+            .unwrap()
+    );
+    // It is placed (on b, the only server) with a's WAL run to replay, and
+    // opens there; before the fix it stayed closing, counted on b, forever.
+    for _ in 0..3 {
+        round(&etcd, &[&b], &regions).await;
+    }
+    let (rec, _) = read_all(&etcd, PREFIX).await.unwrap()["r0"].clone();
+    assert_eq!(rec.owner.as_deref(), Some("b"), "{rec:?}");
+    assert_eq!(rec.state, RegionState::Open, "{rec:?}");
+    assert!(rec.epoch > 4, "a new epoch fences a: {rec:?}");
+    assert_eq!(
+        b.host.replayed.lock().unwrap()["r0"],
+        vec!["wal/a/run1".to_owned()],
+        "a's WAL run is replayed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_on_a_new_wal_run_claims_its_regions_before_opening_them() {
     if !have_etcd() {
         return;
