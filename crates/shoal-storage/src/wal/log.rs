@@ -135,8 +135,13 @@ impl Wal {
                     // The first segment is a retired one's file if there is one,
                     // else a new file that grows as it fills (opening stays cheap);
                     // the next ones are prepared while it fills.
+                    // A free file that cannot be reused is no reason not to open.
                     let recycled = if preallocate {
-                        SpareSegment::recycle(&d, next, writer_id, segment_bytes)?
+                        SpareSegment::recycle(&d, next, writer_id, segment_bytes)
+                            .unwrap_or_else(|e| {
+                                tracing::warn!(error = %e, "WAL: could not reuse a free segment file; starting a new one");
+                                None
+                            })
                     } else {
                         None
                     };
