@@ -74,7 +74,7 @@ impl SecondProtocol for FramesDoor {
         io: Box<dyn ConnIo>,
         slot: Slot,
         stop: watch::Receiver<bool>,
-    ) -> futures::future::BoxFuture<'static, ()> {
+    ) -> futures::future::BoxFuture<'static, Slot> {
         Box::pin(connection(self.clone(), io, slot, stop))
     }
 }
@@ -179,18 +179,19 @@ async fn hello(
     Some(caller)
 }
 
-/// Serves one framed connection.
+/// Serves one framed connection; returns its slot once `io` is dropped.
 async fn connection(
     door: FramesDoor,
     mut io: Box<dyn ConnIo>,
     mut slot: Slot,
     mut stop: watch::Receiver<bool>,
-) {
+) -> Slot {
     let Some(caller) = hello(&door, &mut io, &mut slot, &mut stop).await else {
-        return;
+        return slot;
     };
     let reason = serve_calls(&door, &caller, io, &mut stop).await;
     slot.set_reason(reason);
+    slot
 }
 
 /// Reads calls, runs them side by side and writes their answers, all on

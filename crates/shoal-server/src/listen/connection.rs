@@ -6,10 +6,16 @@
 //! no keep-alive, and an idle connection closes). Calls in flight finish.
 //! Once no call is in flight, a connection that has not let go after
 //! [`DRAIN_GRACE`] is dropped: its socket closes under it. A client that
-//! never answers the GOAWAY's PING therefore cannot hold a stop.
+//! never answers the GOAWAY's PING therefore cannot hold a stop. The grace
+//! restarts while bytes still move (`progress`): hyper counts a call over
+//! once it has taken the body's last frame, and HTTP/2 may still be sending
+//! the body's tail as the client's window opens. That restart ends
+//! `idle_timeout` after the connection was told to go.
 
 use super::activity::{Activity, Tracked};
+use super::linger::{SharedTcp, lingering_close};
 use super::preface::{Rewind, read_preface};
+use super::progress::{Moved, Progress};
 use super::{ConnectionPolicy, DRAIN_GRACE, SecondProtocol, Slot};
 use crate::metrics::{CloseReason, Listener};
 use bytes::Bytes;
@@ -24,7 +30,8 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 /// Serves `tcp` with `service` until it closes; the close is counted in
-/// `slot` when this returns.
+/// `slot` when this returns, after a lingering close of the socket
+/// (`linger`).
 pub(super) async fn serve<S, B>(
     tcp: TcpStream,
     on: Listener,
@@ -44,17 +51,29 @@ pub(super) async fn serve<S, B>(
     B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let Some(acceptor) = tls else {
-        return serve_io(tcp, on, service, builder, slot, stop, second).await;
+    let tcp = SharedTcp::new(tcp);
+    let io = tcp.clone();
+    let slot = match tls {
+        None => serve_io(io, on, service, builder, slot, stop, second).await,
+        Some(acceptor) => {
+            let policy = slot.connections.policy().clone();
+            match super::tls_handshake(&acceptor, io, policy.handshake_timeout, &mut stop).await {
+                Ok(io) => serve_io(io, on, service, builder, slot, stop, second).await,
+                Err(reason) => {
+                    slot.reason = reason;
+                    slot
+                }
+            }
+        }
     };
-    let policy = slot.connections.policy().clone();
-    match super::tls_handshake(&acceptor, tcp, policy.handshake_timeout, &mut stop).await {
-        Ok(io) => serve_io(io, on, service, builder, slot, stop, second).await,
-        Err(reason) => slot.reason = reason,
-    }
+    // Every other handle of the socket is gone with the connection; the
+    // slot counts it until it is closed.
+    lingering_close(tcp).await;
+    drop(slot);
 }
 
-/// Serves a connection whose transport (TLS or not) is set up.
+/// Serves a connection whose transport (TLS or not) is set up; returns its
+/// slot once `tcp` is dropped.
 async fn serve_io<IO, S, B>(
     mut tcp: IO,
     on: Listener,
@@ -63,7 +82,8 @@ async fn serve_io<IO, S, B>(
     mut slot: Slot,
     mut stop: watch::Receiver<bool>,
     second: Option<Arc<dyn SecondProtocol>>,
-) where
+) -> Slot
+where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
         + Send
@@ -85,16 +105,16 @@ async fn serve_io<IO, S, B>(
                     Ok(Ok(prefix)) => prefix,
                     Ok(Err(e)) => {
                         tracing::debug!(error = %e, "gRPC connection closed during its handshake");
-                        return; // slot.reason is Client
+                        return slot; // slot.reason is Client
                     }
                     Err(_) => {
                         slot.reason = CloseReason::Handshake;
-                        return;
+                        return slot;
                     }
                 },
                 _ = super::stopped(&mut stop) => {
                     slot.reason = CloseReason::Shutdown;
-                    return;
+                    return slot;
                 }
             }
         }
@@ -108,11 +128,15 @@ async fn serve_io<IO, S, B>(
             .await;
     }
     let activity = Activity::new();
-    let io = TokioIo::new(Rewind::new(prefix, tcp));
+    let moved = Moved::default();
+    let io = TokioIo::new(Rewind::new(prefix, Progress::new(tcp, moved.clone())));
     let conn = builder.serve_connection(io, Tracked::new(service, activity.clone()));
     let mut conn = std::pin::pin!(conn);
-    // Set once the connection has been told to go: why, and when.
+    // Set once the connection has been told to go: why, and when (or when
+    // bytes last moved since).
     let mut draining: Option<(CloseReason, Instant)> = None;
+    // When it was told, and the count of moves when its grace last began.
+    let mut told = (Instant::now(), 0);
     loop {
         let deadline = deadline(&activity, &policy, on, draining);
         if let Some(d) = deadline
@@ -127,11 +151,20 @@ async fn serve_io<IO, S, B>(
                     };
                     conn.as_mut().graceful_shutdown();
                     draining = Some((why, Instant::now()));
+                    told = (Instant::now(), moved.count());
                     continue;
                 }
                 Some((why, _)) => {
+                    let now = Instant::now();
+                    let count = moved.count();
+                    if count != told.1 && now < told.0 + policy.idle_timeout {
+                        // Still delivering: a new grace from now.
+                        draining = Some((why, now));
+                        told.1 = count;
+                        continue;
+                    }
                     slot.reason = why;
-                    return; // dropping `conn` closes the socket
+                    return slot; // dropping `conn` drops its handle of the socket
                 }
             }
         }
@@ -141,12 +174,13 @@ async fn serve_io<IO, S, B>(
                     Some((why, _)) => why,
                     None => classify(result, on, &activity),
                 };
-                return;
+                return slot;
             }
             // An error (the server dropped without stopping) also stops.
             _ = super::stopped(&mut stop), if draining.is_none() => {
                 conn.as_mut().graceful_shutdown();
                 draining = Some((CloseReason::Shutdown, Instant::now()));
+                told = (Instant::now(), moved.count());
             }
             _ = activity.went_idle() => {}
             _ = sleep_until(deadline) => {}

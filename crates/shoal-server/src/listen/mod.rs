@@ -38,7 +38,9 @@ mod connection;
 mod descriptors;
 pub(crate) mod handshake;
 pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
+mod linger;
 mod preface;
+mod progress;
 mod serving;
 pub(crate) use accept::run_raw;
 pub use serving::ServingThreads;
@@ -71,13 +73,14 @@ pub(crate) trait SecondProtocol: Send + Sync + 'static {
     /// The first byte of its connections (never `P`, HTTP/2's).
     fn first_byte(&self) -> u8;
     /// Serves one connection, whose first bytes are still to be read from
-    /// `io`; records why it closed in `slot`.
+    /// `io`; records why it closed in `slot` and hands it back once `io` is
+    /// dropped (the listener releases it after closing the socket).
     fn serve(
         &self,
         io: Box<dyn ConnIo>,
         slot: Slot,
         stop: watch::Receiver<bool>,
-    ) -> futures::future::BoxFuture<'static, ()>;
+    ) -> futures::future::BoxFuture<'static, Slot>;
 }
 
 /// HTTP/2 flow-control window of one gRPC stream, bytes.
@@ -85,7 +88,9 @@ const STREAM_WINDOW: u32 = 4 << 20;
 /// HTTP/2 flow-control window of one gRPC connection, bytes.
 const CONNECTION_WINDOW: u32 = 16 << 20;
 /// How long a connection told to go (GOAWAY) with no call in flight may
-/// take to let go before its socket is closed under it.
+/// take to let go before its socket is closed under it. The grace restarts
+/// while bytes still move on the connection (a response's tail waiting
+/// for the client's window), up to `idle_timeout` after it was told.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// At most one log line per this long about refused or failed accepts.
 const LOG_EVERY: Duration = Duration::from_secs(10);
@@ -324,12 +329,15 @@ fn http2_settings(builder: &mut Builder<TokioExecutor>, p: &ConnectionPolicy) {
 
 /// The TLS handshake of a connection just accepted, bounded by `timeout`
 /// and given up when the server stops; on failure, why it closed.
-pub(crate) async fn tls_handshake(
+pub(crate) async fn tls_handshake<IO>(
     acceptor: &tokio_rustls::TlsAcceptor,
-    tcp: tokio::net::TcpStream,
+    tcp: IO,
     timeout: Duration,
     stop: &mut watch::Receiver<bool>,
-) -> Result<tokio_rustls::server::TlsStream<tokio::net::TcpStream>, CloseReason> {
+) -> Result<tokio_rustls::server::TlsStream<IO>, CloseReason>
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let handshake = tokio::time::timeout(timeout, acceptor.accept(tcp));
     tokio::select! {
         done = handshake => match done {

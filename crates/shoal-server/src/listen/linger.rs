@@ -1,0 +1,201 @@
+//! Closing a connection's socket without losing what the client has not
+//! read yet: a *lingering close*, as nginx and Apache do it.
+//!
+//! Closing a TCP socket whose receive queue still holds bytes (a client's
+//! last WINDOW_UPDATE or PING, say) makes Linux send a RST instead of a
+//! FIN, and a RST makes the client's kernel throw away whatever the client
+//! had received but not read yet: the tail of its last response. So once a
+//! connection is done, [`lingering_close`] shuts the write side (FIN after
+//! all sent data), reads and discards until the client closes too, for at
+//! most [`LINGER`], and only then closes.
+//!
+//! The socket is served through [`SharedTcp`] so that the listener keeps a
+//! handle to it after hyper (or a second protocol) has dropped its own.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+/// The longest a finished connection waits for its client to close.
+pub(super) const LINGER: Duration = Duration::from_millis(500);
+
+/// A connection's socket, shared between whoever serves it and the
+/// listener's lingering close.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedTcp(Arc<TcpStream>);
+
+impl SharedTcp {
+    pub(crate) fn new(tcp: TcpStream) -> SharedTcp {
+        SharedTcp(Arc::new(tcp))
+    }
+}
+
+impl AsyncRead for SharedTcp {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        loop {
+            ready!(self.0.poll_read_ready(cx))?;
+            // `try_read_buf` clears the readiness on WouldBlock.
+            match self.0.try_read_buf(buf) {
+                Ok(_) => return Poll::Ready(Ok(())),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+impl AsyncWrite for SharedTcp {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            ready!(self.0.poll_write_ready(cx))?;
+            match self.0.try_write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                written => return Poll::Ready(written),
+            }
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            ready!(self.0.poll_write_ready(cx))?;
+            match self.0.try_write_vectored(bufs) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                written => return Poll::Ready(written),
+            }
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(())) // a TCP socket buffers nothing of its own
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(shut_write(&self.0))
+    }
+}
+
+/// Sends the FIN, after whatever was written.
+fn shut_write(tcp: &TcpStream) -> io::Result<()> {
+    match socket2::SockRef::from(tcp).shutdown(std::net::Shutdown::Write) {
+        // Already shut, or the peer is gone: nothing left to send.
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+        done => done,
+    }
+}
+
+/// Closes `tcp` once the client has read all it was sent: shuts the write
+/// side, then reads and discards until the client closes (or fails), for
+/// at most [`LINGER`]. Closes at once if another handle is still alive
+/// (nothing to linger for: the socket stays open through it).
+pub(super) async fn lingering_close(tcp: SharedTcp) {
+    let Some(tcp) = Arc::into_inner(tcp.0) else {
+        return;
+    };
+    if shut_write(&tcp).is_err() {
+        return;
+    }
+    let drain = async {
+        let mut sink = [0u8; 4096];
+        loop {
+            if tcp.readable().await.is_err() {
+                return;
+            }
+            match tcp.try_read(&mut sink) {
+                Ok(0) => return, // the client closed
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => return,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER, drain).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    async fn pair() -> (SharedTcp, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap());
+        let (client, accepted) = tokio::join!(client, listener.accept());
+        (SharedTcp::new(accepted.unwrap().0), client.unwrap())
+    }
+
+    #[tokio::test]
+    async fn serves_reads_and_writes() {
+        let (mut server, mut client) = pair().await;
+        client.write_all(b"ping").await.unwrap();
+        let mut got = [0u8; 4];
+        server.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"ping");
+        let bufs = [io::IoSlice::new(b"po"), io::IoSlice::new(b"ng")];
+        let n = server.write_vectored(&bufs).await.unwrap();
+        server.write_all(&b"pong"[n..]).await.unwrap();
+        client.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"pong");
+    }
+
+    /// The client sent bytes the server never read, and reads the server's
+    /// answer only after the server is done with the connection.
+    async fn answered_with_unread_bytes() -> (SharedTcp, TcpStream, Vec<u8>) {
+        let (mut server, mut client) = pair().await;
+        let answer = vec![7u8; 64 << 10];
+        server.write_all(&answer).await.unwrap();
+        client.write_all(b"unread by the server").await.unwrap();
+        // Let the server's kernel queue the client's bytes.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        (server, client, answer)
+    }
+
+    #[tokio::test]
+    async fn a_plain_close_resets_and_the_client_loses_its_unread_answer() {
+        let (server, mut client, answer) = answered_with_unread_bytes().await;
+        drop(server);
+        let mut got = Vec::new();
+        let read = client.read_to_end(&mut got).await;
+        assert!(read.is_err() || got != answer, "the premise of this module");
+    }
+
+    #[tokio::test]
+    async fn after_a_lingering_close_the_client_reads_all_it_was_sent() {
+        let (server, mut client, answer) = answered_with_unread_bytes().await;
+        lingering_close(server).await;
+        let mut got = Vec::new();
+        client
+            .read_to_end(&mut got)
+            .await
+            .expect("read to a clean end, not a reset");
+        assert_eq!(got, answer);
+    }
+
+    #[tokio::test]
+    async fn a_client_that_never_closes_is_waited_for_at_most_the_linger() {
+        let (server, _client) = pair().await;
+        let started = std::time::Instant::now();
+        lingering_close(server).await;
+        assert!(started.elapsed() < LINGER * 10);
+    }
+}
