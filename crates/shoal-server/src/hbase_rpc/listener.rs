@@ -13,7 +13,7 @@ use super::errors::{self, RpcError};
 use super::wire::{self, Preamble};
 use super::{NativeRpc, Service};
 use crate::listen::handshake::{Wait, read_exact};
-use crate::listen::{Connections, Slot};
+use crate::listen::{Connections, SharedTcp, Slot};
 use crate::metrics::{CloseReason, Listener};
 use bytes::BytesMut;
 use prost::Message;
@@ -21,7 +21,7 @@ use shoal_proto::hbase::ConnectionHeader;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -67,21 +67,25 @@ pub fn serve_hbase_rpc(
     ))
 }
 
+/// One connection's life: its TLS handshake first when the listener has
+/// TLS. Hands the slot back once the connection is done with the socket.
 async fn connection(
-    tcp: TcpStream,
+    tcp: SharedTcp,
     rpc: Arc<NativeRpc>,
     mut slot: Slot,
     limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
     tls: Option<tokio_rustls::TlsAcceptor>,
-) {
+) -> Slot {
     let Some(acceptor) = tls else {
-        return serve(tcp, rpc, slot, limits, stop).await;
+        serve(tcp, rpc, &mut slot, limits, stop).await;
+        return slot;
     };
     match crate::listen::tls_handshake(&acceptor, tcp, limits.handshake, &mut stop).await {
-        Ok(io) => serve(io, rpc, slot, limits, stop).await,
+        Ok(io) => serve(io, rpc, &mut slot, limits, stop).await,
         Err(reason) => slot.set_reason(reason),
     }
+    slot
 }
 
 /// Writes one answer that belongs to no call, then the connection closes.
@@ -99,7 +103,7 @@ async fn answer_and_close(io: &mut (impl AsyncWrite + Unpin), message: Result<&[
 async fn serve<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     mut io: IO,
     rpc: Arc<NativeRpc>,
-    mut slot: Slot,
+    slot: &mut Slot,
     limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -247,7 +251,7 @@ fn frame(out: &mut Vec<u8>, a: Answered) {
 async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     io: IO,
     rpc: Arc<NativeRpc>,
-    mut slot: Slot,
+    slot: &mut Slot,
     limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
     service: Service,

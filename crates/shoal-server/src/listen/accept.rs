@@ -4,6 +4,7 @@
 //! listening socket closes) and wait for the connections.
 
 use super::connection;
+use super::linger::{SharedTcp, serve_and_close};
 use super::serving::ServingThreads;
 use super::{ConnectionPolicy, Connections};
 use crate::metrics::Listener;
@@ -109,11 +110,11 @@ pub(crate) async fn run_raw<F, Fut>(
     tick: impl Fn(),
     serve: F,
 ) where
-    F: Fn(TcpStream, super::Slot, Option<tokio_rustls::TlsAcceptor>) -> Fut
+    F: Fn(SharedTcp, super::Slot, Option<tokio_rustls::TlsAcceptor>) -> Fut
         + Clone
         + Send
         + 'static,
-    Fut: std::future::Future<Output = ()> + Send + 'static,
+    Fut: std::future::Future<Output = super::Slot> + Send + 'static,
 {
     let mut tasks = JoinSet::new();
     let mut stopping = stop.clone();
@@ -136,12 +137,13 @@ pub(crate) async fn run_raw<F, Fut>(
                     };
                     configure(&tcp, connections.policy());
                     let acceptor = tls.as_ref().and_then(|t| t.acceptor(on.tls_name()));
+                    let serve = serve.clone();
+                    let run = move |tcp| serve_and_close(tcp, move |io| serve(io, slot, acceptor));
                     let Some(serving) = &serving else {
-                        tasks.spawn(serve(tcp, slot, acceptor));
+                        tasks.spawn(run(tcp));
                         continue;
                     };
-                    let serve = serve.clone();
-                    hand_over(&mut tasks, serving, tcp, move |tcp| serve(tcp, slot, acceptor));
+                    hand_over(&mut tasks, serving, tcp, run);
                 }
                 Err(e) => {
                     if !accept_failed(&e, on, &connections, &stop).await {

@@ -13,7 +13,7 @@
 //! `idle_timeout` after the connection was told to go.
 
 use super::activity::{Activity, Tracked};
-use super::linger::{SharedTcp, lingering_close};
+use super::linger::serve_and_close;
 use super::preface::{Rewind, read_preface};
 use super::progress::{Moved, Progress};
 use super::{ConnectionPolicy, DRAIN_GRACE, SecondProtocol, Slot};
@@ -51,25 +51,20 @@ pub(super) async fn serve<S, B>(
     B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let tcp = SharedTcp::new(tcp);
-    let io = tcp.clone();
-    let slot = match tls {
-        None => serve_io(io, on, service, builder, slot, stop, second).await,
-        Some(acceptor) => {
-            let policy = slot.connections.policy().clone();
-            match super::tls_handshake(&acceptor, io, policy.handshake_timeout, &mut stop).await {
-                Ok(io) => serve_io(io, on, service, builder, slot, stop, second).await,
-                Err(reason) => {
-                    slot.reason = reason;
-                    slot
-                }
+    serve_and_close(tcp, |io| async move {
+        let Some(acceptor) = tls else {
+            return serve_io(io, on, service, builder, slot, stop, second).await;
+        };
+        let policy = slot.connections.policy().clone();
+        match super::tls_handshake(&acceptor, io, policy.handshake_timeout, &mut stop).await {
+            Ok(io) => serve_io(io, on, service, builder, slot, stop, second).await,
+            Err(reason) => {
+                slot.reason = reason;
+                slot
             }
         }
-    };
-    // Every other handle of the socket is gone with the connection; the
-    // slot counts it until it is closed.
-    lingering_close(tcp).await;
-    drop(slot);
+    })
+    .await;
 }
 
 /// Serves a connection whose transport (TLS or not) is set up; returns its

@@ -103,6 +103,21 @@ fn shut_write(tcp: &TcpStream) -> io::Result<()> {
     }
 }
 
+/// Serves a connection with `serve`, which hands back the connection's slot
+/// once it has dropped its handles of the socket; then closes the socket
+/// with a lingering close, and only then releases the slot, so the
+/// connection counts under `max_connections` until its descriptor is gone.
+pub(crate) async fn serve_and_close<F, Fut>(tcp: TcpStream, serve: F)
+where
+    F: FnOnce(SharedTcp) -> Fut,
+    Fut: std::future::Future<Output = super::Slot>,
+{
+    let tcp = SharedTcp::new(tcp);
+    let slot = serve(tcp.clone()).await;
+    lingering_close(tcp).await;
+    drop(slot);
+}
+
 /// Closes `tcp` once the client has read all it was sent: shuts the write
 /// side, then reads and discards until the client closes (or fails), for
 /// at most [`LINGER`]. Closes at once if another handle is still alive

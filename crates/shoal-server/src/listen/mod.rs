@@ -43,6 +43,7 @@ mod preface;
 mod progress;
 mod serving;
 pub(crate) use accept::run_raw;
+pub(crate) use linger::SharedTcp;
 pub use serving::ServingThreads;
 
 use crate::config::ServerSection;

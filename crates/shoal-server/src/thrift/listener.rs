@@ -9,13 +9,13 @@
 
 use super::handler::{FaultKind, Gateway, result_struct};
 use super::wire::{self, AppExceptionKind, Limits, Message, MessageType, Protocol, Transport};
-use crate::listen::{Connections, Slot};
+use crate::listen::{Connections, SharedTcp, Slot};
 use crate::metrics::{CloseReason, Listener};
 use bytes::{Bytes, BytesMut};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -70,30 +70,32 @@ enum Read {
 }
 
 /// One connection's life: its TLS handshake first when the listener has
-/// TLS.
+/// TLS. Hands the slot back once the connection is done with the socket.
 async fn connection(
-    tcp: TcpStream,
+    tcp: SharedTcp,
     gateway: Arc<Gateway>,
     mut slot: Slot,
     limits: Limits,
     (handshake, idle): (Duration, Duration),
     mut stop: watch::Receiver<bool>,
     tls: Option<tokio_rustls::TlsAcceptor>,
-) {
+) -> Slot {
     let Some(acceptor) = tls else {
-        return serve(tcp, gateway, slot, limits, (handshake, idle), stop).await;
+        serve(tcp, gateway, &mut slot, limits, (handshake, idle), stop).await;
+        return slot;
     };
     match crate::listen::tls_handshake(&acceptor, tcp, handshake, &mut stop).await {
-        Ok(io) => serve(io, gateway, slot, limits, (handshake, idle), stop).await,
+        Ok(io) => serve(io, gateway, &mut slot, limits, (handshake, idle), stop).await,
         Err(reason) => slot.set_reason(reason),
     }
+    slot
 }
 
 /// Serves a connection whose transport (TLS or not) is set up.
 async fn serve<IO: AsyncRead + AsyncWrite + Unpin>(
     mut tcp: IO,
     gateway: Arc<Gateway>,
-    mut slot: Slot,
+    slot: &mut Slot,
     limits: Limits,
     (handshake, idle): (Duration, Duration),
     mut stop: watch::Receiver<bool>,
