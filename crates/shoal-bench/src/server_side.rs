@@ -43,6 +43,9 @@ pub struct ServerWindow {
     pub compactions: u64,
     /// Writes that waited for memstore memory.
     pub blocked_writes: u64,
+    /// p99.9 of each stage of the server's write path (bucket upper
+    /// bounds, µs), by stage name: `gate`, `row_locks`, `wal`, `read_point`.
+    pub stage_p999_us: std::collections::BTreeMap<String, u64>,
 }
 
 /// What the server reported over a phase.
@@ -125,6 +128,18 @@ pub fn report(readings: &[(f64, Figures)], window: Duration) -> ServerReport {
         flushes: b.flushes.saturating_sub(a.flushes),
         compactions: b.compactions.saturating_sub(a.compactions),
         blocked_writes: b.blocked_writes.saturating_sub(a.blocked_writes),
+        stage_p999_us: b
+            .write_stage_seconds
+            .iter()
+            .map(|(stage, after)| {
+                let before = a
+                    .write_stage_seconds
+                    .get(stage)
+                    .cloned()
+                    .unwrap_or_default();
+                (stage.clone(), quantile_us(&before, after, 0.999))
+            })
+            .collect(),
     };
     let windows = readings
         .windows(2)
@@ -159,8 +174,18 @@ impl ServerReport {
     /// One line for the text report.
     pub fn describe(&self) -> String {
         let t = &self.total;
+        // In the order a write passes them.
+        let stages: Vec<String> = ["gate", "row_locks", "wal", "read_point"]
+            .iter()
+            .filter_map(|s| t.stage_p999_us.get(*s).map(|us| format!("{s} {us}")))
+            .collect();
+        let stages = if stages.is_empty() {
+            String::new()
+        } else {
+            format!("; write stages p99.9 ≤ {} µs", stages.join(", "))
+        };
         format!(
-            "put calls {} p50/p99/p99.9/p99.99 ≤ {}/{}/{}/{} µs; WAL group commits {} p99/p99.9 ≤ {}/{} µs (slowest since start {} µs); flushes {}, compactions {}, writes held back {}",
+            "put calls {} p50/p99/p99.9/p99.99 ≤ {}/{}/{}/{} µs; WAL group commits {} p99/p99.9 ≤ {}/{} µs (slowest since start {} µs); flushes {}, compactions {}, writes held back {}{stages}",
             t.put_calls,
             t.put_p50_us,
             t.put_p99_us,

@@ -109,6 +109,8 @@ pub struct WritePathView {
     pub imc_merges: u64,
     /// Cells dropped by eager in-memory compaction.
     pub imc_cells_dropped: u64,
+    /// Time per stage of the write path (`shoal_storage::write_stages`).
+    pub stages: Vec<shoal_storage::write_stages::StageSnapshot>,
 }
 
 /// One table.

@@ -15,4 +15,5 @@ pub mod object;
 pub mod region;
 pub mod sst;
 pub mod wal;
+pub mod write_stages;
 pub mod writeback;

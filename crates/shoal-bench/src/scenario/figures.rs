@@ -37,6 +37,9 @@ pub struct Figures {
     pub put_seconds: Buckets,
     /// Mutate and MultiMutate calls answered with an error.
     pub put_errors: u64,
+    /// Time per stage of the server's write path (`gate`, `row_locks`,
+    /// `wal`, `read_point`), seconds; empty from a server without them.
+    pub write_stage_seconds: std::collections::BTreeMap<String, Buckets>,
 }
 
 /// Reads the figures out of Prometheus text. Missing series read as zero (a
@@ -47,6 +50,7 @@ pub fn parse(text: &str) -> Result<Figures, ScenarioError> {
     let mut wal_sync: Vec<(f64, u64)> = Vec::new();
     let mut put: HashMap<String, u64> = HashMap::new();
     let mut put_errors = 0u64;
+    let mut stages: std::collections::BTreeMap<String, Buckets> = Default::default();
     for line in text.lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -75,6 +79,15 @@ pub fn parse(text: &str) -> Result<Figures, ScenarioError> {
                 *put.entry(le.to_string()).or_default() += value as u64;
             }
             "shoal_request_errors_total" if is_put => put_errors += value as u64,
+            "shoal_write_stage_duration_seconds_bucket" => {
+                let stage = label("stage").ok_or_else(|| bad(line, "stage"))?;
+                let le = label("le").ok_or_else(|| bad(line, "le"))?;
+                let bound = parse_le(le).ok_or_else(|| bad(line, "le"))?;
+                stages
+                    .entry(stage.to_string())
+                    .or_default()
+                    .push((bound, value as u64));
+            }
             _ => {
                 if labels.is_empty() {
                     single.insert(name, value);
@@ -89,6 +102,9 @@ pub fn parse(text: &str) -> Result<Figures, ScenarioError> {
     }
     put_seconds.sort_by(|a, b| a.0.total_cmp(&b.0));
     wal_sync.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for b in stages.values_mut() {
+        b.sort_by(|x, y| x.0.total_cmp(&y.0));
+    }
     let get = |name: &str| single.get(name).copied().unwrap_or(0.0);
     Ok(Figures {
         flushes: get("shoal_flushes_total") as u64,
@@ -103,6 +119,7 @@ pub fn parse(text: &str) -> Result<Figures, ScenarioError> {
         blocked_writes: get("shoal_write_blocked_total") as u64,
         put_seconds,
         put_errors,
+        write_stage_seconds: stages,
     })
 }
 
@@ -221,6 +238,28 @@ mod tests {
         assert_eq!(quantile_us(&before, &after, 1.0), u64::MAX);
         assert_eq!(quantile_us(&after, &after, 0.99), 0);
         assert_eq!(quantile_us(&Vec::new(), &Vec::new(), 0.99), 0);
+    }
+
+    #[test]
+    fn write_stages_are_read_per_stage_in_bound_order() {
+        let text = "\
+shoal_write_stage_duration_seconds_bucket{stage=\"wal\",le=\"0.001023\"} 7
+shoal_write_stage_duration_seconds_bucket{stage=\"wal\",le=\"0.000511\"} 5
+shoal_write_stage_duration_seconds_bucket{stage=\"wal\",le=\"+Inf\"} 8
+shoal_write_stage_duration_seconds_bucket{stage=\"read_point\",le=\"+Inf\"} 2
+shoal_write_stage_duration_seconds_sum{stage=\"wal\"} 0.01
+";
+        let f = parse(text).unwrap();
+        assert_eq!(
+            f.write_stage_seconds["wal"],
+            vec![(0.000511, 5), (0.001023, 7), (f64::INFINITY, 8)]
+        );
+        assert_eq!(
+            f.write_stage_seconds["read_point"],
+            vec![(f64::INFINITY, 2)]
+        );
+        let none = Buckets::new();
+        assert_eq!(quantile_us(&none, &f.write_stage_seconds["wal"], 0.5), 511);
     }
 
     #[test]

@@ -753,6 +753,7 @@ impl Host {
                     imc_flattens: write.imc_flattens,
                     imc_merges: write.imc_merges,
                     imc_cells_dropped: write.imc_cells_dropped,
+                    stages: s.stages.snapshot(),
                 }
             },
         }

@@ -782,6 +782,18 @@ fn regions(o: &mut Out, v: &StatusView) {
     ] {
         o.single(name, kind, help, value);
     }
+    let name = "shoal_write_stage_duration_seconds";
+    o.family(
+        name,
+        "histogram",
+        "Time puts and deletes spent per stage of the write path.",
+    );
+    for s in &w.stages {
+        let h = &s.histogram;
+        let sum = s.sum_micros as f64 / 1e6;
+        let labels = [("stage", s.stage.as_str())];
+        o.histogram(name, &labels, &wal_bounds(h.len(), 1e6), h, sum);
+    }
     type Field = fn(&crate::status::RegionView) -> Option<f64>;
     let per_region: [(&str, &str, Field); 3] = [
         (

@@ -102,6 +102,11 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
             flush_watermark: 1 << 29,
             blocked_writes: 2,
             blocked_seconds: 0.5,
+            stages: {
+                let stages = shoal_storage::write_stages::WriteStages::default();
+                stages.record(shoal_storage::write_stages::Stage::Wal, 1_500);
+                stages.snapshot()
+            },
             ..Default::default()
         },
     }

@@ -48,6 +48,8 @@ pub struct BudgetStats {
     pub pressure_flushes: AtomicU64,
     /// Flushes started because a region's oldest edit was old.
     pub periodic_flushes: AtomicU64,
+    /// Where writes spend their time (every region of the server).
+    pub stages: crate::write_stages::WriteStages,
 }
 
 /// Server-wide memstore accounting (cheap to clone; clones share).

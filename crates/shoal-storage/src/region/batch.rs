@@ -8,7 +8,9 @@
 use super::mutate::latest_means_now;
 use super::ops::{RowMutation, RowOp};
 use super::{Region, RegionError};
+use crate::write_stages::Stage;
 use bytes::Bytes;
+use std::time::Instant;
 
 /// One mutation of a batch, on its way through the fast path.
 struct Prepared {
@@ -40,11 +42,14 @@ impl Region {
         if mutations.len() <= 1 || mutations.iter().any(needs_read) {
             return self.row_by_row(mutations).await;
         }
+        let stages = &self.inner.env.memstore.stats().stages;
+        let started = Instant::now();
         let Ok(_gate) = self.write_gate().await else {
             // Closed, fenced or too busy: each row asks again and gets its own
             // answer (errors are not `Clone`).
             return self.row_by_row(mutations).await;
         };
+        let gated = stages.since(Stage::Gate, started);
         let mut results: Vec<Option<Result<(), RegionError>>> =
             mutations.iter().map(|_| None).collect();
         let mut rows: Vec<Bytes> = Vec::with_capacity(mutations.len());
@@ -65,6 +70,7 @@ impl Region {
         for row in &rows {
             guards.push(self.inner.row_locks.lock(row).await);
         }
+        stages.since(Stage::RowLocks, gated);
 
         let now = self.inner.env.clock.now_ms();
         let mut prepared: Vec<Prepared> = Vec::with_capacity(rows.len());
@@ -97,7 +103,9 @@ impl Region {
                 .iter()
                 .map(|p| (p.seq, p.payload.clone()))
                 .collect();
+            let queued = Instant::now();
             let logged = self.inner.env.wal.append_many(self.id(), &entries).await;
+            stages.since(Stage::Wal, queued);
             let mut newest = 0;
             for p in &prepared {
                 let result = match &logged {
@@ -114,7 +122,9 @@ impl Region {
                 results[p.index] = Some(result);
             }
             if newest > 0 {
+                let inserted = Instant::now();
                 self.inner.mvcc.wait_visible(newest).await;
+                stages.since(Stage::ReadPoint, inserted);
                 self.note_edit(now);
                 self.maybe_compact_in_memory();
                 self.maybe_schedule_flush();

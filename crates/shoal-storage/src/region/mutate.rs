@@ -10,7 +10,9 @@
 use super::ops::{CheckAndMutate, Get, RowMutation, RowOp, TimeRange};
 use super::{Region, RegionError};
 use crate::cell::{Cell, CellError, CellType, decode_cell, encode_cell};
+use crate::write_stages::Stage;
 use bytes::Bytes;
+use std::time::Instant;
 
 const PAYLOAD_VERSION: u8 = 1;
 
@@ -137,9 +139,13 @@ impl Region {
 
     /// Applies a row mutation (Put, Delete or RowMutations) atomically.
     pub async fn mutate(&self, mutation: RowMutation) -> Result<(), RegionError> {
+        let stages = &self.inner.env.memstore.stats().stages;
+        let started = Instant::now();
         let _gate = self.write_gate().await?;
+        let gated = stages.since(Stage::Gate, started);
         self.check_row(&mutation.row)?;
         let _lock = self.inner.row_locks.lock(&mutation.row).await;
+        stages.since(Stage::RowLocks, gated);
         self.apply_locked(&mutation).await.map(|_| ())
     }
 
@@ -173,11 +179,14 @@ impl Region {
             };
             specs.push(spec);
         }
+        let stages = &self.inner.env.memstore.stats().stages;
         let seq = self.inner.mvcc.begin();
         let result = self.write_cells(&mutation.row, &specs, seq, now).await;
         self.inner.mvcc.complete(seq);
         result?;
+        let inserted = Instant::now();
         self.inner.mvcc.wait_visible(seq).await;
+        stages.since(Stage::ReadPoint, inserted);
         self.note_edit(now);
         self.maybe_compact_in_memory();
         self.maybe_schedule_flush();
@@ -192,15 +201,14 @@ impl Region {
         now: i64,
     ) -> Result<(), RegionError> {
         let (cells, payload) = self.prepare_cells(row, ops, seq, now)?;
-        self.inner
-            .env
-            .wal
-            .append(self.id(), seq, payload)
-            .await
-            .map_err(|source| RegionError::Wal {
-                region: self.id().to_string(),
-                source,
-            })?;
+        let queued = Instant::now();
+        let logged = self.inner.env.wal.append(self.id(), seq, payload).await;
+        let stages = &self.inner.env.memstore.stats().stages;
+        stages.since(Stage::Wal, queued);
+        logged.map_err(|source| RegionError::Wal {
+            region: self.id().to_string(),
+            source,
+        })?;
         self.insert_cells(&cells)
     }
 

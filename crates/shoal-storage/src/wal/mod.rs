@@ -37,7 +37,7 @@ mod error;
 mod foreign;
 mod local;
 mod log;
-mod metrics;
+pub(crate) mod metrics;
 mod object;
 mod record;
 mod recycle;
