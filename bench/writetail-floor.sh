@@ -15,6 +15,8 @@
 #
 # A rate is RATE[:THREADS[:small]]; `small` puts one 100 B cell per row
 # (the 20k puts/s case needs more threads than 8 to be offered at all).
+# CLIENT_ARGS adds arguments to the measured `shoal bench ycsb` runs (both
+# modes), e.g. CLIENT_ARGS="--write-rpcs 32".
 # Run it on an otherwise idle machine; a copy of a data directory made just
 # before a run leaves dirty pages whose writeback stalls the WAL's fsyncs.
 set -euo pipefail
@@ -26,6 +28,7 @@ GRPC_PORT=${GRPC_PORT:-17070}
 HTTP_PORT=${HTTP_PORT:-17071}
 OUT=${OUT:-bench-results/writetail-floor}
 WORKLOAD=${WORKLOAD:-workloads/workloadc}
+read -r -a CLIENT_EXTRA <<< "${CLIENT_ARGS:-}"
 ROOT=$(mktemp -d /tmp/shoal-writetail-floor.XXXXXX)
 PID=
 
@@ -62,7 +65,7 @@ for spec in $RATES; do
   for mode in real noop; do
     if [[ $mode == noop ]]; then start --noop; else start; fi
     "$SHOAL" bench ycsb load -P "$WORKLOAD" -p recordcount=$(( next + n )) -p insertstart=$next \
-      -p insertcount=$n "${extra[@]}" --threads "$threads" --target "$rate" \
+      -p insertcount=$n "${extra[@]}" "${CLIENT_EXTRA[@]}" --threads "$threads" --target "$rate" \
       --addr "$ADDR" --http "127.0.0.1:$HTTP_PORT" --json "$OUT/$mode-$rate.json" > "$OUT/$mode-$rate.txt" 2>&1
     stop
     [[ $mode == real ]] && next=$(( next + n ))

@@ -152,6 +152,11 @@ pub struct YcsbArgs {
     /// same port without HTTP/2) or `grpc`. Scans always use gRPC.
     #[arg(long, default_value = "framed", value_parser = ["framed", "grpc"])]
     transport: String,
+    /// Write calls the client keeps in flight before it combines further
+    /// puts into shared calls (`ClientOptions::max_write_rpcs`; default:
+    /// the client's, 8).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    write_rpcs: Option<u16>,
     #[command(flatten)]
     credentials: crate::credentials::Credentials,
 }
@@ -427,6 +432,9 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
         "grpc" => shoal_client::DataTransport::Grpc,
         _ => shoal_client::DataTransport::Framed,
     };
+    if let Some(n) = a.write_rpcs {
+        options.max_write_rpcs = usize::from(n);
+    }
     let client = Client::connect_with(&addr, options).await?;
     let admin = client.admin();
     if !admin.exists(&workload.table).await? {
