@@ -4,8 +4,8 @@
 //! listening socket closes) and wait for the connections.
 
 use super::connection;
-use super::linger::{SharedTcp, serve_and_close};
 use super::serving::ServingThreads;
+use super::socket::{SharedTcp, serve_and_close};
 use super::{ConnectionPolicy, Connections};
 use crate::metrics::Listener;
 use bytes::Bytes;

@@ -7,15 +7,14 @@
 //! Once no call is in flight, a connection that has not let go after
 //! [`DRAIN_GRACE`] is dropped: its socket closes under it. A client that
 //! never answers the GOAWAY's PING therefore cannot hold a stop. The grace
-//! restarts while bytes still move (`progress`): hyper counts a call over
+//! restarts while bytes still move (`socket::Moved`): hyper counts a call over
 //! once it has taken the body's last frame, and HTTP/2 may still be sending
 //! the body's tail as the client's window opens. That restart ends
 //! `idle_timeout` after the connection was told to go.
 
 use super::activity::{Activity, Tracked};
-use super::linger::serve_and_close;
 use super::preface::{Rewind, read_preface};
-use super::progress::{Moved, Progress};
+use super::socket::{Moved, serve_and_close};
 use super::{ConnectionPolicy, DRAIN_GRACE, SecondProtocol, Slot};
 use crate::metrics::{CloseReason, Listener};
 use bytes::Bytes;
@@ -31,7 +30,7 @@ use tokio::sync::watch;
 
 /// Serves `tcp` with `service` until it closes; the close is counted in
 /// `slot` when this returns, after a lingering close of the socket
-/// (`linger`).
+/// (`socket`).
 pub(super) async fn serve<S, B>(
     tcp: TcpStream,
     on: Listener,
@@ -52,12 +51,13 @@ pub(super) async fn serve<S, B>(
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     serve_and_close(tcp, |io| async move {
+        let moved = io.moved();
         let Some(acceptor) = tls else {
-            return serve_io(io, on, service, builder, slot, stop, second).await;
+            return serve_io((io, moved), on, service, builder, slot, stop, second).await;
         };
         let policy = slot.connections.policy().clone();
         match super::tls_handshake(&acceptor, io, policy.handshake_timeout, &mut stop).await {
-            Ok(io) => serve_io(io, on, service, builder, slot, stop, second).await,
+            Ok(io) => serve_io((io, moved), on, service, builder, slot, stop, second).await,
             Err(reason) => {
                 slot.reason = reason;
                 slot
@@ -67,10 +67,11 @@ pub(super) async fn serve<S, B>(
     .await;
 }
 
-/// Serves a connection whose transport (TLS or not) is set up; returns its
-/// slot once `tcp` is dropped.
+/// Serves a connection whose transport (TLS or not) is set up, `moved`
+/// counting its socket's reads and writes; returns its slot once `tcp` is
+/// dropped.
 async fn serve_io<IO, S, B>(
-    mut tcp: IO,
+    (mut tcp, moved): (IO, Moved),
     on: Listener,
     service: S,
     builder: Arc<Builder<TokioExecutor>>,
@@ -123,8 +124,7 @@ where
             .await;
     }
     let activity = Activity::new();
-    let moved = Moved::default();
-    let io = TokioIo::new(Rewind::new(prefix, Progress::new(tcp, moved.clone())));
+    let io = TokioIo::new(Rewind::new(prefix, tcp));
     let conn = builder.serve_connection(io, Tracked::new(service, activity.clone()));
     let mut conn = std::pin::pin!(conn);
     // Set once the connection has been told to go: why, and when (or when

@@ -38,13 +38,12 @@ mod connection;
 mod descriptors;
 pub(crate) mod handshake;
 pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
-mod linger;
 mod preface;
-mod progress;
 mod serving;
+mod socket;
 pub(crate) use accept::run_raw;
-pub(crate) use linger::SharedTcp;
 pub use serving::ServingThreads;
+pub(crate) use socket::SharedTcp;
 
 use crate::config::ServerSection;
 use crate::metrics::{CloseReason, ConnectionMetrics, Listener};

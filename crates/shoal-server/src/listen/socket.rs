@@ -1,20 +1,25 @@
-//! Closing a connection's socket without losing what the client has not
-//! read yet: a *lingering close*, as nginx and Apache do it.
+//! The socket of an accepted connection, as the listener keeps it:
+//! [`SharedTcp`], a handle shared between whoever serves the connection and
+//! the listener, which counts the reads and writes that moved bytes
+//! ([`Moved`]), and closes with a *lingering close*, as nginx and Apache do.
 //!
-//! Closing a TCP socket whose receive queue still holds bytes (a client's
-//! last WINDOW_UPDATE or PING, say) makes Linux send a RST instead of a
-//! FIN, and a RST makes the client's kernel throw away whatever the client
-//! had received but not read yet: the tail of its last response. So once a
-//! connection is done, [`lingering_close`] shuts the write side (FIN after
-//! all sent data), reads and discards until the client closes too, for at
-//! most [`LINGER`], and only then closes.
+//! Why linger: closing a TCP socket whose receive queue still holds bytes (a
+//! client's last WINDOW_UPDATE or PING, say) makes Linux send a RST instead
+//! of a FIN, and a RST makes the client's kernel throw away whatever the
+//! client had received but not read yet: the tail of its last response. So
+//! once a connection is done, [`lingering_close`] shuts the write side (FIN
+//! after all sent data), reads and discards until the client closes too,
+//! for at most [`LINGER`], and only then closes.
 //!
-//! The socket is served through [`SharedTcp`] so that the listener keeps a
-//! handle to it after hyper (or a second protocol) has dropped its own.
+//! Why count: the watchdog of a draining connection must tell one that
+//! still delivers (a response body hyper queued past the client's
+//! flow-control window, the client's WINDOW_UPDATEs coming in) from one
+//! that is stuck (`connection`).
 
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -23,14 +28,47 @@ use tokio::net::TcpStream;
 /// The longest a finished connection waits for its client to close.
 pub(super) const LINGER: Duration = Duration::from_millis(500);
 
+/// The count of a connection's reads and writes that moved bytes.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Moved(Arc<AtomicU64>);
+
+impl Moved {
+    /// The count so far; only its changes mean anything.
+    pub(super) fn count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn bump(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// A connection's socket, shared between whoever serves it and the
 /// listener's lingering close.
 #[derive(Debug, Clone)]
-pub(crate) struct SharedTcp(Arc<TcpStream>);
+pub(crate) struct SharedTcp {
+    tcp: Arc<TcpStream>,
+    moved: Moved,
+}
 
 impl SharedTcp {
     pub(crate) fn new(tcp: TcpStream) -> SharedTcp {
-        SharedTcp(Arc::new(tcp))
+        SharedTcp {
+            tcp: Arc::new(tcp),
+            moved: Moved::default(),
+        }
+    }
+
+    /// Its count of reads and writes that moved bytes.
+    pub(super) fn moved(&self) -> Moved {
+        self.moved.clone()
+    }
+
+    /// Counts a read or write that moved `n` bytes (none if 0).
+    fn note(&self, n: usize) {
+        if n > 0 {
+            self.moved.bump();
+        }
     }
 }
 
@@ -41,10 +79,13 @@ impl AsyncRead for SharedTcp {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         loop {
-            ready!(self.0.poll_read_ready(cx))?;
+            ready!(self.tcp.poll_read_ready(cx))?;
             // `try_read_buf` clears the readiness on WouldBlock.
-            match self.0.try_read_buf(buf) {
-                Ok(_) => return Poll::Ready(Ok(())),
+            match self.tcp.try_read_buf(buf) {
+                Ok(n) => {
+                    self.note(n);
+                    return Poll::Ready(Ok(()));
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 Err(e) => return Poll::Ready(Err(e)),
             }
@@ -59,10 +100,14 @@ impl AsyncWrite for SharedTcp {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         loop {
-            ready!(self.0.poll_write_ready(cx))?;
-            match self.0.try_write(buf) {
+            ready!(self.tcp.poll_write_ready(cx))?;
+            match self.tcp.try_write(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                written => return Poll::Ready(written),
+                Ok(n) => {
+                    self.note(n);
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) => return Poll::Ready(Err(e)),
             }
         }
     }
@@ -73,10 +118,14 @@ impl AsyncWrite for SharedTcp {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         loop {
-            ready!(self.0.poll_write_ready(cx))?;
-            match self.0.try_write_vectored(bufs) {
+            ready!(self.tcp.poll_write_ready(cx))?;
+            match self.tcp.try_write_vectored(bufs) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                written => return Poll::Ready(written),
+                Ok(n) => {
+                    self.note(n);
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) => return Poll::Ready(Err(e)),
             }
         }
     }
@@ -90,7 +139,7 @@ impl AsyncWrite for SharedTcp {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(shut_write(&self.0))
+        Poll::Ready(shut_write(&self.tcp))
     }
 }
 
@@ -123,7 +172,7 @@ where
 /// at most [`LINGER`]. Closes at once if another handle is still alive
 /// (nothing to linger for: the socket stays open through it).
 pub(super) async fn lingering_close(tcp: SharedTcp) {
-    let Some(tcp) = Arc::into_inner(tcp.0) else {
+    let Some(tcp) = Arc::into_inner(tcp.tcp) else {
         return;
     };
     if shut_write(&tcp).is_err() {
@@ -160,17 +209,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn serves_reads_and_writes() {
+    async fn serves_reads_and_writes_and_counts_those_that_moved_bytes() {
         let (mut server, mut client) = pair().await;
+        let moved = server.moved();
+        assert_eq!(moved.count(), 0);
         client.write_all(b"ping").await.unwrap();
         let mut got = [0u8; 4];
         server.read_exact(&mut got).await.unwrap();
         assert_eq!(&got, b"ping");
+        let after_read = moved.count();
+        assert!(after_read >= 1);
         let bufs = [io::IoSlice::new(b"po"), io::IoSlice::new(b"ng")];
         let n = server.write_vectored(&bufs).await.unwrap();
         server.write_all(&b"pong"[n..]).await.unwrap();
+        assert!(moved.count() > after_read);
         client.read_exact(&mut got).await.unwrap();
         assert_eq!(&got, b"pong");
+        // The end of the stream moves nothing.
+        drop(client);
+        let before_end = moved.count();
+        assert_eq!(server.read(&mut got).await.unwrap(), 0);
+        assert_eq!(moved.count(), before_end);
     }
 
     /// The client sent bytes the server never read, and reads the server's
