@@ -127,13 +127,10 @@ where
     let io = TokioIo::new(Rewind::new(prefix, tcp));
     let conn = builder.serve_connection(io, Tracked::new(service, activity.clone()));
     let mut conn = std::pin::pin!(conn);
-    // Set once the connection has been told to go: why, and when (or when
-    // bytes last moved since).
-    let mut draining: Option<(CloseReason, Instant)> = None;
-    // When it was told, and the count of moves when its grace last began.
-    let mut told = (Instant::now(), 0);
+    // Set once the connection has been told to go.
+    let mut draining: Option<Drain> = None;
     loop {
-        let deadline = deadline(&activity, &policy, on, draining);
+        let deadline = deadline(&activity, &policy, on, draining.as_ref());
         if let Some(d) = deadline
             && d <= Instant::now()
         {
@@ -145,28 +142,27 @@ where
                         CloseReason::Idle
                     };
                     conn.as_mut().graceful_shutdown();
-                    draining = Some((why, Instant::now()));
-                    told = (Instant::now(), moved.count());
+                    draining = Some(Drain::new(why, &moved));
                     continue;
                 }
-                Some((why, _)) => {
+                Some(ref mut drain) => {
                     let now = Instant::now();
                     let count = moved.count();
-                    if count != told.1 && now < told.0 + policy.idle_timeout {
+                    if count != drain.moved && now < drain.told + policy.idle_timeout {
                         // Still delivering: a new grace from now.
-                        draining = Some((why, now));
-                        told.1 = count;
+                        drain.grace_from = now;
+                        drain.moved = count;
                         continue;
                     }
-                    slot.reason = why;
+                    slot.reason = drain.why;
                     return slot; // dropping `conn` drops its handle of the socket
                 }
             }
         }
         tokio::select! {
             result = conn.as_mut() => {
-                slot.reason = match draining {
-                    Some((why, _)) => why,
+                slot.reason = match &draining {
+                    Some(drain) => drain.why,
                     None => classify(result, on, &activity),
                 };
                 return slot;
@@ -174,11 +170,37 @@ where
             // An error (the server dropped without stopping) also stops.
             _ = super::stopped(&mut stop), if draining.is_none() => {
                 conn.as_mut().graceful_shutdown();
-                draining = Some((CloseReason::Shutdown, Instant::now()));
-                told = (Instant::now(), moved.count());
+                draining = Some(Drain::new(CloseReason::Shutdown, &moved));
             }
             _ = activity.went_idle() => {}
             _ = sleep_until(deadline) => {}
+        }
+    }
+}
+
+/// A connection told to go (GOAWAY), on its way out.
+#[derive(Debug)]
+struct Drain {
+    /// Why it was told.
+    why: CloseReason,
+    /// When it was told.
+    told: Instant,
+    /// When its current grace began: when it was told, or when bytes last
+    /// moved since.
+    grace_from: Instant,
+    /// The socket's count of moves when that grace began.
+    moved: u64,
+}
+
+impl Drain {
+    /// Told now, for `why`.
+    fn new(why: CloseReason, moved: &Moved) -> Drain {
+        let now = Instant::now();
+        Drain {
+            why,
+            told: now,
+            grace_from: now,
+            moved: moved.count(),
         }
     }
 }
@@ -188,7 +210,7 @@ fn deadline(
     activity: &Activity,
     policy: &ConnectionPolicy,
     on: Listener,
-    draining: Option<(CloseReason, Instant)>,
+    draining: Option<&Drain>,
 ) -> Option<Instant> {
     let idle_since = activity.idle_since()?;
     Some(match draining {
@@ -196,7 +218,7 @@ fn deadline(
             idle_since + policy.handshake_timeout
         }
         None => idle_since + policy.idle_timeout,
-        Some((_, told)) => idle_since.max(told) + DRAIN_GRACE,
+        Some(drain) => idle_since.max(drain.grace_from) + DRAIN_GRACE,
     })
 }
 

@@ -93,23 +93,36 @@ impl AsyncRead for SharedTcp {
     }
 }
 
+impl SharedTcp {
+    /// Writes with `write` once the socket is writable, counting the move.
+    fn poll_write_with(
+        &self,
+        cx: &mut Context<'_>,
+        write: impl Fn(&TcpStream) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            ready!(self.tcp.poll_write_ready(cx))?;
+            // `try_write*` clears the readiness on WouldBlock.
+            match write(&self.tcp) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                written => {
+                    if let Ok(n) = written {
+                        self.note(n);
+                    }
+                    return Poll::Ready(written);
+                }
+            }
+        }
+    }
+}
+
 impl AsyncWrite for SharedTcp {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        loop {
-            ready!(self.tcp.poll_write_ready(cx))?;
-            match self.tcp.try_write(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Ok(n) => {
-                    self.note(n);
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
+        self.poll_write_with(cx, |tcp| tcp.try_write(buf))
     }
 
     fn poll_write_vectored(
@@ -117,17 +130,7 @@ impl AsyncWrite for SharedTcp {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        loop {
-            ready!(self.tcp.poll_write_ready(cx))?;
-            match self.tcp.try_write_vectored(bufs) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Ok(n) => {
-                    self.note(n);
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
+        self.poll_write_with(cx, |tcp| tcp.try_write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
