@@ -60,6 +60,7 @@ pub fn get(spec: Option<pb::GetSpec>) -> Result<Get, ServiceError> {
         columns: columns(&spec.columns)?,
         time_range: time_range(spec.time_range.as_ref())?,
         max_versions: spec.max_versions.max(1),
+        filter: None,
     })
 }
 

@@ -1241,6 +1241,7 @@ async fn step(engine: &mut Engine, model: &mut Model, op: &Op) -> Result<(), Str
                 columns: to_columns(columns),
                 time_range: to_time(*time),
                 max_versions: *max_versions,
+                filter: None,
             };
             let got = engine
                 .region()

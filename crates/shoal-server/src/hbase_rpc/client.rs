@@ -12,7 +12,7 @@ use super::{NativeRpc, Target};
 use bytes::Bytes;
 use shoal_proto::hbase as pb;
 use shoal_storage::cell::Cell;
-use shoal_storage::region::filter::{Decision, Filter, FilterRun};
+use shoal_storage::region::filter::{Filter, FilterState};
 use shoal_storage::region::{Columns, RowMutation, RowResult};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -32,13 +32,13 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-fn apply_filter(filter: &Option<Arc<Filter>>, row: RowResult) -> Vec<Cell> {
+/// A virtual (already resolved) row through HBase's filter protocol.
+fn filter_meta_row(filter: &Option<Arc<Filter>>, row: RowResult) -> Vec<Cell> {
     match filter {
         None => row.cells,
-        Some(f) => match FilterRun::new(f.clone(), false).apply(&row.row, row.cells) {
-            Decision::Emit(c) => c,
-            Decision::Skip | Decision::Stop => Vec::new(),
-        },
+        Some(f) => FilterState::new(f, false)
+            .apply_to_row(&row.row, row.cells, &mut false)
+            .unwrap_or_default(),
     }
 }
 
@@ -110,10 +110,12 @@ impl NativeRpc {
                 let Some(row) = rows.into_iter().find(|r| r.row == spec.get.row) else {
                     return Ok((false, Vec::new()));
                 };
-                RowResult {
+                let row = RowResult {
                     cells: select(row.cells, &spec.get.columns),
                     row: row.row,
-                }
+                };
+                let cells = filter_meta_row(&spec.filter, row);
+                return Ok((!cells.is_empty(), cells));
             }
             Target::Region(view) => {
                 if !view.holds(&spec.get.row) {
@@ -122,11 +124,11 @@ impl NativeRpc {
                         String::from_utf8_lossy(&view.name)
                     )));
                 }
+                // The filter travels in the Get: the region runs it.
                 access.get(&view.table, spec.get.clone()).await?
             }
         };
-        let cells = apply_filter(&spec.filter, row);
-        Ok((!cells.is_empty(), cells))
+        Ok((!row.cells.is_empty(), row.cells))
     }
 
     /// `Mutate`: put, delete, increment, append, and check-and-mutate.
@@ -614,8 +616,9 @@ impl NativeRpc {
                     }
                 });
         let heartbeat = heartbeats && more_in_region && batch.is_empty() && wanted > 0;
-        let whole_scan_done =
-            st.rows_left == Some(0) || (st.filter_ends_scan && st.filter_stopped());
+        // A filter that is done ends only its region's scan: HBase's client
+        // goes on with the next region (and a fresh filter).
+        let whole_scan_done = st.rows_left == Some(0);
         let close = !more_in_region || req.close_scanner.unwrap_or(false);
         drop(st);
         for (cells, partial) in &batch {
@@ -654,7 +657,6 @@ impl NativeRpc {
             peeked: None,
             next_seq: 0,
             rows_left: None,
-            filter_ends_scan: false,
             max_result_bytes,
             ended: false,
         };
@@ -665,7 +667,7 @@ impl NativeRpc {
                     .filter(|t| Some(*t) == meta::table_of_key(&high))
                     .map(<[u8]>::to_vec);
                 let tables = self.meta_tables(table.as_deref()).await;
-                let mut run = filter.map(|f| FilterRun::new(f, shoal_scan.reverse));
+                let mut run = filter.map(|f| FilterState::new(&f, shoal_scan.reverse));
                 let mut rows: Vec<RowResult> = meta::rows(&self.access(), &tables, &self.me)
                     .into_iter()
                     .filter(|r| {
@@ -684,11 +686,23 @@ impl NativeRpc {
                     }
                     let cells = match run.as_mut() {
                         None => cells,
-                        Some(run) => match run.apply(&r.row, cells) {
-                            Decision::Emit(c) => c,
-                            Decision::Skip => continue,
-                            Decision::Stop => break,
-                        },
+                        Some(run) => {
+                            let mut stop = false;
+                            match run.apply_to_row(&r.row, cells, &mut stop) {
+                                Some(c) if !c.is_empty() => {
+                                    if stop {
+                                        out.push_back(RowResult {
+                                            row: r.row,
+                                            cells: c,
+                                        });
+                                        break;
+                                    }
+                                    c
+                                }
+                                _ if stop => break,
+                                _ => continue,
+                            }
+                        }
                     };
                     out.push_back(RowResult { row: r.row, cells });
                 }
@@ -702,13 +716,11 @@ impl NativeRpc {
                     return Ok(empty(max_result_bytes));
                 };
                 let (shoal_scan, filter) = convert::scan(scan, low, high)?;
-                let filter_ends_scan = filter.as_deref().is_some_and(super::filters::ends_scan);
                 let stream = self
                     .access()
                     .scan_filtered(&view.table, shoal_scan, filter)?;
                 Ok(ScannerState {
                     source: Source::Stream(Feed::start(stream)),
-                    filter_ends_scan,
                     ..empty(max_result_bytes)
                 })
             }

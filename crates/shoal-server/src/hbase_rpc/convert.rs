@@ -70,7 +70,8 @@ fn filter_of(f: Option<&pb::Filter>) -> Result<Option<Arc<Filter>>, RpcError> {
 pub struct GetSpec {
     /// The read.
     pub get: Get,
-    /// Applied to the row read.
+    /// The Get's filter (also in `get`, which the region runs; this copy
+    /// serves the virtual `hbase:meta`).
     pub filter: Option<Arc<Filter>>,
     /// Answer `exists` only.
     pub existence_only: bool,
@@ -96,14 +97,16 @@ pub fn get(g: &pb::Get) -> Result<GetSpec, RpcError> {
             "Get.setMaxResultsPerColumnFamily / setRowOffsetPerColumnFamily are not supported",
         ));
     }
+    let filter = filter_of(g.filter.as_ref())?;
     Ok(GetSpec {
         get: Get {
             row: g.row.clone(),
             columns: columns(&g.column),
             time_range: time_range(g.time_range.as_ref())?,
             max_versions: g.max_versions.unwrap_or(1).max(1),
+            filter: filter.clone(),
         },
-        filter: filter_of(g.filter.as_ref())?,
+        filter,
         existence_only: g.existence_only.unwrap_or(false),
     })
 }

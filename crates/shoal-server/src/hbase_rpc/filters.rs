@@ -232,19 +232,6 @@ fn filter_at(f: &pb::Filter, depth: usize) -> Result<Filter, RpcError> {
     })
 }
 
-/// True if the filter, once stopped, ends the whole scan (HBase's
-/// `filterAllRemaining`: WhileMatchFilter, PrefixFilter and
-/// InclusiveStopFilter past their rows) rather than just this region's
-/// part of it (PageFilter counts per region).
-pub fn ends_scan(f: &Filter) -> bool {
-    match f {
-        Filter::While(_) | Filter::Prefix(_) | Filter::InclusiveStop(_) => true,
-        Filter::List { filters, .. } => filters.iter().any(ends_scan),
-        Filter::Skip(inner) => ends_scan(inner),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,9 +290,8 @@ mod tests {
                 ]
             }
         );
-        assert!(!ends_scan(&f));
         let w = named("WhileMatchFilter", pb::WhileMatchFilter { filter: list });
-        assert!(ends_scan(&filter(&w).unwrap()));
+        assert!(matches!(filter(&w).unwrap(), Filter::While(_)));
     }
 
     #[test]

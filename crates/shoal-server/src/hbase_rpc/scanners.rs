@@ -31,15 +31,12 @@ const READ_AHEAD: usize = 32;
 pub struct Feed {
     rx: tokio::sync::mpsc::Receiver<Result<RowResult, crate::error::ServiceError>>,
     task: tokio::task::JoinHandle<()>,
-    filter_stopped: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Feed {
     /// Starts reading `stream`.
     pub fn start(mut stream: ScanStream) -> Feed {
         let (tx, rx) = tokio::sync::mpsc::channel(READ_AHEAD);
-        let filter_stopped = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let stopped = filter_stopped.clone();
         let task = tokio::spawn(async move {
             loop {
                 match stream.next().await {
@@ -48,10 +45,7 @@ impl Feed {
                             return;
                         }
                     }
-                    Ok(None) => {
-                        stopped.store(stream.filter_stopped(), Ordering::Release);
-                        return;
-                    }
+                    Ok(None) => return,
                     Err(e) => {
                         let _ = tx.send(Err(e)).await;
                         return;
@@ -59,11 +53,7 @@ impl Feed {
                 }
             }
         });
-        Feed {
-            rx,
-            task,
-            filter_stopped,
-        }
+        Feed { rx, task }
     }
 }
 
@@ -93,9 +83,6 @@ pub struct ScannerState {
     pub next_seq: u64,
     /// Rows still allowed (the scan's limit), None: no limit.
     pub rows_left: Option<u64>,
-    /// The filter ends the whole scan once it stops (not just this
-    /// region's part).
-    pub filter_ends_scan: bool,
     /// Bytes of cells one call answers at most (at least one row chunk).
     pub max_result_bytes: u64,
     /// A peek found the end.
@@ -137,14 +124,6 @@ impl ScannerState {
             }
         }
         Ok(self.peeked.as_ref())
-    }
-
-    /// True if the host scan ended because its filter stopped.
-    pub fn filter_stopped(&self) -> bool {
-        match &self.source {
-            Source::Stream(f) => f.filter_stopped.load(Ordering::Acquire),
-            Source::Rows(_) => false,
-        }
     }
 }
 
@@ -270,7 +249,6 @@ mod tests {
             peeked: None,
             next_seq: 0,
             rows_left: None,
-            filter_ends_scan: false,
             max_result_bytes: 1 << 20,
             ended: false,
         }

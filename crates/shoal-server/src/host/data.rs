@@ -414,7 +414,6 @@ impl Host {
             skip: 0,
             rows: 0,
             done: false,
-            filter_stopped: false,
             filter,
         })
     }
@@ -447,9 +446,9 @@ pub struct ScanStream {
     /// Distinct rows returned.
     rows: usize,
     done: bool,
-    /// The scan ended because its filter stopped it.
-    filter_stopped: bool,
-    /// Applied in each region scan.
+    /// Run in each region scan with a fresh state, as HBase runs a scan's
+    /// filter per region: a filter that is done (a page full, past a
+    /// prefix) ends its region's part and the scan goes on in the next.
     filter: Option<Arc<Filter>>,
 }
 
@@ -489,16 +488,10 @@ impl ScanStream {
             };
             let Some(chunk) = scanner.next().await.map_err(ServiceError::Region)? else {
                 // This region is done: go on to the next one if the scan
-                // reaches past its edge (and its filter did not end it).
+                // reaches past its edge.
                 let (start, end) = (region_start.clone(), region_end.clone());
-                let filter_stopped = scanner.filter_stopped();
                 self.current = None;
                 self.skip = 0;
-                if filter_stopped {
-                    self.done = true;
-                    self.filter_stopped = true;
-                    return Ok(None);
-                }
                 if self.scan.reverse {
                     if start.is_empty() || start <= self.scan.start_row {
                         self.done = true;
@@ -611,12 +604,6 @@ impl ScanStream {
             .with_filter(self.filter.clone());
         self.current = Some((scanner, record.start_row.clone(), record.end_row.clone()));
         Ok(())
-    }
-
-    /// True once the scan ended because its filter stopped it (a page
-    /// full, a `WhileMatchFilter` row rejected, past a prefix).
-    pub fn filter_stopped(&self) -> bool {
-        self.filter_stopped
     }
 
     /// Distinct rows returned so far.

@@ -308,6 +308,7 @@ impl Gateway {
                     columns: convert::columns(&[column])?,
                     time_range,
                     max_versions,
+                    filter: None,
                 };
                 convert::cells(h.get(&name, get).await?)
             }
@@ -324,6 +325,7 @@ impl Gateway {
                     columns: convert::columns(&columns)?,
                     time_range: ts.map_or(TimeRange::ALL, convert::before),
                     max_versions: 1,
+                    filter: None,
                 };
                 let r = h.get(&name, get).await?;
                 let rows = if r.cells.is_empty() {
@@ -350,6 +352,7 @@ impl Gateway {
                         columns: columns.clone(),
                         time_range,
                         max_versions: 1,
+                        filter: None,
                     })
                     .collect();
                 let results = h.multi_get(&name, gets).await?;

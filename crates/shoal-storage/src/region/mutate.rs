@@ -376,6 +376,7 @@ impl Region {
             columns: super::ops::Columns::all().column(family.clone(), qualifier.clone()),
             time_range: TimeRange::ALL,
             max_versions: 1,
+            filter: None,
         };
         let result = self.get_at(&get, u64::MAX, None).await?;
         Ok(result.cells.into_iter().next())

@@ -189,7 +189,7 @@ impl Default for TimeRange {
 }
 
 /// Reads one row.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Get {
     /// The row.
     pub row: Bytes,
@@ -199,6 +199,8 @@ pub struct Get {
     pub time_range: TimeRange,
     /// Versions per column to return (capped by the family's max versions).
     pub max_versions: u32,
+    /// HBase's filter, run in the region as for a scan of the one row.
+    pub filter: Option<std::sync::Arc<super::filter::Filter>>,
 }
 
 impl Get {
@@ -209,6 +211,7 @@ impl Get {
             columns: Columns::all(),
             time_range: TimeRange::ALL,
             max_versions: 1,
+            filter: None,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! sorted stream, resolves versions per (row, family), and assembles rows by
 //! taking, at each step, the smallest next row across the families.
 
-use super::filter::{Decision, Filter, FilterRun};
+use super::filter::{Filter, FilterState};
 use super::ops::{Columns, Get, RowResult, Scan};
 use super::row_cache;
 use super::store::FamilyStream;
@@ -27,8 +27,11 @@ pub struct RegionScanner {
     pending: VecDeque<RowResult>,
     region: Region,
     reverse: bool,
-    /// The scan's filter, applied to each complete row.
-    filter: Option<FilterRun>,
+    /// The scan's filter and its state, run cell by cell in the families
+    /// (HBase's protocol: `filter/eval.rs`).
+    filter: Option<FilterState>,
+    /// The filter ended this region's scan.
+    filter_done: bool,
     /// Keeps the read point registered while the scan runs.
     _guard: Option<super::mvcc::ReadGuard>,
     /// Cells in the last row returned: the next row's vector starts that
@@ -108,7 +111,9 @@ impl Region {
             max_versions: get.max_versions,
             ..Scan::all()
         };
-        let mut scanner = self.build_scanner(&scan, range, read_point, guard, Some(&get.row))?;
+        let mut scanner = self
+            .build_scanner(&scan, range, read_point, guard, Some(&get.row))?
+            .with_filter(get.filter.clone());
         let mut cells = Vec::new();
         while let Some(row) = scanner.next().await? {
             // One row, normally: take its cells without moving them.
@@ -237,6 +242,7 @@ impl Region {
             region: self.clone(),
             reverse: scan.reverse,
             filter: None,
+            filter_done: false,
             _guard: guard,
             last_width: 16,
         })
@@ -252,17 +258,17 @@ fn row_successor(row: &[u8]) -> Bytes {
 }
 
 impl RegionScanner {
-    /// Applies `filter` to every complete row (before a batch size cuts it
-    /// into chunks; the row limit counts rows the filter let through).
+    /// Runs `filter` in this region's scan, as HBase runs it (before a
+    /// batch size cuts rows into chunks; the row limit counts rows the
+    /// filter let through). A filter that is done ends the region's scan.
     pub fn with_filter(mut self, filter: Option<Arc<Filter>>) -> RegionScanner {
-        self.filter = filter.map(|f| FilterRun::new(f, self.reverse));
+        if let Some(f) = filter {
+            self.filter = Some(FilterState::new(&f, self.reverse));
+            for family in &mut self.families {
+                family.for_filter();
+            }
+        }
         self
-    }
-
-    /// True once the filter ended the scan (`PageFilter`, `WHILE`, …):
-    /// later regions have nothing to add either.
-    pub fn filter_stopped(&self) -> bool {
-        self.filter.as_ref().is_some_and(FilterRun::stopped)
     }
 
     /// The next row (or chunk of a row, with a batch size), or `None` at the end.
@@ -273,27 +279,13 @@ impl RegionScanner {
         if self.limit > 0 && self.rows >= self.limit {
             return Ok(None);
         }
-        let mut skipped = 0u32;
-        let cells = loop {
-            let Some(cells) = self.next_full_row().await? else {
-                return Ok(None);
-            };
-            let Some(run) = self.filter.as_mut() else {
-                break cells;
-            };
-            let row = cells[0].row.clone();
-            match run.apply(&row, cells) {
-                Decision::Emit(cells) => break cells,
-                Decision::Skip => {
-                    // A filter that matches little reads far: let other
-                    // tasks (and a cancelled call's drop) in now and then.
-                    skipped += 1;
-                    if skipped.is_multiple_of(256) {
-                        tokio::task::yield_now().await;
-                    }
-                }
-                Decision::Stop => return Ok(None),
-            }
+        let next = if self.filter.is_some() {
+            self.next_filtered_row().await?
+        } else {
+            self.next_full_row().await?
+        };
+        let Some(cells) = next else {
+            return Ok(None);
         };
         self.rows += 1;
         let row = cells[0].row.clone();
@@ -309,23 +301,72 @@ impl RegionScanner {
         Ok(self.pending.pop_front())
     }
 
+    /// The smallest next row across the families (the largest, reversed).
+    async fn next_row_key(&mut self) -> Result<Option<Bytes>, RegionError> {
+        let mut next: Option<Bytes> = None;
+        for f in &mut self.families {
+            let row = f.next_row().await.map_err(|e| self.region.sst_error(e))?;
+            if let Some(r) = row
+                && next
+                    .as_ref()
+                    .is_none_or(|n| if self.reverse { r > *n } else { r < *n })
+            {
+                next = Some(r);
+            }
+        }
+        Ok(next)
+    }
+
+    /// The next row the filter lets through, as HBase's region scanner
+    /// runs it: the row key first (a skipped row's cells still pass the
+    /// filter, unanswered, as in HBase), then each family's cells, then the
+    /// row-level decision; the filter is reset between rows, and once it is
+    /// done the region's scan ends.
+    async fn next_filtered_row(&mut self) -> Result<Option<Vec<Cell>>, RegionError> {
+        let mut skipped = 0u32;
+        loop {
+            self.region.check_readable()?;
+            if self.filter_done {
+                return Ok(None);
+            }
+            let Some(row) = self.next_row_key().await? else {
+                return Ok(None);
+            };
+            let Some(filter) = self.filter.as_mut() else {
+                return Ok(None);
+            };
+            let skip_row = filter.filter_row_key(&row);
+            if skip_row && filter.all_remaining() {
+                self.filter_done = true;
+                return Ok(None);
+            }
+            let mut cells = Vec::with_capacity(self.last_width);
+            for f in &mut self.families {
+                f.take_row_filtered(&row, &mut cells, filter)
+                    .await
+                    .map_err(|e| self.region.sst_error(e))?;
+            }
+            let dropped = skip_row || filter.filter_gathered_row(&mut cells);
+            filter.reset();
+            self.filter_done = filter.all_remaining();
+            if !dropped {
+                self.last_width = cells.len().min(MAX_WIDTH_HINT);
+                return Ok(Some(cells));
+            }
+            // A filter that matches little reads far: let other tasks (and
+            // a cancelled call's drop) in now and then.
+            skipped += 1;
+            if skipped.is_multiple_of(256) {
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
     /// The visible cells of the next row that has any.
     async fn next_full_row(&mut self) -> Result<Option<Vec<Cell>>, RegionError> {
         loop {
             self.region.check_readable()?;
-            let mut next: Option<Bytes> = None;
-            for f in &mut self.families {
-                let row = f.next_row().await.map_err(|e| self.region.sst_error(e))?;
-                // Forward scans take the smallest next row, reverse the largest.
-                if let Some(r) = row
-                    && next
-                        .as_ref()
-                        .is_none_or(|n| if self.reverse { r > *n } else { r < *n })
-                {
-                    next = Some(r);
-                }
-            }
-            let Some(row) = next else {
+            let Some(row) = self.next_row_key().await? else {
                 return Ok(None);
             };
             // Rows of a table tend to have alike widths: size for the last.

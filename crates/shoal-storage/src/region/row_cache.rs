@@ -121,7 +121,8 @@ impl RegionRows {
 
     /// True if the cache may answer `get`.
     pub(super) fn answers(get: &Get) -> bool {
-        get.max_versions == 1
+        get.filter.is_none()
+            && get.max_versions == 1
             && get.time_range.max == TimeRange::ALL.max
             && get
                 .columns

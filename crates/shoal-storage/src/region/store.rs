@@ -8,6 +8,7 @@
 //! but never miss it.
 
 use super::config::FamilyConfig;
+use super::filter::{Code, FilterState, Skipping};
 use super::merge::{MergeIter, Source};
 use super::ops::Columns;
 use super::versions::{FamilyResolver, ResolveSpec};
@@ -135,6 +136,22 @@ pub(crate) struct FamilyStream {
     exhausted: bool,
     /// Raw cells read since the last yield to the runtime.
     since_yield: u32,
+    /// Versions per column a filtered read answers (HBase's
+    /// `versionsAfterFilter`): the filter sees up to the family's max
+    /// versions, and this many of those it includes are answered.
+    versions_after_filter: u32,
+    /// The filter ended this family's part of the scan (HBase closes a
+    /// store's scanner when its filter is done): no more cells from it.
+    closed: bool,
+}
+
+/// A filtered row's progress within one family.
+#[derive(Default)]
+struct FilteredRow {
+    skip: Skipping,
+    /// The column of the last included cell and how many it has.
+    column: Option<Bytes>,
+    included: u32,
 }
 
 /// Raw cells a stream reads between yields to the runtime: a scan that
@@ -160,7 +177,16 @@ impl FamilyStream {
             peeked: None,
             exhausted: false,
             since_yield: 0,
+            versions_after_filter: u32::MAX,
+            closed: false,
         }
+    }
+
+    /// Prepares the stream for a filtered read: the resolver offers up to
+    /// the family's max versions, of which the read's own limit applies to
+    /// those the filter includes.
+    pub(crate) fn for_filter(&mut self) {
+        self.versions_after_filter = self.resolver.widen_to_family();
     }
 
     async fn peek(&mut self) -> Result<Option<&Cell>, SstError> {
@@ -178,6 +204,9 @@ impl FamilyStream {
 
     /// The row of the next raw cell (visible or not), if any.
     pub(crate) async fn next_row(&mut self) -> Result<Option<Bytes>, SstError> {
+        if self.closed {
+            return Ok(None);
+        }
         Ok(self.peek().await?.map(|c| c.row.clone()))
     }
 
@@ -226,5 +255,104 @@ impl FamilyStream {
             }
         }
         Ok(())
+    }
+}
+
+impl FamilyStream {
+    /// As [`FamilyStream::take_row`], with `filter` run on each visible
+    /// cell as HBase's store scanner runs it: the filter's code decides
+    /// what is answered and what is skipped unseen (the rest of a column,
+    /// of the row in this family, or up to a hint), the read's version
+    /// limit counts the cells it includes, and once the filter is done the
+    /// family stops for the rest of the scan.
+    pub(crate) async fn take_row_filtered(
+        &mut self,
+        row: &[u8],
+        out: &mut Vec<Cell>,
+        filter: &mut FilterState,
+    ) -> Result<(), SstError> {
+        if self.closed {
+            return Ok(());
+        }
+        self.resolver.reset();
+        let mut state = FilteredRow::default();
+        if self.reverse {
+            self.raw.clear();
+            while let Some(c) = self.peek().await? {
+                if &c.row[..] != row {
+                    break;
+                }
+                let cell = self.peeked.take().expect("peeked above");
+                self.raw.push(cell);
+            }
+            let raw = std::mem::take(&mut self.raw);
+            for cell in raw.iter().rev() {
+                if !self.offer(cell, &mut state, filter, out) {
+                    break;
+                }
+            }
+            self.raw = raw;
+            self.raw.clear();
+        } else {
+            while let Some(c) = self.peek().await? {
+                if &c.row[..] != row {
+                    break;
+                }
+                let cell = self.peeked.take().expect("peeked above");
+                if !self.offer(&cell, &mut state, filter, out) {
+                    return Ok(());
+                }
+                if self.resolver.column_complete() {
+                    let past = KeyRef::last_of_column(&cell.row, &cell.family, &cell.qualifier);
+                    self.merge.skip_to(&past).await?;
+                }
+            }
+        }
+        // HBase's store scanner asks the filter once more at the next cell
+        // it peeks (the next row's first): a done filter closes it there.
+        if !self.closed && filter.all_remaining() && self.peek().await?.is_some() {
+            self.closed = true;
+        }
+        Ok(())
+    }
+
+    /// One raw cell of a filtered row; false once the family is closed.
+    fn offer(
+        &mut self,
+        cell: &Cell,
+        state: &mut FilteredRow,
+        filter: &mut FilterState,
+        out: &mut Vec<Cell>,
+    ) -> bool {
+        if filter.all_remaining() {
+            self.closed = true;
+            return false;
+        }
+        if state.skip.skips(cell) {
+            return true;
+        }
+        if !(self.resolver.accept(cell) && self.columns.wants(&cell.family, &cell.qualifier)) {
+            return true;
+        }
+        let mut code = filter.filter_cell(cell);
+        if code.includes() {
+            if state.column.as_ref() != Some(&cell.qualifier) {
+                state.column = Some(cell.qualifier.clone());
+                state.included = 0;
+            }
+            state.included += 1;
+            if state.included > self.versions_after_filter {
+                code = if code == Code::IncludeAndSeekNextRow {
+                    Code::NextRow
+                } else {
+                    Code::NextCol
+                };
+            }
+        }
+        if code.includes() {
+            out.push(filter.transform_cell(cell.clone()));
+        }
+        state.skip.after(code, cell, filter, self.reverse);
+        true
     }
 }

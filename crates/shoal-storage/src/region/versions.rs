@@ -158,6 +158,15 @@ impl FamilyResolver {
         }
     }
 
+    /// Lets the resolver offer up to the family's max versions per column
+    /// (what a filter sees, as in HBase); returns the read's own limit,
+    /// which then applies to the cells the filter includes.
+    pub fn widen_to_family(&mut self) -> u32 {
+        let own = self.spec.versions();
+        self.spec.max_versions = self.spec.retention.max_versions;
+        own
+    }
+
     /// Forgets all state: the next cell starts a new (row, family).
     pub fn reset(&mut self) {
         self.family_delete_ts = None;

@@ -1,27 +1,29 @@
-//! HBase's filters, evaluated in the region scan on each complete row
-//! (after columns, time range and versions have been applied), so every
-//! front door — gRPC, Thrift, HBase's native RPC — gets the same answer.
-//! `parse` reads HBase's filter language (the Thrift gateway's and the
-//! shell's `FILTER =>`).
+//! HBase's filters: what a scan or get asked for (`Filter`, this file),
+//! and how they run (`eval.rs`, `lists.rs`): cell by cell inside the region
+//! scan, with HBase's own protocol, so every front door — gRPC, Thrift,
+//! HBase's native RPC — gets the answer HBase gives. `parse` reads HBase's
+//! filter language (the Thrift gateway's and the shell's `FILTER =>`).
 //!
-//! Semantics at row granularity, documented per variant: cell filters keep
-//! the cells they match (a row left empty is skipped), row filters keep or
-//! skip the whole row, and some stop the scan (`PageFilter` after its
-//! rows, `WHILE` at the first row its filter rejects, `InclusiveStopFilter`
-//! past its row, `PrefixFilter` past its prefix). A scan's stop is final
-//! for its region scanner; the host ends the whole scan on it.
+//! As in HBase, a filter sees the visible versions of each column (up to
+//! the family's max versions) before the scan's own version limit, which
+//! counts only the cells it includes; and a filter that is done
+//! (`PageFilter` after its rows, `WhileMatchFilter` after a rejection,
+//! `PrefixFilter` past its prefix, `InclusiveStopFilter` past its row) ends
+//! its region's scan: the scan goes on in the next region with a fresh
+//! filter, as HBase's client does.
 
 mod compare;
+mod eval;
+mod lists;
 mod parse;
 #[cfg(test)]
 mod tests;
 
 pub use compare::{Comparator, CompareOp};
+pub use eval::{Code, FilterState, Hint, Skipping};
 pub use parse::{FilterError, parse};
 
-use crate::cell::Cell;
 use bytes::Bytes;
-use std::sync::Arc;
 
 /// A filter, as HBase names them.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,284 +110,6 @@ pub enum Filter {
         /// The members, in order.
         filters: Vec<Filter>,
     },
-}
-
-/// What a filter does with one row.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
-    /// Answer these cells.
-    Emit(Vec<Cell>),
-    /// Skip the row; go on.
-    Skip,
-    /// Skip the row and end the scan.
-    Stop,
-}
-
-/// One outcome inside the evaluation.
-enum Outcome {
-    Keep(Vec<Cell>),
-    Drop,
-    StopAll,
-}
-
-/// One scan's evaluation of a filter: rows emitted so far (for pages),
-/// whether it stopped, and the scan's direction.
-#[derive(Debug, Clone)]
-pub struct FilterRun {
-    filter: Arc<Filter>,
-    reverse: bool,
-    emitted: u64,
-    stopped: bool,
-}
-
-impl FilterRun {
-    /// A run of `filter` for a scan in that direction.
-    pub fn new(filter: Arc<Filter>, reverse: bool) -> FilterRun {
-        FilterRun {
-            filter,
-            reverse,
-            emitted: 0,
-            stopped: false,
-        }
-    }
-
-    /// The filter.
-    pub fn filter(&self) -> &Arc<Filter> {
-        &self.filter
-    }
-
-    /// True once the run has stopped: nothing further can pass.
-    pub fn stopped(&self) -> bool {
-        self.stopped
-    }
-
-    /// Decides on one complete row.
-    pub fn apply(&mut self, row: &[u8], cells: Vec<Cell>) -> Decision {
-        if self.stopped {
-            return Decision::Stop;
-        }
-        let filter = self.filter.clone();
-        match self.eval(&filter, row, cells) {
-            Outcome::Keep(c) if !c.is_empty() => {
-                self.emitted += 1;
-                Decision::Emit(c)
-            }
-            Outcome::Keep(_) | Outcome::Drop => Decision::Skip,
-            Outcome::StopAll => {
-                self.stopped = true;
-                Decision::Stop
-            }
-        }
-    }
-
-    fn eval(&self, f: &Filter, row: &[u8], cells: Vec<Cell>) -> Outcome {
-        let keep_cells = |cells: Vec<Cell>, pred: &dyn Fn(&Cell) -> bool| {
-            let kept: Vec<Cell> = cells.into_iter().filter(|c| pred(c)).collect();
-            if kept.is_empty() {
-                Outcome::Drop
-            } else {
-                Outcome::Keep(kept)
-            }
-        };
-        let row_if = |pass: bool, cells: Vec<Cell>| {
-            if pass {
-                Outcome::Keep(cells)
-            } else {
-                Outcome::Drop
-            }
-        };
-        match f {
-            Filter::Prefix(p) => {
-                if row.starts_with(p) {
-                    Outcome::Keep(cells)
-                } else if (!self.reverse && row > &p[..]) || (self.reverse && row < &p[..]) {
-                    // Every later row sorts past the prefix too.
-                    Outcome::StopAll
-                } else {
-                    Outcome::Drop
-                }
-            }
-            Filter::KeyOnly { value_length } => Outcome::Keep(
-                cells
-                    .into_iter()
-                    .map(|mut c| {
-                        c.value = if *value_length {
-                            Bytes::copy_from_slice(&(c.value.len() as u32).to_be_bytes())
-                        } else {
-                            Bytes::new()
-                        };
-                        c
-                    })
-                    .collect(),
-            ),
-            Filter::FirstKeyOnly => Outcome::Keep(cells.into_iter().take(1).collect()),
-            Filter::ColumnPrefix(p) => keep_cells(cells, &|c| c.qualifier.starts_with(p)),
-            Filter::MultipleColumnPrefix(ps) => {
-                keep_cells(cells, &|c| ps.iter().any(|p| c.qualifier.starts_with(p)))
-            }
-            Filter::ColumnCountGet(n) => {
-                let mut columns = 0usize;
-                let mut last: Option<(Bytes, Bytes)> = None;
-                let mut kept = Vec::new();
-                for c in cells {
-                    let same = last
-                        .as_ref()
-                        .is_some_and(|(f, q)| *f == c.family && *q == c.qualifier);
-                    if !same {
-                        columns += 1;
-                        last = Some((c.family.clone(), c.qualifier.clone()));
-                    }
-                    if columns > *n {
-                        break;
-                    }
-                    kept.push(c);
-                }
-                Outcome::Keep(kept)
-            }
-            Filter::Page(n) => {
-                if self.emitted >= *n {
-                    Outcome::StopAll
-                } else {
-                    Outcome::Keep(cells)
-                }
-            }
-            Filter::InclusiveStop(k) => {
-                let past = if self.reverse {
-                    row < &k[..]
-                } else {
-                    row > &k[..]
-                };
-                if past {
-                    Outcome::StopAll
-                } else {
-                    Outcome::Keep(cells)
-                }
-            }
-            Filter::Row(op, cmp) => row_if(cmp.matches(*op, row), cells),
-            Filter::Family(op, cmp) => keep_cells(cells, &|c| cmp.matches(*op, &c.family)),
-            Filter::Qualifier(op, cmp) => keep_cells(cells, &|c| cmp.matches(*op, &c.qualifier)),
-            Filter::Value(op, cmp) => keep_cells(cells, &|c| cmp.matches(*op, &c.value)),
-            Filter::SingleColumnValue {
-                family,
-                qualifier,
-                op,
-                comparator,
-                filter_if_missing,
-                latest_version_only,
-                exclude,
-            } => {
-                let is_tested = |c: &Cell| c.family == *family && c.qualifier == *qualifier;
-                let mut tested = cells.iter().filter(|c| is_tested(c)).peekable();
-                let pass = if tested.peek().is_none() {
-                    !filter_if_missing
-                } else if *latest_version_only {
-                    tested
-                        .next()
-                        .is_some_and(|c| comparator.matches(*op, &c.value))
-                } else {
-                    tested.any(|c| comparator.matches(*op, &c.value))
-                };
-                if !pass {
-                    Outcome::Drop
-                } else if *exclude {
-                    Outcome::Keep(cells.into_iter().filter(|c| !is_tested(c)).collect())
-                } else {
-                    Outcome::Keep(cells)
-                }
-            }
-            Filter::Timestamps(ts) => keep_cells(cells, &|c| ts.contains(&c.timestamp)),
-            Filter::RandomRow(p) => row_if(rand::random::<f32>() < *p, cells),
-            Filter::ColumnRange {
-                min,
-                min_inclusive,
-                max,
-                max_inclusive,
-            } => keep_cells(cells, &|c| {
-                let q = &c.qualifier[..];
-                let above = min.as_ref().is_none_or(|m| {
-                    if *min_inclusive {
-                        q >= &m[..]
-                    } else {
-                        q > &m[..]
-                    }
-                });
-                let below = max.as_ref().is_none_or(|m| {
-                    if *max_inclusive {
-                        q <= &m[..]
-                    } else {
-                        q < &m[..]
-                    }
-                });
-                above && below
-            }),
-            Filter::While(inner) => {
-                let before = cells.len();
-                match self.eval(inner, row, cells) {
-                    Outcome::Keep(c) if c.len() == before => Outcome::Keep(c),
-                    _ => Outcome::StopAll,
-                }
-            }
-            Filter::Skip(inner) => {
-                let before = cells.len();
-                match self.eval(inner, row, cells) {
-                    Outcome::Keep(c) if c.len() == before => Outcome::Keep(c),
-                    Outcome::StopAll => Outcome::StopAll,
-                    _ => Outcome::Drop,
-                }
-            }
-            Filter::List { all: true, filters } => {
-                let mut cells = cells;
-                for f in filters {
-                    match self.eval(f, row, cells) {
-                        Outcome::Keep(c) if !c.is_empty() => cells = c,
-                        Outcome::Keep(_) | Outcome::Drop => return Outcome::Drop,
-                        Outcome::StopAll => return Outcome::StopAll,
-                    }
-                }
-                Outcome::Keep(cells)
-            }
-            Filter::List {
-                all: false,
-                filters,
-            } => {
-                if filters.is_empty() {
-                    return Outcome::Keep(cells);
-                }
-                let mut union: Vec<Cell> = Vec::new();
-                let mut stops = 0;
-                for f in filters {
-                    match self.eval(f, row, cells.clone()) {
-                        Outcome::Keep(c) => {
-                            for cell in c {
-                                let seen = union.iter().any(|u| {
-                                    u.family == cell.family
-                                        && u.qualifier == cell.qualifier
-                                        && u.timestamp == cell.timestamp
-                                });
-                                if !seen {
-                                    union.push(cell);
-                                }
-                            }
-                        }
-                        Outcome::Drop => {}
-                        Outcome::StopAll => stops += 1,
-                    }
-                }
-                if stops == filters.len() {
-                    return Outcome::StopAll;
-                }
-                if union.is_empty() {
-                    return Outcome::Drop;
-                }
-                union.sort_by(|a, b| {
-                    (&a.family, &a.qualifier)
-                        .cmp(&(&b.family, &b.qualifier))
-                        .then(b.timestamp.cmp(&a.timestamp))
-                });
-                Outcome::Keep(union)
-            }
-        }
-    }
 }
 
 impl Filter {
