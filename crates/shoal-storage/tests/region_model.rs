@@ -521,20 +521,33 @@ struct Model {
     files: Vec<MCell>,
     mem: Vec<MCell>,
     now: i64,
+    /// The region's stamp floor (`Region::stamp_now`).
+    floor: i64,
     next_order: u64,
 }
 
+/// HBase's check: an empty operand asks about emptiness; a non-empty one
+/// fails on a missing column whatever the operator.
 fn compare_passes(op: CompareOp, current: Option<&[u8]>, given: &[u8]) -> bool {
     use CompareOp::*;
-    match op {
-        Exists => current.is_some(),
-        Missing => current.is_none(),
-        NotEqual => current != Some(given),
-        Equal => current == Some(given),
-        Less => current.is_some_and(|c| c < given),
-        LessOrEqual => current.is_some_and(|c| c <= given),
-        Greater => current.is_some_and(|c| c > given),
-        GreaterOrEqual => current.is_some_and(|c| c >= given),
+    let (op, given): (CompareOp, &[u8]) = match op {
+        Exists => (NotEqual, b""),
+        Missing => (Equal, b""),
+        op => (op, given),
+    };
+    match (current, given.is_empty()) {
+        (None, true) => op != NotEqual,
+        (Some(c), true) => c.is_empty() == (op != NotEqual),
+        (None, false) => false,
+        (Some(c), false) => match op {
+            NotEqual => c != given,
+            Equal => c == given,
+            Less => c < given,
+            LessOrEqual => c <= given,
+            Greater => c > given,
+            GreaterOrEqual => c >= given,
+            Exists | Missing => false,
+        },
     }
 }
 
@@ -558,6 +571,7 @@ impl Model {
             files: Vec::new(),
             mem: Vec::new(),
             now: setup.base,
+            floor: 0,
             next_order: 1,
         }
     }
@@ -677,8 +691,21 @@ impl Model {
             .find(|c| c.qualifier == qualifier)
     }
 
+    /// "Now" for a server-stamped write (the region's `stamp_now`).
+    fn stamp_now(&self) -> i64 {
+        self.now.max(self.floor)
+    }
+
+    /// An increment or append stamped `ts`: a little ahead of the clock
+    /// lifts the floor (the region's `lift_stamp_floor`).
+    fn lift(&mut self, ts: i64) {
+        if ts > self.now && ts - self.now <= 1_000 {
+            self.floor = self.floor.max(ts);
+        }
+    }
+
     fn mutate(&mut self, row: &'static str, changes: &[Change]) {
-        let now = self.now;
+        let now = self.stamp_now();
         // "Delete the newest version" resolves against the state before the
         // mutation.
         let mut cells: Vec<MCell> = Vec::new();
@@ -760,19 +787,21 @@ impl Model {
     ) -> Result<Vec<i64>, String> {
         let mut puts = Vec::new();
         let mut out = Vec::new();
+        let now = self.stamp_now();
         for &(f, q, delta) in cols {
             let (old, ts) = match self.newest(row, f, q) {
-                None => (0, self.now),
+                None => (0, now),
                 Some(c) => {
                     let bytes: [u8; 8] = c.value[..]
                         .try_into()
                         .map_err(|_| format!("{f}:{q} holds {} bytes", c.value.len()))?;
                     (
                         i64::from_be_bytes(bytes),
-                        self.now.max(c.ts).min(i64::MAX - 1),
+                        now.max(c.ts.saturating_add(1)).min(i64::MAX - 1),
                     )
                 }
             };
+            self.lift(ts);
             let new = old.checked_add(delta).ok_or("overflow")?;
             out.push(new);
             puts.push(Change::Put(f, q, Some(ts), Val::N(new)));
@@ -788,11 +817,16 @@ impl Model {
     ) -> Vec<Bytes> {
         let mut out = Vec::new();
         let mut values = Vec::new();
+        let now = self.stamp_now();
         for &(f, q, suffix) in cols {
             let (mut value, ts) = match self.newest(row, f, q) {
-                None => (Vec::new(), self.now),
-                Some(c) => (c.value.to_vec(), self.now.max(c.ts).min(i64::MAX - 1)),
+                None => (Vec::new(), now),
+                Some(c) => (
+                    c.value.to_vec(),
+                    now.max(c.ts.saturating_add(1)).min(i64::MAX - 1),
+                ),
             };
+            self.lift(ts);
             value.extend_from_slice(&suffix.bytes());
             let value = Bytes::from(value);
             out.push(value.clone());
@@ -824,11 +858,26 @@ impl Model {
         value: Val,
         changes: &[Change],
     ) -> bool {
-        let current = self.newest(row, family, qualifier).map(|c| c.value);
-        if !compare_passes(op, current.as_deref(), &value.bytes()) {
+        let current = self.newest(row, family, qualifier);
+        if !compare_passes(op, current.as_ref().map(|c| &c.value[..]), &value.bytes()) {
             return false;
         }
-        self.mutate(row, changes);
+        // Unstamped puts no earlier than the checked version (HBase).
+        let floor = current.map_or(i64::MIN, |c| c.ts);
+        let changes: Vec<Change> = if floor > self.stamp_now() {
+            changes
+                .iter()
+                .map(|ch| match ch {
+                    Change::Put(f, q, t, v) if t.is_none_or(|t| t == i64::MAX) => {
+                        Change::Put(f, q, Some(floor), v.clone())
+                    }
+                    other => other.clone(),
+                })
+                .collect()
+        } else {
+            changes.to_vec()
+        };
+        self.mutate(row, &changes);
         true
     }
 
@@ -1309,12 +1358,15 @@ async fn step(engine: &mut Engine, model: &mut Model, op: &Op) -> Result<(), Str
             drop(wal);
             engine.open().await?;
             model.flush();
+            // The stamp floor lives in the open region only.
+            model.floor = 0;
             full_check = true;
         }
         Op::Crash => {
             drop(engine.region.take());
             drop(engine.wal.take());
             engine.open().await?;
+            model.floor = 0;
             full_check = true;
         }
         Op::Gc => {

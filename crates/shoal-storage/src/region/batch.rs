@@ -72,7 +72,7 @@ impl Region {
         }
         stages.since(Stage::RowLocks, gated);
 
-        let now = self.inner.env.clock.now_ms();
+        let now = self.stamp_now();
         let mut prepared: Vec<Prepared> = Vec::with_capacity(rows.len());
         for (i, m) in mutations.iter().enumerate() {
             if results[i].is_some() {

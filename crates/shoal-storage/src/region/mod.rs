@@ -153,6 +153,11 @@ struct Inner {
     imc_running: AtomicBool,
     /// Wall-clock ms of the oldest unflushed edit (0: none).
     oldest_edit_ms: std::sync::atomic::AtomicI64,
+    /// The least "now" a write stamps with: an increment or append stamps
+    /// one past the version it read, which can run a little ahead of the
+    /// clock in a burst; later server-stamped writes are not put behind it
+    /// (see `mutate.rs`, `stamp_now`).
+    stamp_floor: std::sync::atomic::AtomicI64,
     /// This region's random extra delay before a periodic flush, ms.
     flush_jitter_ms: i64,
     /// The last cached fraction computed, and when.
@@ -474,6 +479,7 @@ impl Region {
                 compaction_running: AtomicBool::new(false),
                 imc_running: AtomicBool::new(false),
                 oldest_edit_ms: std::sync::atomic::AtomicI64::new(oldest_edit_ms),
+                stamp_floor: std::sync::atomic::AtomicI64::new(0),
                 flush_jitter_ms,
                 cache_memo: std::sync::Mutex::new(None),
                 cache_memo_refreshing: AtomicBool::new(false),

@@ -106,17 +106,48 @@ pub(super) fn latest_means_now(op: RowOp, now: i64) -> RowOp {
     }
 }
 
-/// The timestamp of an increment's or append's result: now, or the previous
-/// version's if that is later (a client-chosen future timestamp), capped
-/// below LATEST_TIMESTAMP so the result stays readable. As HBase does: a
-/// result in the same millisecond as the previous version replaces it (the
-/// later write wins a tie), and results never run ahead of the clock, so a
-/// put right after a burst of increments is not hidden behind them.
+/// The timestamp of an increment's or append's result, as HBase stamps it:
+/// now, or one past the version it read if that is later (a client-chosen
+/// future timestamp, or a second change in the same millisecond), so the
+/// version read stays readable beneath the new one. Capped below
+/// LATEST_TIMESTAMP.
 fn next_timestamp(now: i64, previous: i64) -> i64 {
-    now.max(previous).min(i64::MAX - 1)
+    now.max(previous.saturating_add(1)).min(i64::MAX - 1)
 }
 
+/// How far ahead of the clock an increment's or append's stamp may lift
+/// the region's stamp floor: a burst of changes to one cell within a
+/// millisecond runs ahead by one per change; a client's far-future
+/// timestamp must not drag every later write along.
+const STAMP_FLOOR_LEAD_MS: i64 = 1_000;
+
 impl Region {
+    /// "Now" for a server-stamped write: the clock, or a little more after a
+    /// burst of increments or appends ran their stamps ahead of it (HBase
+    /// stamps those one past the version read). Without the floor a put
+    /// right after such a burst would be stamped below it and hidden;
+    /// against HBase a client cannot tell, since no write it sends lands in
+    /// the same millisecond as the one before.
+    pub(super) fn stamp_now(&self) -> i64 {
+        let clock = self.inner.env.clock.now_ms();
+        clock.max(
+            self.inner
+                .stamp_floor
+                .load(std::sync::atomic::Ordering::Acquire),
+        )
+    }
+
+    /// Raises the stamp floor to `ts` when an increment or append stamped
+    /// slightly ahead of the clock.
+    fn lift_stamp_floor(&self, ts: i64) {
+        let clock = self.inner.env.clock.now_ms();
+        if ts > clock && ts - clock <= STAMP_FLOOR_LEAD_MS {
+            self.inner
+                .stamp_floor
+                .fetch_max(ts, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+
     pub(super) fn invalid(&self, reason: impl Into<String>) -> RegionError {
         RegionError::InvalidArgument {
             region: self.id().to_string(),
@@ -154,7 +185,7 @@ impl Region {
         if mutation.ops.is_empty() {
             return Err(self.invalid("a mutation needs at least one change"));
         }
-        let now = self.inner.env.clock.now_ms();
+        let now = self.stamp_now();
         // Resolve "delete the newest version" timestamps before taking a sequence
         // number (they read the row; the row lock keeps the answer stable).
         let mut specs = Vec::with_capacity(mutation.ops.len());
@@ -393,7 +424,7 @@ impl Region {
         let _gate = self.write_gate().await?;
         self.check_row(&row)?;
         let _lock = self.inner.row_locks.lock(&row).await;
-        let now = self.inner.env.clock.now_ms();
+        let now = self.stamp_now();
         let mut mutation = RowMutation::new(row.clone());
         let mut values = Vec::with_capacity(columns.len());
         for (family, qualifier, delta) in columns {
@@ -413,6 +444,7 @@ impl Region {
                     (i64::from_be_bytes(bytes), next_timestamp(now, c.timestamp))
                 }
             };
+            self.lift_stamp_floor(ts);
             let new = old
                 .checked_add(*delta)
                 .ok_or_else(|| self.invalid("counter overflow"))?;
@@ -445,7 +477,7 @@ impl Region {
             return Err(self.invalid("append needs at least one column"));
         }
         let _lock = self.inner.row_locks.lock(&row).await;
-        let now = self.inner.env.clock.now_ms();
+        let now = self.stamp_now();
         let mut mutation = RowMutation::new(row.clone());
         let mut values = Vec::with_capacity(columns.len());
         for (family, qualifier, suffix) in columns {
@@ -455,6 +487,7 @@ impl Region {
                 None => (Vec::new(), now),
                 Some(c) => (c.value.to_vec(), next_timestamp(now, c.timestamp)),
             };
+            self.lift_stamp_floor(ts);
             value.extend_from_slice(suffix);
             let value = Bytes::from(value);
             values.push(value.clone());
@@ -481,7 +514,22 @@ impl Region {
         {
             return Ok(false);
         }
-        self.apply_locked(&check.mutation).await?;
+        // As HBase: unstamped puts are stamped no earlier than the checked
+        // version, so a write the check let through is never hidden behind
+        // it.
+        let floor = current.map_or(i64::MIN, |c| c.timestamp);
+        let now = self.stamp_now();
+        let mut mutation = check.mutation;
+        if floor > now {
+            for op in &mut mutation.ops {
+                if let RowOp::Put { timestamp, .. } = op
+                    && timestamp.is_none_or(|t| t == i64::MAX)
+                {
+                    *timestamp = Some(floor);
+                }
+            }
+        }
+        self.apply_locked(&mutation).await?;
         Ok(true)
     }
 

@@ -310,15 +310,22 @@ impl RowResult {
     }
 }
 
-/// How CheckAndMutate compares the column's current value with the given one.
-/// The check reads "current OP given": `Less` passes when the current value
-/// sorts before the given value (bytewise). HBase reads it the other way round
-/// ("given OP current"); clients porting HBase code swap Less and Greater.
+/// How CheckAndMutate compares the column's current value (its newest
+/// version) with the given one, with HBase's rules. The check reads
+/// "current OP given": `Less` passes when the current value sorts before the
+/// given value (bytewise). HBase reads it the other way round ("given OP
+/// current"); clients porting HBase code swap Less and Greater.
+///
+/// As in HBase: with an empty given value the check asks about emptiness —
+/// a missing column passes every operator but `NotEqual`, and a present one
+/// passes `NotEqual` when its value is non-empty and the others when it is
+/// empty; with a non-empty given value a missing column fails every
+/// operator, `NotEqual` included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareOp {
     /// current == given.
     Equal,
-    /// current != given (a missing column counts as not equal).
+    /// current != given (a missing column fails unless given is empty).
     NotEqual,
     /// current < given.
     Less,
@@ -328,26 +335,35 @@ pub enum CompareOp {
     Greater,
     /// current ≥ given.
     GreaterOrEqual,
-    /// The column has a value (the given value is ignored).
+    /// The column holds a non-empty value (HBase's NOT_EQUAL to nothing;
+    /// the given value is ignored).
     Exists,
-    /// The column has no value (the given value is ignored).
+    /// The column is missing or empty (HBase's `ifNotExists`, EQUAL to
+    /// nothing; the given value is ignored).
     Missing,
 }
 
 impl CompareOp {
     /// Applies the comparison to the column's current value.
     pub fn passes(self, current: Option<&[u8]>, given: &[u8]) -> bool {
-        match (self, current) {
-            (CompareOp::Exists, c) => c.is_some(),
-            (CompareOp::Missing, c) => c.is_none(),
-            (CompareOp::NotEqual, None) => true,
-            (_, None) => false,
-            (CompareOp::Equal, Some(c)) => c == given,
-            (CompareOp::NotEqual, Some(c)) => c != given,
-            (CompareOp::Less, Some(c)) => c < given,
-            (CompareOp::LessOrEqual, Some(c)) => c <= given,
-            (CompareOp::Greater, Some(c)) => c > given,
-            (CompareOp::GreaterOrEqual, Some(c)) => c >= given,
+        let (op, given) = match self {
+            CompareOp::Exists => (CompareOp::NotEqual, &[][..]),
+            CompareOp::Missing => (CompareOp::Equal, &[][..]),
+            op => (op, given),
+        };
+        match (current, given.is_empty()) {
+            (None, true) => op != CompareOp::NotEqual,
+            (Some(c), true) => c.is_empty() == (op != CompareOp::NotEqual),
+            (None, false) => false,
+            (Some(c), false) => match op {
+                CompareOp::Equal => c == given,
+                CompareOp::NotEqual => c != given,
+                CompareOp::Less => c < given,
+                CompareOp::LessOrEqual => c <= given,
+                CompareOp::Greater => c > given,
+                CompareOp::GreaterOrEqual => c >= given,
+                CompareOp::Exists | CompareOp::Missing => false,
+            },
         }
     }
 }
@@ -382,8 +398,17 @@ mod tests {
     fn compare_ops() {
         assert!(CompareOp::Less.passes(Some(b"a"), b"b"));
         assert!(!CompareOp::Less.passes(None, b"b"));
-        assert!(CompareOp::NotEqual.passes(None, b"b"));
+        // HBase: a non-empty operand fails on a missing column, whatever
+        // the operator.
+        assert!(!CompareOp::NotEqual.passes(None, b"b"));
+        assert!(CompareOp::NotEqual.passes(Some(b"a"), b"b"));
+        // An empty operand asks about emptiness.
         assert!(CompareOp::Missing.passes(None, b""));
-        assert!(CompareOp::Exists.passes(Some(b""), b"x"));
+        assert!(CompareOp::Missing.passes(Some(b""), b""));
+        assert!(!CompareOp::Missing.passes(Some(b"x"), b""));
+        assert!(!CompareOp::Exists.passes(Some(b""), b"x"));
+        assert!(CompareOp::Exists.passes(Some(b"v"), b"x"));
+        assert!(CompareOp::Greater.passes(None, b""));
+        assert!(!CompareOp::NotEqual.passes(None, b""));
     }
 }
