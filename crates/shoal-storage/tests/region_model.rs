@@ -167,6 +167,7 @@ struct Setup {
     /// The clock's start; explicit timestamps are drawn around it (4 makes
     /// some of them negative).
     base: i64,
+    cf_max_versions: u32,
     f2_max_versions: u32,
     f2_min_versions: u32,
     f2_ttl_ms: Option<i64>,
@@ -214,8 +215,12 @@ fn setup_strategy(background: bool) -> impl Strategy<Value = Setup> {
             move |(base, maxv, minv, ttl, wal_obj, small, bloom, min_files, ratio, imc)| Setup {
                 imc,
                 base,
-                f2_max_versions: maxv,
-                f2_min_versions: minv.min(maxv),
+                // A background flush drops versions (as HBase's does) at a
+                // moment the model cannot know: with this many versions and
+                // no min versions, what it drops no read could see anyway.
+                cf_max_versions: if background { 1000 } else { CF_MAX_VERSIONS },
+                f2_max_versions: if background { 1000 } else { maxv },
+                f2_min_versions: if background { 0 } else { minv.min(maxv) },
                 f2_ttl_ms: ttl,
                 wal_on_object_store: wal_obj,
                 small_blocks: small,
@@ -557,7 +562,7 @@ impl Model {
             fams: vec![
                 FamSpec {
                     name: "cf",
-                    max_versions: CF_MAX_VERSIONS,
+                    max_versions: setup.cf_max_versions,
                     min_versions: 0,
                     ttl_ms: None,
                 },
@@ -906,7 +911,71 @@ impl Model {
 
     fn flush(&mut self) {
         let mem = std::mem::take(&mut self.mem);
-        self.files.extend(mem);
+        let kept = self.flush_filter(mem);
+        self.files.extend(kept);
+    }
+
+    /// What a flush keeps of the memstore, as HBase's flush (and the
+    /// region's `FlushFilter`): every marker; no put a marker in the
+    /// memstore masks; per column the newest max-versions puts (a second
+    /// put at one timestamp kept, uncounted), and of those none expired
+    /// beyond the min-versions newest.
+    fn flush_filter(&self, mem: Vec<MCell>) -> Vec<MCell> {
+        let masked = |c: &MCell| {
+            mem.iter().any(|m| {
+                m.row == c.row
+                    && m.family == c.family
+                    && match m.kind {
+                        Kind::DeleteFamily => c.ts <= m.ts,
+                        Kind::DeleteFamilyVersion => c.ts == m.ts,
+                        Kind::DeleteColumn => m.qualifier == c.qualifier && c.ts <= m.ts,
+                        Kind::Delete => m.qualifier == c.qualifier && c.ts == m.ts,
+                        Kind::Put => false,
+                    }
+            })
+        };
+        let mut puts: Vec<&MCell> = mem
+            .iter()
+            .filter(|c| matches!(c.kind, Kind::Put) && !masked(c))
+            .collect();
+        puts.sort_by(|a, b| {
+            (a.row, a.family, a.qualifier)
+                .cmp(&(b.row, b.family, b.qualifier))
+                .then(b.ts.cmp(&a.ts))
+                .then(b.order.cmp(&a.order))
+        });
+        let mut kept: Vec<MCell> = mem
+            .iter()
+            .filter(|c| !matches!(c.kind, Kind::Put))
+            .cloned()
+            .collect();
+        let mut column: Option<(&str, &str, &str)> = None;
+        let mut last_ts: Option<i64> = None;
+        let mut count = 0u32;
+        for c in puts {
+            if column != Some((c.row, c.family, c.qualifier)) {
+                column = Some((c.row, c.family, c.qualifier));
+                last_ts = None;
+                count = 0;
+            }
+            if last_ts == Some(c.ts) {
+                kept.push(c.clone());
+                continue;
+            }
+            last_ts = Some(c.ts);
+            count += 1;
+            let fam = self.fam(c.family);
+            if count > fam.max_versions.max(1) {
+                continue;
+            }
+            let expired = fam
+                .ttl_ms
+                .is_some_and(|ttl| c.ts < self.now.saturating_sub(ttl));
+            if !expired || count <= fam.min_versions {
+                kept.push(c.clone());
+            }
+        }
+        kept
     }
 
     /// Rewrites the files of each family to what a read of the files alone
@@ -1089,7 +1158,7 @@ impl Engine {
         let cf = FamilyConfig {
             sst: sst.clone(),
             in_memory_compaction: s.imc.0,
-            ..FamilyConfig::new("cf").with_max_versions(CF_MAX_VERSIONS)
+            ..FamilyConfig::new("cf").with_max_versions(s.cf_max_versions)
         };
         let f2 = FamilyConfig {
             retention: Retention {

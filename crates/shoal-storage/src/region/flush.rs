@@ -16,10 +16,12 @@
 //! 5. Tell the WAL that entries ≤ `R` are flushed, so it can delete segments.
 
 use super::store::{LiveFile, Store};
+use super::versions::FlushFilter;
 use super::{Region, RegionError};
 use crate::manifest::StoreFile;
 use crate::memstore::Segment;
 use crate::sst::{FileId, SstFile, SstReader, SstSummary, SstWriter, UploadSink};
+use bytes::Bytes;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -164,12 +166,16 @@ impl Region {
             return Ok(report);
         }
 
+        // Per store: its new file, or None when the flush dropped every
+        // cell (all expired or masked, as HBase's flush drops them).
         let mut written = Vec::with_capacity(work.len());
         for (store, segments) in &work {
-            let entry = self.write_segments(store, segments).await?;
-            report.files += 1;
-            report.cells += entry.cell_count;
-            report.bytes += entry.size;
+            let entry = self.write_segments(store, segments, flushed_seq).await?;
+            if let Some(entry) = &entry {
+                report.files += 1;
+                report.cells += entry.cell_count;
+                report.bytes += entry.size;
+            }
             written.push(entry);
         }
 
@@ -183,6 +189,7 @@ impl Region {
             manifest
                 .commit(move |m| {
                     for (family, entry) in families.into_iter().zip(entries) {
+                        let Some(entry) = entry else { continue };
                         m.max_seq = m.max_seq.max(entry.max_seq);
                         m.stores.entry(family).or_default().push(entry);
                     }
@@ -193,8 +200,10 @@ impl Region {
         }
 
         for ((store, segments), entry) in work.iter().zip(written) {
-            let live = self.open_new_file(store, entry).await?;
-            store.swap_files(&[], Some(live));
+            if let Some(entry) = entry {
+                let live = self.open_new_file(store, entry).await?;
+                store.swap_files(&[], Some(live));
+            }
             store.memstore.remove_flushed(segments);
         }
         self.inner
@@ -217,28 +226,45 @@ impl Region {
         Ok(report)
     }
 
+    /// Writes one store's frozen segments as a file, keeping what HBase's
+    /// flush keeps (`FlushFilter`); None if nothing is kept.
     async fn write_segments(
         &self,
         store: &Store,
         segments: &[Arc<Segment>],
-    ) -> Result<StoreFile, RegionError> {
+        read_point: u64,
+    ) -> Result<Option<StoreFile>, RegionError> {
         let (id, path, mut writer) = self.new_file_writer(store, true).await?;
+        let now = self.inner.env.clock.now_ms();
+        let mut keep = FlushFilter::new(store.config.retention, now, read_point);
+        let mut written = 0u64;
         let result = async {
             // Several segments (the in-memory pipeline, or an earlier flush
             // that failed): one sorted pass, identical keys once.
+            let mut row: Option<Bytes> = None;
             for cell in crate::memstore::merged_cells(segments) {
-                writer.add(&cell).await?;
+                if row.as_ref() != Some(&cell.row) {
+                    keep.reset();
+                    row = Some(cell.row.clone());
+                }
+                if keep.keep(&cell) {
+                    writer.add(&cell).await?;
+                    written += 1;
+                }
             }
             Ok::<_, crate::sst::SstError>(())
         }
         .await;
-        if let Err(e) = result {
+        if result.is_err() || written == 0 {
             if let Err(abort) = writer.abort().await {
-                tracing::warn!(path = %path, error = %abort, "aborting a failed flush upload");
+                tracing::warn!(path = %path, error = %abort, "aborting a flush upload");
             }
-            return Err(self.sst_error(e));
+            return match result {
+                Err(e) => Err(self.sst_error(e)),
+                Ok(()) => Ok(None),
+            };
         }
         let summary = writer.finish().await.map_err(|e| self.sst_error(e))?;
-        Ok(store_file_entry(id, path, &summary))
+        Ok(Some(store_file_entry(id, path, &summary)))
     }
 }

@@ -38,7 +38,8 @@ pub use config::{Clock, CompactionPolicy, FamilyConfig, ManualClock, RegionConfi
 pub use error::RegionError;
 pub use flush::FlushReport;
 pub use ops::{
-    CheckAndMutate, Columns, CompareOp, Get, RowMutation, RowOp, RowResult, Scan, TimeRange,
+    CheckAndMutate, Columns, CompareOp, Condition, Get, RowMutation, RowOp, RowResult, Scan,
+    TimeRange,
 };
 pub use pressure::{FlushScheduler, SchedulerOptions};
 pub use read::RegionScanner;

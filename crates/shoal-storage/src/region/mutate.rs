@@ -7,7 +7,7 @@
 //! resolved timestamps), so replaying it is idempotent: an increment is logged
 //! as the put of its result, never as "+1".
 
-use super::ops::{CheckAndMutate, Get, RowMutation, RowOp, TimeRange};
+use super::ops::{CheckAndMutate, Condition, Get, RowMutation, RowOp, TimeRange};
 use super::{Region, RegionError};
 use crate::cell::{Cell, CellError, CellType, decode_cell, encode_cell};
 use crate::write_stages::Stage;
@@ -424,12 +424,24 @@ impl Region {
         let _gate = self.write_gate().await?;
         self.check_row(&row)?;
         let _lock = self.inner.row_locks.lock(&row).await;
+        self.increment_locked(&row, columns).await
+    }
+
+    /// [`Region::increment`] under the row lock the caller holds.
+    async fn increment_locked(
+        &self,
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, i64)],
+    ) -> Result<Vec<i64>, RegionError> {
+        if columns.is_empty() {
+            return Err(self.invalid("increment needs at least one column"));
+        }
         let now = self.stamp_now();
         let mut mutation = RowMutation::new(row.clone());
         let mut values = Vec::with_capacity(columns.len());
         for (family, qualifier, delta) in columns {
             self.store(family)?;
-            let current = self.read_column(&row, family, qualifier).await?;
+            let current = self.read_column(row, family, qualifier).await?;
             let (old, ts) = match &current {
                 None => (0i64, now),
                 Some(c) => {
@@ -456,9 +468,6 @@ impl Region {
                 new.to_be_bytes().to_vec(),
             );
         }
-        if columns.is_empty() {
-            return Err(self.invalid("increment needs at least one column"));
-        }
         self.apply_locked(&mutation).await?;
         Ok(values)
     }
@@ -473,16 +482,25 @@ impl Region {
         let row: Bytes = row.into();
         let _gate = self.write_gate().await?;
         self.check_row(&row)?;
+        let _lock = self.inner.row_locks.lock(&row).await;
+        self.append_locked(&row, columns).await
+    }
+
+    /// [`Region::append`] under the row lock the caller holds.
+    async fn append_locked(
+        &self,
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, Bytes)],
+    ) -> Result<Vec<Bytes>, RegionError> {
         if columns.is_empty() {
             return Err(self.invalid("append needs at least one column"));
         }
-        let _lock = self.inner.row_locks.lock(&row).await;
         let now = self.stamp_now();
         let mut mutation = RowMutation::new(row.clone());
         let mut values = Vec::with_capacity(columns.len());
         for (family, qualifier, suffix) in columns {
             self.store(family)?;
-            let current = self.read_column(&row, family, qualifier).await?;
+            let current = self.read_column(row, family, qualifier).await?;
             let (mut value, ts) = match current {
                 None => (Vec::new(), now),
                 Some(c) => (c.value.to_vec(), next_timestamp(now, c.timestamp)),
@@ -503,34 +521,81 @@ impl Region {
         let _gate = self.write_gate().await?;
         let row = check.mutation.row.clone();
         self.check_row(&row)?;
-        self.store(&check.family)?;
         let _lock = self.inner.row_locks.lock(&row).await;
-        let current = self
-            .read_column(&row, &check.family, &check.qualifier)
-            .await?;
-        if !check
-            .op
-            .passes(current.as_ref().map(|c| &c.value[..]), &check.value)
-        {
+        let Some(checked_ts) = self.check_locked(&row, &check.condition()).await? else {
             return Ok(false);
-        }
+        };
         // As HBase: unstamped puts are stamped no earlier than the checked
         // version, so a write the check let through is never hidden behind
         // it.
-        let floor = current.map_or(i64::MIN, |c| c.timestamp);
         let now = self.stamp_now();
         let mut mutation = check.mutation;
-        if floor > now {
+        if checked_ts > now {
             for op in &mut mutation.ops {
                 if let RowOp::Put { timestamp, .. } = op
                     && timestamp.is_none_or(|t| t == i64::MAX)
                 {
-                    *timestamp = Some(floor);
+                    *timestamp = Some(checked_ts);
                 }
             }
         }
         self.apply_locked(&mutation).await?;
         Ok(true)
+    }
+
+    /// An increment applied if `condition` passes, atomically for the row
+    /// (HBase's checkAndMutate with an Increment): the new values, or None
+    /// when the check failed.
+    pub async fn check_and_increment(
+        &self,
+        condition: &Condition,
+        row: impl Into<Bytes>,
+        columns: &[(Bytes, Bytes, i64)],
+    ) -> Result<Option<Vec<i64>>, RegionError> {
+        let row: Bytes = row.into();
+        let _gate = self.write_gate().await?;
+        self.check_row(&row)?;
+        let _lock = self.inner.row_locks.lock(&row).await;
+        if self.check_locked(&row, condition).await?.is_none() {
+            return Ok(None);
+        }
+        self.increment_locked(&row, columns).await.map(Some)
+    }
+
+    /// An append applied if `condition` passes, atomically for the row: the
+    /// new values, or None when the check failed.
+    pub async fn check_and_append(
+        &self,
+        condition: &Condition,
+        row: impl Into<Bytes>,
+        columns: &[(Bytes, Bytes, Bytes)],
+    ) -> Result<Option<Vec<Bytes>>, RegionError> {
+        let row: Bytes = row.into();
+        let _gate = self.write_gate().await?;
+        self.check_row(&row)?;
+        let _lock = self.inner.row_locks.lock(&row).await;
+        if self.check_locked(&row, condition).await?.is_none() {
+            return Ok(None);
+        }
+        self.append_locked(&row, columns).await.map(Some)
+    }
+
+    /// Evaluates `condition` on `row` under the row lock the caller holds:
+    /// None if it fails, else the checked version's timestamp (`i64::MIN`
+    /// when the column is missing).
+    async fn check_locked(
+        &self,
+        row: &Bytes,
+        condition: &Condition,
+    ) -> Result<Option<i64>, RegionError> {
+        self.store(&condition.family)?;
+        let current = self
+            .read_column(row, &condition.family, &condition.qualifier)
+            .await?;
+        let passes = condition
+            .op
+            .passes(current.as_ref().map(|c| &c.value[..]), &condition.value);
+        Ok(passes.then(|| current.map_or(i64::MIN, |c| c.timestamp)))
     }
 
     /// Starts a background flush if the memstores passed the flush size.

@@ -368,6 +368,20 @@ impl CompareOp {
     }
 }
 
+/// The test of a conditional change: a column's newest value against a
+/// given one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    /// Family of the checked column.
+    pub family: Bytes,
+    /// Qualifier of the checked column.
+    pub qualifier: Bytes,
+    /// The comparison.
+    pub op: CompareOp,
+    /// The value compared against.
+    pub value: Bytes,
+}
+
 /// A conditional row mutation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckAndMutate {
@@ -381,6 +395,18 @@ pub struct CheckAndMutate {
     pub value: Bytes,
     /// Applied if the check passes; its row is the checked row.
     pub mutation: RowMutation,
+}
+
+impl CheckAndMutate {
+    /// The check alone.
+    pub fn condition(&self) -> Condition {
+        Condition {
+            family: self.family.clone(),
+            qualifier: self.qualifier.clone(),
+            op: self.op,
+            value: self.value.clone(),
+        }
+    }
 }
 
 #[cfg(test)]

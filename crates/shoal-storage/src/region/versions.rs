@@ -304,6 +304,77 @@ impl MinorCompactionFilter {
     }
 }
 
+/// What a flush keeps of one (row, family), as HBase's flush keeps it (its
+/// `COMPACT_RETAIN_DELETES` scan): every delete marker; no put a marker in
+/// the flushed cells masks; per column, the newest `max_versions` puts (a
+/// time-range read after a flush no longer reaches older ones, as in
+/// HBase), and of those none older than the TTL beyond the `min_versions`
+/// newest. Puts above the flush's read point are kept and not counted: a
+/// read that started before them must still find the versions beneath.
+#[derive(Debug)]
+pub struct FlushFilter {
+    retention: Retention,
+    now_ms: i64,
+    read_point: u64,
+    markers: MinorCompactionFilter,
+    column: Option<Bytes>,
+    last_put_ts: Option<i64>,
+    versions: u32,
+}
+
+impl FlushFilter {
+    /// A filter for a flush at `read_point`, at `now_ms`.
+    pub fn new(retention: Retention, now_ms: i64, read_point: u64) -> FlushFilter {
+        FlushFilter {
+            retention,
+            now_ms,
+            read_point,
+            markers: MinorCompactionFilter::default(),
+            column: None,
+            last_put_ts: None,
+            versions: 0,
+        }
+    }
+
+    /// Forgets all state: the next cell starts a new (row, family).
+    pub fn reset(&mut self) {
+        self.markers.reset();
+        self.column = None;
+        self.last_put_ts = None;
+        self.versions = 0;
+    }
+
+    /// True if `cell` (the next in order) is kept.
+    pub fn keep(&mut self, cell: &Cell) -> bool {
+        if !self.markers.keep(cell) {
+            return false;
+        }
+        if cell.kind.is_delete() {
+            return true;
+        }
+        if self.column.as_deref() != Some(&cell.qualifier[..]) {
+            self.column = Some(cell.qualifier.clone());
+            self.last_put_ts = None;
+            self.versions = 0;
+        }
+        if cell.seq > self.read_point || self.last_put_ts == Some(cell.timestamp) {
+            // Not counted: too new for a read in flight, or a
+            // same-timestamp write the newer one hides.
+            return true;
+        }
+        self.last_put_ts = Some(cell.timestamp);
+        self.versions += 1;
+        if self.versions > self.retention.max_versions.max(1) {
+            return false;
+        }
+        let expired = self
+            .retention
+            .ttl_ms
+            .is_some_and(|ttl| cell.timestamp < self.now_ms.saturating_sub(ttl));
+        !expired || self.versions <= self.retention.min_versions
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,6 +540,42 @@ mod tests {
         assert!(resolve(cells.clone(), s.clone()).is_empty());
         s.retention.min_versions = 1;
         assert_eq!(resolve(cells, s), ["a@9#3"]);
+    }
+
+    #[test]
+    fn a_flush_keeps_markers_and_drops_masked_and_excess_versions() {
+        let mut cells = [
+            put("a", 5, 1),
+            put("a", 4, 2),
+            put("a", 3, 3),
+            put("b", 9, 4),
+            del("b", 8, CellType::DeleteColumn, 5),
+            put("b", 7, 6),
+            put("c", 2, 99), // above the read point: kept, not counted
+            put("c", 1, 7),
+        ];
+        cells.sort_by(compare_cells);
+        let retention = Retention {
+            max_versions: 2,
+            min_versions: 0,
+            ttl_ms: None,
+        };
+        let mut f = FlushFilter::new(retention, 1000, 50);
+        let kept: Vec<(String, i64)> = cells
+            .iter()
+            .filter(|c| f.keep(c))
+            .map(|c| {
+                (
+                    String::from_utf8_lossy(&c.qualifier).into_owned(),
+                    c.timestamp,
+                )
+            })
+            .collect();
+        let want: Vec<(String, i64)> = [("a", 5), ("a", 4), ("b", 9), ("b", 8), ("c", 2), ("c", 1)]
+            .into_iter()
+            .map(|(q, t)| (q.to_string(), t))
+            .collect();
+        assert_eq!(kept, want);
     }
 
     #[test]
