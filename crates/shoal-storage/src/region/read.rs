@@ -32,6 +32,9 @@ pub struct RegionScanner {
     filter: Option<FilterState>,
     /// The filter ended this region's scan.
     filter_done: bool,
+    /// Per family: the filter needs it to decide on a row. The others
+    /// (HBase's joined heap) are read only for rows the filter let through.
+    essential: Vec<bool>,
     /// Keeps the read point registered while the scan runs.
     _guard: Option<super::mvcc::ReadGuard>,
     /// Cells in the last row returned: the next row's vector starts that
@@ -226,6 +229,7 @@ impl Region {
                     .unwrap_or_default(),
             };
             families.push(FamilyStream::new(
+                family.clone(),
                 merge,
                 snapshot.files.clone(),
                 spec,
@@ -243,6 +247,7 @@ impl Region {
             reverse: scan.reverse,
             filter: None,
             filter_done: false,
+            essential: Vec::new(),
             _guard: guard,
             last_width: 16,
         })
@@ -263,7 +268,13 @@ impl RegionScanner {
     /// filter let through). A filter that is done ends the region's scan.
     pub fn with_filter(mut self, filter: Option<Arc<Filter>>) -> RegionScanner {
         if let Some(f) = filter {
-            self.filter = Some(FilterState::new(&f, self.reverse));
+            let state = FilterState::new(&f, self.reverse);
+            self.essential = self
+                .families
+                .iter()
+                .map(|fs| state.is_family_essential(fs.family()))
+                .collect();
+            self.filter = Some(state);
             for family in &mut self.families {
                 family.for_filter();
             }
@@ -301,10 +312,14 @@ impl RegionScanner {
         Ok(self.pending.pop_front())
     }
 
-    /// The smallest next row across the families (the largest, reversed).
+    /// The smallest next row across the families (the largest, reversed),
+    /// of the essential ones when a filter names some (`essential`).
     async fn next_row_key(&mut self) -> Result<Option<Bytes>, RegionError> {
         let mut next: Option<Bytes> = None;
-        for f in &mut self.families {
+        for (i, f) in self.families.iter_mut().enumerate() {
+            if self.essential.get(i) == Some(&false) {
+                continue;
+            }
             let row = f.next_row().await.map_err(|e| self.region.sst_error(e))?;
             if let Some(r) = row
                 && next
@@ -341,12 +356,30 @@ impl RegionScanner {
                 return Ok(None);
             }
             let mut cells = Vec::with_capacity(self.last_width);
-            for f in &mut self.families {
-                f.take_row_filtered(&row, &mut cells, filter)
-                    .await
-                    .map_err(|e| self.region.sst_error(e))?;
+            for (i, f) in self.families.iter_mut().enumerate() {
+                if self.essential[i] {
+                    f.take_row_filtered(&row, &mut cells, filter)
+                        .await
+                        .map_err(|e| self.region.sst_error(e))?;
+                }
             }
             let dropped = skip_row || filter.filter_gathered_row(&mut cells);
+            if !dropped && self.essential.contains(&false) {
+                // The families the filter did not need, for this row only,
+                // after its decision (HBase's joined heap), kept in family
+                // order.
+                for (i, f) in self.families.iter_mut().enumerate() {
+                    if !self.essential[i] {
+                        f.seek_row(&row)
+                            .await
+                            .map_err(|e| self.region.sst_error(e))?;
+                        f.take_row_filtered(&row, &mut cells, filter)
+                            .await
+                            .map_err(|e| self.region.sst_error(e))?;
+                    }
+                }
+                cells.sort_by(|a, b| a.family.cmp(&b.family));
+            }
             filter.reset();
             self.filter_done = filter.all_remaining();
             if !dropped {

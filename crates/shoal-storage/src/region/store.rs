@@ -124,6 +124,8 @@ impl StoreSnapshot {
 
 /// The visible cells of one family, row by row.
 pub(crate) struct FamilyStream {
+    /// The family it reads.
+    family: Bytes,
     merge: MergeIter,
     /// Keeps the snapshot's files pinned (GC never deletes them) while the
     /// stream may still read them.
@@ -161,6 +163,7 @@ const CELLS_PER_YIELD: u32 = 1024;
 
 impl FamilyStream {
     pub(crate) fn new(
+        family: Bytes,
         merge: MergeIter,
         files: Arc<Vec<LiveFile>>,
         spec: ResolveSpec,
@@ -168,6 +171,7 @@ impl FamilyStream {
         reverse: bool,
     ) -> FamilyStream {
         FamilyStream {
+            family,
             merge,
             _files: files,
             reverse,
@@ -180,6 +184,11 @@ impl FamilyStream {
             versions_after_filter: u32::MAX,
             closed: false,
         }
+    }
+
+    /// The family this stream reads.
+    pub(crate) fn family(&self) -> &[u8] {
+        &self.family
     }
 
     /// Prepares the stream for a filtered read: the resolver offers up to
@@ -274,6 +283,11 @@ impl FamilyStream {
         if self.closed {
             return Ok(());
         }
+        // A family with no cell in this row takes no part in it (HBase's
+        // region heap asks only the stores positioned on the row).
+        if self.peek().await?.is_none_or(|c| &c.row[..] != row) {
+            return Ok(());
+        }
         self.resolver.reset();
         let mut state = FilteredRow::default();
         if self.reverse {
@@ -312,6 +326,27 @@ impl FamilyStream {
         // it peeks (the next row's first): a done filter closes it there.
         if !self.closed && filter.all_remaining() && self.peek().await?.is_some() {
             self.closed = true;
+        }
+        Ok(())
+    }
+
+    /// Moves past every row before `row` (after it, reversed) unread: a
+    /// family the filter does not need (HBase's joined heap) is read only
+    /// for the rows the others let through.
+    pub(crate) async fn seek_row(&mut self, row: &[u8]) -> Result<(), SstError> {
+        if self.closed {
+            return Ok(());
+        }
+        if !self.reverse {
+            if self.peek().await?.is_none_or(|c| &c.row[..] >= row) {
+                return Ok(());
+            }
+            self.peeked = None;
+            self.merge.skip_to(&KeyRef::first_of_row(row)).await?;
+            return Ok(());
+        }
+        while self.peek().await?.is_some_and(|c| &c.row[..] > row) {
+            self.peeked = None;
         }
         Ok(())
     }

@@ -213,6 +213,13 @@ impl FilterState {
         self.node.all_remaining()
     }
 
+    /// True if the filter needs `family` to decide on a row (HBase's
+    /// `isFamilyEssential`; HBase loads the other families only for the
+    /// rows the essential ones let through).
+    pub fn is_family_essential(&self, family: &[u8]) -> bool {
+        self.node.is_family_essential(family)
+    }
+
     /// True to skip the row without reading it (HBase's `FilterWrapper`:
     /// also true once all remaining rows are filtered).
     pub fn filter_row_key(&mut self, row: &[u8]) -> bool {
@@ -484,6 +491,20 @@ impl Node {
                 | Node::ColumnRange { .. }
                 | Node::Timestamps { .. }
         )
+    }
+
+    pub(super) fn is_family_essential(&self, name: &[u8]) -> bool {
+        match self {
+            Node::SingleColumnValue {
+                family,
+                filter_if_missing,
+                ..
+            } => !*filter_if_missing || family[..] == *name,
+            Node::While { inner, .. } | Node::Skip { inner, .. } => inner.is_family_essential(name),
+            Node::And(l) => l.is_family_essential(name),
+            Node::Or(l) => l.is_family_essential(name),
+            _ => true,
+        }
     }
 
     pub(super) fn all_remaining(&self) -> bool {

@@ -104,6 +104,10 @@ impl AndList {
         self.members.iter().any(Node::all_remaining)
     }
 
+    pub(super) fn is_family_essential(&self, family: &[u8]) -> bool {
+        self.members.is_empty() || self.members.iter().any(|m| m.is_family_essential(family))
+    }
+
     pub(super) fn filter_row_key(&mut self, row: &[u8]) -> bool {
         if self.members.is_empty() {
             return false;
@@ -219,6 +223,10 @@ impl OrList {
 
     pub(super) fn all_remaining(&self) -> bool {
         !self.members.is_empty() && self.members.iter().all(Node::all_remaining)
+    }
+
+    pub(super) fn is_family_essential(&self, family: &[u8]) -> bool {
+        self.members.is_empty() || self.members.iter().any(|m| m.is_family_essential(family))
     }
 
     pub(super) fn filter_row_key(&mut self, row: &[u8]) -> bool {
