@@ -86,6 +86,22 @@ pub struct ScenarioArgs {
     /// cache-aware setting (0: no limit).
     #[arg(long, default_value_t = 0)]
     max_moving: usize,
+    /// failover: full memstores — the servers flush nothing and the table
+    /// is loaded until the server to be killed holds this many MiB in its
+    /// memstores (0: the plain run).
+    #[arg(long, default_value_t = 0)]
+    unflushed_mib: u64,
+    /// failover: value size of the rows loaded with --unflushed-mib.
+    #[arg(long, default_value_t = 1000)]
+    value_bytes: usize,
+    /// failover: emulated object-store first-byte latency (0s: the plain
+    /// local directory).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    latency: Option<Duration>,
+    /// failover: a server setting, `section.key=value` with a TOML value
+    /// (repeatable), e.g. `--set 'wal.max_unflushed="64MiB"'`.
+    #[arg(long = "set")]
+    settings: Vec<String>,
 }
 
 /// A setting of the rolling-restart scenario.
@@ -265,11 +281,32 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 before: run / 3,
                 after: run - run / 3,
                 lease_ttl: Duration::from_secs(3),
-                latency: Duration::from_millis(20),
+                latency: a.latency.unwrap_or(Duration::from_millis(20)),
                 // The servers run this very binary as `shoal serve`.
                 shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
+                unflushed_bytes: a.unflushed_mib << 20,
+                value_bytes: a.value_bytes,
+                server_settings: a.settings.clone(),
             };
             let r = shoal_bench::scenario::failover::run(&opts, &a.out).await?;
+            if a.unflushed_mib > 0 {
+                let s =
+                    |v: Option<f64>| v.map_or_else(|| "never".to_string(), |s| format!("{s:.2} s"));
+                println!(
+                    "failover with full memstores: killed server held {} MiB in its memstores, {} MiB of WAL in {} objects; lease lapsed {} after the kill; last region open {} after the lapse (master's view {}); {} regions replayed {} entries, slowest open_ms {}; survivors' CPU {}",
+                    r.killed_memstore_bytes.map_or(0, |b| b >> 20),
+                    r.killed_wal_bytes >> 20,
+                    r.killed_wal_objects,
+                    s(r.lease_lapsed_s),
+                    s(r.lapse_to_last_open_s),
+                    s(r.lapse_to_master_view_s),
+                    r.opens.len(),
+                    r.opens.iter().map(|x| x.replayed).sum::<u64>(),
+                    r.opens.iter().map(|x| x.open_ms).max().unwrap_or(0),
+                    r.survivors_cpu_s
+                        .map_or_else(|| "not measured".into(), |c| format!("{c:.2} s")),
+                );
+            }
             let s = |v: Option<f64>| v.map_or_else(|| "never".to_string(), |s| format!("{s:.2} s"));
             println!(
                 "failover: every region serving again {} after kill -9 (client's view), {} (master's view); HBase's default detection alone: {:.0} s; {} ops, {} failed, {} over 100 ms late; acknowledged updates lost: {} of {}; server CPU per op {}; reports in {}",

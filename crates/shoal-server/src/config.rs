@@ -145,7 +145,7 @@ pub enum WalBackendName {
 }
 
 /// `[wal]`
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WalSection {
     /// `local` (default) or `object`.
@@ -157,6 +157,28 @@ pub struct WalSection {
     /// time (default 0 = never; see `docs/config.md`).
     #[serde(with = "humantime_serde_compat")]
     pub commit_delay: Duration,
+    /// Once the WAL's live segments hold more than this, the regions holding
+    /// its oldest entries are flushed so they can go: what a crash leaves to
+    /// replay stays about this size (default 256MiB; 0 = no bound).
+    pub max_unflushed: ByteSize,
+}
+
+impl Default for WalSection {
+    fn default() -> Self {
+        WalSection {
+            backend: WalBackendName::default(),
+            dir: PathBuf::new(),
+            commit_delay: Duration::ZERO,
+            max_unflushed: ByteSize(shoal_storage::wal::DEFAULT_MAX_UNFLUSHED),
+        }
+    }
+}
+
+impl WalSection {
+    /// The flush scheduler's bound on the WAL (`None`: no bound).
+    pub fn max_unflushed_bytes(&self) -> Option<u64> {
+        (self.max_unflushed.0 > 0).then_some(self.max_unflushed.0)
+    }
 }
 
 /// `[cache]`
@@ -228,6 +250,14 @@ pub struct RegionsSection {
     /// Nice value of the background threads, 0–19 (default 10: writers and
     /// readers get the CPU first).
     pub background_nice: i32,
+    /// How long a region remembers an increment's or append's nonce, so a
+    /// client's retry of it is not applied twice (default 30m, HBase's
+    /// `hbase.server.hashNonce.gracePeriod`); "0s" = not at all.
+    #[serde(with = "humantime_serde_compat")]
+    pub nonce_window: Duration,
+    /// Nonces a region remembers at most; the oldest is forgotten first
+    /// (default 100,000, about 10 MiB at most per region).
+    pub nonce_capacity: usize,
 }
 
 /// `[memstore]`
@@ -313,6 +343,8 @@ impl Default for RegionsSection {
             open_concurrency: 8,
             background_threads: 2,
             background_nice: 10,
+            nonce_window: Duration::from_secs(30 * 60),
+            nonce_capacity: 100_000,
         }
     }
 }
@@ -462,6 +494,15 @@ impl ServerConfig {
                 format!(
                     "must be at most 10ms (it adds up to that to every put), got {:?}",
                     self.wal.commit_delay
+                ),
+            ));
+        }
+        if self.wal.max_unflushed.0 != 0 && self.wal.max_unflushed.0 < (1 << 20) {
+            return Err(invalid(
+                "wal.max_unflushed",
+                format!(
+                    "must be 0 (no bound) or at least 1MiB, got {}",
+                    self.wal.max_unflushed
                 ),
             ));
         }

@@ -164,8 +164,9 @@ pub(crate) async fn increment(
         .collect();
     let values = host
         .access(caller)
-        .increment(&r.table, Bytes::from(r.row.clone()), cols)
-        .await?;
+        .increment(&r.table, Bytes::from(r.row.clone()), cols, None)
+        .await?
+        .values;
     Ok(pb::IncrementResponse {
         row: Some(pb::Row {
             row: r.row.clone().into(),
@@ -204,8 +205,9 @@ pub(crate) async fn append(
         .collect();
     let values = host
         .access(caller)
-        .append(&r.table, Bytes::from(r.row.clone()), cols)
-        .await?;
+        .append(&r.table, Bytes::from(r.row.clone()), cols, None)
+        .await?
+        .values;
     Ok(pb::AppendResponse {
         row: Some(pb::Row {
             row: r.row.clone().into(),

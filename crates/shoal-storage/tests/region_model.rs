@@ -874,7 +874,7 @@ impl Model {
                 .iter()
                 .map(|ch| match ch {
                     Change::Put(f, q, t, v) if t.is_none_or(|t| t == i64::MAX) => {
-                        Change::Put(f, q, Some(floor), v.clone())
+                        Change::Put(f, q, Some(floor), *v)
                     }
                     other => other.clone(),
                 })

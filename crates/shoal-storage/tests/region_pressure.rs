@@ -262,6 +262,7 @@ async fn an_old_memstore_is_flushed_periodically() {
         flush_interval: Some(Duration::from_secs(60)),
         jitter: 0.2,
         check_every: Duration::from_millis(10),
+        max_wal_bytes: None,
     });
     let region = Region::open(config("r", InMemoryCompaction::Basic), e.clone())
         .await
@@ -292,6 +293,91 @@ async fn an_old_memstore_is_flushed_periodically() {
     })
     .await;
     assert_eq!(region.write_stats().flushes, 1);
+}
+
+/// Regions `old` (written first) and `hot` (written after) log to one
+/// object-store WAL, one object per write, 10 KiB each; the scheduler's
+/// WAL bound is `bound`. Returns the WAL and the regions once every write
+/// is acknowledged.
+async fn fill_wal_past(bound: Option<u64>) -> (Wal, FlushScheduler, Region, Region) {
+    let bucket = Bucket::memory();
+    let wal = Wal::open(WalOptions::object(bucket.clone(), "wal/s1"))
+        .await
+        .unwrap();
+    let mut e = RegionEnv::new(bucket, wal.clone());
+    e.scheduler = FlushScheduler::new(SchedulerOptions {
+        flush_interval: None,
+        jitter: 0.0,
+        check_every: Duration::from_millis(10),
+        max_wal_bytes: bound,
+    });
+    let old = Region::open(config("old", InMemoryCompaction::None), e.clone())
+        .await
+        .unwrap();
+    let hot = Region::open(config("hot", InMemoryCompaction::None), e.clone())
+        .await
+        .unwrap();
+    for i in 0..10 {
+        old.mutate(RowMutation::new(key(i)).put("cf", "q", noise(10 << 10, i as u64)))
+            .await
+            .unwrap();
+    }
+    for i in 0..20 {
+        hot.mutate(RowMutation::new(key(i)).put("cf", "q", noise(10 << 10, 100 + i as u64)))
+            .await
+            .unwrap();
+    }
+    (wal, e.scheduler.clone(), old, hot)
+}
+
+/// HBase's `maxlogs`, by bytes: a WAL holding more than its bound has the
+/// regions with entries in its oldest segments flushed, and those segments
+/// go; regions whose entries are all newer are left alone.
+#[tokio::test]
+async fn a_wal_past_its_bound_flushes_the_regions_holding_its_oldest_entries() {
+    let bound = 256 << 10;
+    let (wal, scheduler, old, hot) = fill_wal_past(Some(bound)).await;
+    // 300 KiB of records, 100 KiB of them the old region's (the oldest).
+    wait_for("the old region's flush", || old.write_stats().flushes == 1).await;
+    wait_for("its segments deleted", || wal.live_bytes() <= bound).await;
+    let m = wal.metrics();
+    assert!(
+        m.segments_deleted >= 10,
+        "the old region's ten objects go: {m:?}"
+    );
+    assert_eq!(m.release_flushes, 1, "{m:?}");
+    assert_eq!(m.live_bytes, wal.live_bytes());
+    assert!(
+        wal.live_bytes() >= 200 << 10,
+        "the hot region's entries stay"
+    );
+    let rounds = scheduler.rounds();
+    wait_for("three more scheduler rounds", || {
+        scheduler.rounds() >= rounds + 3
+    })
+    .await;
+    assert_eq!(
+        hot.write_stats().flushes,
+        0,
+        "the log is within its bound again: the hot region is not flushed"
+    );
+    assert_eq!(old.memstore_size(), 0);
+    assert!(hot.memstore_size() >= 200 << 10);
+}
+
+/// The same writes without a bound: nothing flushes, every segment stays.
+#[tokio::test]
+async fn without_a_wal_bound_nothing_is_flushed_for_the_log() {
+    let (wal, scheduler, old, hot) = fill_wal_past(None).await;
+    let rounds = scheduler.rounds();
+    wait_for("three scheduler rounds", || {
+        scheduler.rounds() >= rounds + 3
+    })
+    .await;
+    assert_eq!(old.write_stats().flushes + hot.write_stats().flushes, 0);
+    let m = wal.metrics();
+    assert_eq!((m.segments_deleted, m.release_flushes), (0, 0), "{m:?}");
+    assert!(wal.live_bytes() >= 300 << 10);
 }
 
 /// Writers, flushes, major and minor compactions, in-memory compaction with

@@ -23,8 +23,17 @@ impl Drop for EtcdChild {
     }
 }
 
-/// A free TCP port on 127.0.0.1 (free when asked; bind it soon).
+/// A free TCP port on 127.0.0.1 (free when asked; bind it soon), below
+/// Linux's ephemeral range (32768 and up), so that an outgoing connection
+/// of another process cannot take it between now and its bind; the kernel
+/// picks one only if none of a few hundred tries is free.
 pub fn free_port() -> Result<u16, ScenarioError> {
+    for _ in 0..500 {
+        let port = rand::random_range(20_000..32_000u16);
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

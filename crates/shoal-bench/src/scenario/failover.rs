@@ -15,9 +15,20 @@
 //! acknowledged updates lost (each update writes its task's column with a
 //! growing number; every column must read back at least its last
 //! acknowledged number).
+//!
+//! With `unflushed_bytes` set ("full memstores"), the servers flush nothing
+//! (flush and split sizes and the memstore limit far above what the run
+//! writes) and the table is loaded with rows of `value_bytes` in scrambled
+//! key order (every region fills at once) until the server to be killed
+//! holds at least that many bytes in its memstores; then the run goes on as
+//! above. Reported besides: how long after the kill etcd let the killed
+//! server's lease lapse (its member key gone, polled every 10 ms), and from
+//! the survivors' logs, each of its regions' open (entries replayed,
+//! `open_ms`, when it opened): the figure that matters is the lease's lapse
+//! to the last of them open.
 
-use super::child::{ChildError, ChildServer};
-use super::etcd::{EtcdChild, cpu_seconds};
+use super::child::{ChildError, ChildServer, status_json};
+use super::etcd::{EtcdChild, cpu_seconds, free_port};
 use super::svg::{Line, chart};
 use super::{ScenarioError, write_report};
 use crate::generators::ScrambledZipfian;
@@ -53,6 +64,30 @@ pub struct FailoverOptions {
     pub latency: Duration,
     /// The `shoal` binary run as `shoal serve`.
     pub shoal_bin: PathBuf,
+    /// 0: the table holds `records` rows of 100 B. Otherwise the servers
+    /// flush nothing and the table is loaded until the server to be killed
+    /// holds at least this many bytes in its memstores.
+    pub unflushed_bytes: u64,
+    /// Value size of the rows loaded when `unflushed_bytes` is set.
+    pub value_bytes: usize,
+    /// More server settings, each `section.key = value` (a TOML value),
+    /// e.g. `wal.max_unflushed = "64MiB"`.
+    pub server_settings: Vec<String>,
+}
+
+/// One region of the killed server opened by a survivor (its log line).
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayedOpen {
+    /// The region.
+    pub region: String,
+    /// The survivor that opened it.
+    pub server: String,
+    /// Entries of the dead server's WAL it replayed.
+    pub replayed: u64,
+    /// The open as the survivor timed it (WAL read, replay, logging again), ms.
+    pub open_ms: u64,
+    /// When it opened, s after the kill (from the log's timestamp).
+    pub at_s: f64,
 }
 
 /// One 1 s window.
@@ -112,6 +147,27 @@ pub struct FailoverReport {
     pub server_cpu_us_per_op: Option<f64>,
     /// Per-second figures.
     pub windows: Vec<Window>,
+    /// Bytes in the killed server's memstores just before the kill.
+    pub killed_memstore_bytes: Option<u64>,
+    /// Bytes of the killed server's WAL run in the bucket at the kill (all
+    /// unflushed when nothing flushed), and its objects.
+    pub killed_wal_bytes: u64,
+    /// Objects of that run.
+    pub killed_wal_objects: u64,
+    /// Kill → the killed server's lease lapsed in etcd (its member key
+    /// gone), s.
+    pub lease_lapsed_s: Option<f64>,
+    /// Lease lapse → the last of the killed server's regions open on a
+    /// survivor (its log line), s.
+    pub lapse_to_last_open_s: Option<f64>,
+    /// Lease lapse → every region open, as the master reports (records
+    /// written after the survivors' opens), s.
+    pub lapse_to_master_view_s: Option<f64>,
+    /// CPU the two survivors used from the kill until every region was open
+    /// in the master's view (user + system, s).
+    pub survivors_cpu_s: Option<f64>,
+    /// The killed server's regions as the survivors opened them.
+    pub opens: Vec<ReplayedOpen>,
 }
 
 fn child_err(e: ChildError) -> ScenarioError {
@@ -122,26 +178,99 @@ fn key(n: u64) -> String {
     format!("k{n:010}")
 }
 
-fn config(root: &Path, etcd: &str, name: &str, o: &FailoverOptions) -> String {
+fn config(
+    root: &Path,
+    etcd: &str,
+    name: &str,
+    o: &FailoverOptions,
+) -> Result<String, ScenarioError> {
     let p = |p: PathBuf| {
-        p.display()
-            .to_string()
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"")
+        format!(
+            "\"{}\"",
+            p.display()
+                .to_string()
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
+        )
     };
-    format!(
-        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n[server]\ngrpc_addr = \"127.0.0.1:0\"\nhttp_addr = \"127.0.0.1:0\"\ndata_dir = \"{}\"\n\n\
-         [object_store]\nurl = \"file://{}\"\n\n\
-         [object_store.emulate]\nlatency = {}\njitter = {}\nbandwidth_bytes_per_sec = 90000000\n\n\
-         [wal]\nbackend = \"object\"\n\n\
-         [cache]\nl1_data = \"64MiB\"\nl2_capacity = \"256MiB\"\n\n\
-         [cluster]\netcd = [\"{etcd}\"]\nname = \"{name}\"\nlease_ttl = \"{}s\"\n",
-        p(root.join(format!("{name}-data"))),
-        p(root.join("bucket")),
-        o.latency.as_millis(),
-        (o.latency / 3).as_millis(),
-        o.lease_ttl.as_secs().max(1),
-    )
+    let addr = || free_port().map(|port| format!("\"127.0.0.1:{port}\""));
+    let mut sections: Vec<(String, Vec<String>)> = vec![
+        ("thrift".into(), vec![format!("addr = {}", addr()?)]),
+        ("hbase_rpc".into(), vec![format!("addr = {}", addr()?)]),
+        (
+            "server".into(),
+            vec![
+                format!("grpc_addr = {}", addr()?),
+                format!("http_addr = {}", addr()?),
+                format!("data_dir = {}", p(root.join(format!("{name}-data")))),
+            ],
+        ),
+        (
+            "object_store".into(),
+            vec![format!(
+                "url = \"file://{}\"",
+                root.join("bucket").display()
+            )],
+        ),
+        (
+            "object_store.emulate".into(),
+            vec![
+                format!("latency = {}", o.latency.as_millis()),
+                format!("jitter = {}", (o.latency / 3).as_millis()),
+                "bandwidth_bytes_per_sec = 90000000".into(),
+            ],
+        ),
+        ("wal".into(), vec!["backend = \"object\"".into()]),
+        (
+            "cache".into(),
+            vec![
+                "l1_data = \"64MiB\"".into(),
+                "l2_capacity = \"256MiB\"".into(),
+            ],
+        ),
+        (
+            "cluster".into(),
+            vec![
+                format!("etcd = [\"{etcd}\"]"),
+                format!("name = \"{name}\""),
+                format!("lease_ttl = \"{}s\"", o.lease_ttl.as_secs().max(1)),
+            ],
+        ),
+    ];
+    // Latency 0: the plain local directory.
+    if o.latency.is_zero() {
+        sections.retain(|(s, _)| s != "object_store.emulate");
+    }
+    let mut set =
+        |section: &str, line: String| match sections.iter_mut().find(|(s, _)| s == section) {
+            Some((_, lines)) => lines.push(line),
+            None => sections.push((section.to_owned(), vec![line])),
+        };
+    if o.unflushed_bytes > 0 {
+        // Nothing flushes during the run: every byte written stays in the
+        // memstores and the WAL.
+        set("regions", "flush_size = \"4GiB\"".into());
+        set("regions", "split_size = \"256GiB\"".into());
+        set("memstore", "global_limit = \"8GiB\"".into());
+    }
+    for setting in &o.server_settings {
+        let (key, value) = setting.split_once('=').ok_or_else(|| {
+            ScenarioError::Server(format!(
+                "server setting {setting:?}: want section.key = value"
+            ))
+        })?;
+        let (section, key) = key.trim().rsplit_once('.').ok_or_else(|| {
+            ScenarioError::Server(format!(
+                "server setting {setting:?}: want section.key = value"
+            ))
+        })?;
+        set(section, format!("{} = {}", key.trim(), value.trim()));
+    }
+    Ok(sections
+        .into_iter()
+        .map(|(section, lines)| format!("[{section}]\n{}\n", lines.join("\n")))
+        .collect::<Vec<_>>()
+        .join("\n"))
 }
 
 /// Latencies and errors by window, shared by the tasks.
@@ -175,7 +304,7 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
     for i in 1..=3 {
         let name = format!("s{i}");
         let cfg_path = root.path().join(format!("{name}.toml"));
-        std::fs::write(&cfg_path, config(root.path(), &etcd.endpoint, &name, o)).map_err(
+        std::fs::write(&cfg_path, config(root.path(), &etcd.endpoint, &name, o)?).map_err(
             |source| ScenarioError::Io {
                 path: cfg_path.display().to_string(),
                 source,
@@ -199,38 +328,51 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
         },
     )
     .await?;
+    let full = o.unflushed_bytes > 0;
+    // Full memstores: the key space is what three servers' worth of the
+    // target takes, so that the rows loaded are mostly distinct.
+    let records = if full {
+        (o.unflushed_bytes * 3 / o.value_bytes.max(1) as u64).max(o.regions as u64)
+    } else {
+        o.records
+    };
     let splits: Vec<Vec<u8>> = (1..o.regions as u64)
-        .map(|i| key(o.records * i / o.regions as u64).into_bytes())
+        .map(|i| key(records * i / o.regions as u64).into_bytes())
         .collect();
     let admin = client.admin();
     admin
         .create_table("usertable", vec![Admin::family("cf")], splits.clone())
         .await?;
     let table = client.table("usertable");
-    // Load.
-    let load_tasks: Vec<_> = (0..o.threads as u64)
-        .map(|t| {
-            let table = table.clone();
-            let (records, threads) = (o.records, o.threads as u64);
-            tokio::spawn(async move {
-                let mut n = t;
-                while n < records {
-                    table.put(key(n), "cf", "field0", vec![b'x'; 100]).await?;
-                    n += threads;
-                }
-                Ok::<_, shoal_client::ClientError>(())
-            })
-        })
-        .collect();
-    for t in load_tasks {
-        t.await
-            .map_err(|e| ScenarioError::Server(format!("load task: {e}")))??;
-    }
     // The master, to spare it.
     let status = admin.status().await?;
     let master = status.master.clone();
     let victim = servers.iter().position(|(n, _)| *n != master).unwrap_or(0);
     let killed = servers[victim].0.clone();
+    let victim_http = servers[victim].1.as_ref().map(|s| s.http);
+    // Load.
+    if full {
+        load_until_full(&table, o, records, victim_http).await?;
+    } else {
+        let load_tasks: Vec<_> = (0..o.threads as u64)
+            .map(|t| {
+                let table = table.clone();
+                let threads = o.threads as u64;
+                tokio::spawn(async move {
+                    let mut n = t;
+                    while n < records {
+                        table.put(key(n), "cf", "field0", vec![b'x'; 100]).await?;
+                        n += threads;
+                    }
+                    Ok::<_, shoal_client::ClientError>(())
+                })
+            })
+            .collect();
+        for t in load_tasks {
+            t.await
+                .map_err(|e| ScenarioError::Server(format!("load task: {e}")))??;
+        }
+    }
 
     // Run workload A at a fixed rate.
     let cpu_start: Vec<Option<f64>> = servers
@@ -242,7 +384,7 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
     let acked: Arc<Mutex<HashMap<(u64, usize), u64>>> = Arc::default();
     let stop_at = o.before + o.after;
     let per_task = o.rate / o.threads as f64;
-    let zipf = Arc::new(ScrambledZipfian::new(0, o.records - 1));
+    let zipf = Arc::new(ScrambledZipfian::new(0, records - 1));
     let tasks: Vec<_> = (0..o.threads)
         .map(|t| {
             let (table, record, acked, zipf) =
@@ -285,12 +427,50 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
         .collect();
 
     tokio::time::sleep_until((started + o.before).into()).await;
+    // What the killed server holds unflushed, just before the kill.
+    let killed_memstore_bytes = match victim_http {
+        Some(http) => status_json(http)
+            .await
+            .ok()
+            .and_then(|v| v["memstore_bytes"].as_u64()),
+        None => None,
+    };
+    let (killed_wal_bytes, killed_wal_objects) =
+        dir_size(&root.path().join("bucket").join("wal").join(&killed));
+    let etcd_client =
+        shoal_cluster::Etcd::connect(std::slice::from_ref(&etcd.endpoint), Duration::from_secs(5))
+            .await
+            .map_err(|e| ScenarioError::Server(format!("connecting to etcd: {e}")))?;
     let kill_at = started.elapsed().as_secs_f64();
     let victim_cpu = cpu_seconds(servers[victim].1.as_ref().and_then(ChildServer::pid));
+    let survivors_cpu_start: Option<f64> = servers
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != victim)
+        .map(|(_, (_, s))| cpu_seconds(s.as_ref().and_then(ChildServer::pid)))
+        .sum();
+    let killed_wall = std::time::SystemTime::now();
     let killed_at = Instant::now();
     if let Some(s) = servers[victim].1.take() {
         s.kill9().map_err(child_err)?;
     }
+    // When etcd lets the lease lapse: the member key goes with it.
+    let lease_watch = {
+        let name = killed.clone();
+        tokio::spawn(async move {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while Instant::now() < deadline {
+                if let Ok(members) =
+                    shoal_cluster::membership::members(&etcd_client, "/shoal").await
+                    && !members.iter().any(|m| m.name == name)
+                {
+                    return Some(killed_at.elapsed().as_secs_f64());
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            None
+        })
+    };
     let survivors: Vec<String> = servers
         .iter()
         .filter_map(|(_, s)| s.as_ref().map(|s| s.grpc.to_string()))
@@ -344,9 +524,20 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let survivors_cpu_s = servers
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != victim)
+        .map(|(_, (_, s))| cpu_seconds(s.as_ref().and_then(ChildServer::pid)))
+        .sum::<Option<f64>>()
+        .zip(survivors_cpu_start)
+        .map(|(end, start)| end - start);
     let recovery_client = client_view
         .await
         .map_err(|e| ScenarioError::Server(format!("probe task: {e}")))?;
+    let lease_lapsed_s = lease_watch
+        .await
+        .map_err(|e| ScenarioError::Server(format!("lease watch: {e}")))?;
     for t in tasks {
         t.await
             .map_err(|e| ScenarioError::Server(format!("workload task: {e}")))?;
@@ -408,10 +599,41 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
             max_ms: lat.last().copied().unwrap_or(0.0),
         });
     }
+    for (_, s) in servers.iter_mut() {
+        if let Some(s) = s.take() {
+            let _ = s.terminate(Duration::from_secs(60)).await;
+        }
+    }
+    drop(etcd);
+    // The survivors' opens of the killed server's regions, from their logs.
+    let killed_epoch = killed_wall
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let mut opens: Vec<ReplayedOpen> = servers
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != victim)
+        .flat_map(|(_, (name, _))| {
+            let log = std::fs::read_to_string(root.path().join(format!("{name}.log")))
+                .unwrap_or_default();
+            replayed_opens(&log, name, killed_epoch)
+        })
+        .collect();
+    opens.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+    // The servers' logs go with the report (the temporary directory does not
+    // outlive the run).
+    for (name, _) in &servers {
+        let _ = std::fs::create_dir_all(out);
+        let _ = std::fs::copy(
+            root.path().join(format!("{name}.log")),
+            out.join(format!("failover-{name}.log")),
+        );
+    }
+    let last_open = opens.last().map(|x| x.at_s);
     let report = FailoverReport {
         servers: 3,
         regions: o.regions,
-        records: o.records,
+        records,
         rate: o.rate,
         lease_ttl_s: o.lease_ttl.as_secs_f64(),
         killed,
@@ -426,13 +648,15 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
         acked_updates_lost: lost,
         server_cpu_us_per_op: server_cpu.filter(|_| ops > 0).map(|c| c * 1e6 / ops as f64),
         windows,
+        killed_memstore_bytes,
+        killed_wal_bytes,
+        killed_wal_objects,
+        lease_lapsed_s,
+        lapse_to_last_open_s: last_open.zip(lease_lapsed_s).map(|(a, b)| a - b),
+        lapse_to_master_view_s: recovery_master.zip(lease_lapsed_s).map(|(a, b)| a - b),
+        survivors_cpu_s,
+        opens,
     };
-    for (_, s) in servers.iter_mut() {
-        if let Some(s) = s.take() {
-            let _ = s.terminate(Duration::from_secs(60)).await;
-        }
-    }
-    drop(etcd);
     let svg = chart(
         "failover: p99 latency per second (kill -9 at the marker)",
         "seconds",
@@ -452,6 +676,193 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
     Ok(report)
 }
 
+/// Loads rows of `o.value_bytes` over `records` keys in scrambled order
+/// (every region fills at once) until the server at `victim_http` holds
+/// `o.unflushed_bytes` in its memstores.
+async fn load_until_full(
+    table: &shoal_client::Table,
+    o: &FailoverOptions,
+    records: u64,
+    victim_http: Option<std::net::SocketAddr>,
+) -> Result<(), ScenarioError> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let Some(http) = victim_http else {
+        return Err(ScenarioError::Server("no server to fill".into()));
+    };
+    // A stride coprime with `records` visits every key once per pass.
+    let mut stride = (records as f64 * 0.618_033_988_7) as u64 | 1;
+    while gcd(stride, records) != 1 {
+        stride += 2;
+    }
+    const BATCH: u64 = 200;
+    let next = Arc::new(AtomicU64::new(0));
+    let full = Arc::new(AtomicBool::new(false));
+    let value = bytes_of(o.value_bytes);
+    let tasks: Vec<_> = (0..o.threads)
+        .map(|_| {
+            let (table, next, full, value) =
+                (table.clone(), next.clone(), full.clone(), value.clone());
+            tokio::spawn(async move {
+                while !full.load(Ordering::Relaxed) {
+                    let first = next.fetch_add(BATCH, Ordering::Relaxed);
+                    let rows = (first..first + BATCH)
+                        .map(|n| {
+                            shoal_client::RowMutation::new(key(n.wrapping_mul(stride) % records))
+                                .put("cf", "field0", &*value)
+                        })
+                        .collect();
+                    for r in table.mutate_many(rows).await? {
+                        r?;
+                    }
+                }
+                Ok::<_, shoal_client::ClientError>(())
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    let mut last_report = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let held = status_json(http)
+            .await
+            .ok()
+            .and_then(|v| v["memstore_bytes"].as_u64())
+            .unwrap_or(0);
+        if last_report.elapsed() > Duration::from_secs(10) {
+            last_report = Instant::now();
+            tracing::info!(
+                held_mib = held >> 20,
+                rows = next.load(Ordering::Relaxed),
+                elapsed_s = started.elapsed().as_secs(),
+                "loading until the server to kill holds its target unflushed"
+            );
+        }
+        if held >= o.unflushed_bytes || tasks.iter().all(|t| t.is_finished()) {
+            break;
+        }
+    }
+    full.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await
+            .map_err(|e| ScenarioError::Server(format!("load task: {e}")))??;
+    }
+    Ok(())
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// `n` bytes that do not compress to nothing (the memstore and WAL keep
+/// them as they are anyway).
+fn bytes_of(n: usize) -> Arc<[u8]> {
+    (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect()
+}
+
+/// Bytes and files under `dir`, recursively (0 if missing).
+fn dir_size(dir: &Path) -> (u64, u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (0, 0);
+    };
+    let (mut bytes, mut files) = (0, 0);
+    for e in entries.flatten() {
+        match e.metadata() {
+            Ok(m) if m.is_dir() => {
+                let (b, f) = dir_size(&e.path());
+                bytes += b;
+                files += f;
+            }
+            Ok(m) => {
+                bytes += m.len();
+                files += 1;
+            }
+            Err(_) => {}
+        }
+    }
+    (bytes, files)
+}
+
+/// The "region opened as its owner" lines of `log` that replayed a WAL run
+/// (`replay_runs` ≥ 1), timed from `after` (seconds since the epoch).
+fn replayed_opens(log: &str, server: &str, after: f64) -> Vec<ReplayedOpen> {
+    let mut out = Vec::new();
+    for line in log.lines() {
+        let line = strip_ansi(line);
+        if !line.contains("region opened as its owner") {
+            continue;
+        }
+        let field = |name: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{name}=")))
+                .map(|v| v.trim_matches('"').to_owned())
+        };
+        if field("replay_runs")
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            == 0
+        {
+            continue;
+        }
+        let Some(at) = line.split_whitespace().next().and_then(rfc3339_seconds) else {
+            continue;
+        };
+        if at < after {
+            continue;
+        }
+        out.push(ReplayedOpen {
+            region: field("region").unwrap_or_default(),
+            server: server.to_owned(),
+            replayed: field("replayed").and_then(|v| v.parse().ok()).unwrap_or(0),
+            open_ms: field("open_ms").and_then(|v| v.parse().ok()).unwrap_or(0),
+            at_s: at - after,
+        });
+    }
+    out
+}
+
+/// `line` without ANSI escape sequences (the log's colours).
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // ESC [ … final byte in @..~
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) && c != '[' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Seconds since the epoch of a UTC timestamp such as
+/// `2025-01-31T12:34:56.789012Z` (the log's), or `None`.
+fn rfc3339_seconds(s: &str) -> Option<f64> {
+    let s = s.strip_suffix('Z')?;
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|x| x.parse::<i64>());
+    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
+    let mut t = time.splitn(3, ':');
+    let (h, min) = (
+        t.next()?.parse::<i64>().ok()?,
+        t.next()?.parse::<i64>().ok()?,
+    );
+    let sec = t.next()?.parse::<f64>().ok()?;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3_600 + min * 60) as f64 + sec)
+}
+
 fn secs(v: Option<f64>) -> String {
     v.map_or_else(|| "not within 120 s".into(), |s| format!("{s:.2} s"))
 }
@@ -467,8 +878,7 @@ fn markdown(o: &FailoverOptions, r: &FailoverReport) -> String {
          | HBase: default time to *notice* a dead RegionServer | {:.0} s (then WAL split and replay) |\n\
          | operations | {} |\n| failed at the caller | {} |\n| slower than 100 ms from their scheduled start (the stall and the backlog behind it) | {} |\n\
          | acknowledged updates | {} |\n| acknowledged updates lost | {} |\n\
-         | server CPU per operation (3 servers, user + system) | {} |\n\n\
-         | second | ops | errors | p99 ms | max ms |\n|---|---|---|---|---|\n",
+         | server CPU per operation (3 servers, user + system) | {} |\n",
         o.latency.as_millis(),
         r.lease_ttl_s,
         r.regions,
@@ -488,6 +898,39 @@ fn markdown(o: &FailoverOptions, r: &FailoverReport) -> String {
         r.server_cpu_us_per_op
             .map_or_else(|| "not measured".into(), |us| format!("{us:.0} µs")),
     );
+    if o.unflushed_bytes > 0 || r.lease_lapsed_s.is_some() {
+        let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
+        md.push_str(&format!(
+            "\n| replay | value |\n|---|---|\n\
+             | loaded | rows of {} B over {} keys, nothing flushed{} |\n\
+             | killed server's memstores at the kill | {} |\n\
+             | killed server's WAL run at the kill | {} in {} objects |\n\
+             | kill → lease lapsed (member key gone from etcd) | {} |\n\
+             | lease lapsed → last region open (survivors' logs) | {} |\n\
+             | lease lapsed → every region open (master's view) | {} |\n\
+             | survivors' CPU, kill → every region open | {} |\n\
+             | server settings | {} |\n\n\
+             | region | opened by | entries replayed | open_ms | open at (s after kill) |\n|---|---|---|---|---|\n",
+            o.value_bytes,
+            r.records,
+            if o.unflushed_bytes > 0 { "" } else { " (not the full-memstore run)" },
+            r.killed_memstore_bytes.map_or_else(|| "unknown".into(), mib),
+            mib(r.killed_wal_bytes),
+            r.killed_wal_objects,
+            secs(r.lease_lapsed_s),
+            secs(r.lapse_to_last_open_s),
+            secs(r.lapse_to_master_view_s),
+            r.survivors_cpu_s.map_or_else(|| "not measured".into(), |c| format!("{c:.2} s")),
+            if o.server_settings.is_empty() { "defaults".into() } else { o.server_settings.join(", ") },
+        ));
+        for x in &r.opens {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {:.2} |\n",
+                x.region, x.server, x.replayed, x.open_ms, x.at_s
+            ));
+        }
+    }
+    md.push_str("\n| second | ops | errors | p99 ms | max ms |\n|---|---|---|---|---|\n");
     for w in &r.windows {
         md.push_str(&format!(
             "| {} | {} | {} | {:.1} | {:.1} |\n",

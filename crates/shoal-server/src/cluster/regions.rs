@@ -158,7 +158,13 @@ impl Host {
             let wal = self.foreign_wal(run).await?;
             foreign.extend(wal.entries(id, 0));
         }
+        // A write logged again by an owner whose open then failed (a bulk
+        // relog only partly written) can be there twice, in one run or two:
+        // one sequence number is one write, replayed once.
+        foreign.sort_by_key(|e| e.seq);
+        foreign.dedup_by_key(|e| e.seq);
         let replayed = foreign.len();
+        let wal_read_ms = started.elapsed().as_millis() as u64;
         let config = self.region_config(&table, &record);
         if let (Some(reads), Some(last)) = (&self.inner.peer_reads, last_owner) {
             reads.hint(&config.region_dir, last);
@@ -244,7 +250,7 @@ impl Host {
                 c.record_failover(id, replay.len(), open_ms);
             }
         }
-        tracing::info!(region = id, table = %table.name, replay_runs = replay.len(), replayed, open_ms, "region opened as its owner");
+        tracing::info!(region = id, table = %table.name, replay_runs = replay.len(), replayed, wal_read_ms, open_ms, "region opened as its owner");
         Ok(())
     }
 

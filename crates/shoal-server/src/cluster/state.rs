@@ -119,6 +119,11 @@ pub struct ClusterState {
     /// Regions given up here whose blocks the cache may still hold (for
     /// the cache report).
     pub(crate) departed: super::cache_report::Departed,
+    /// Checks of the published catalog version asked for by reads
+    /// (`Host::catch_up_catalog`): how many began, and (under the lock)
+    /// how many ended and when one last failed.
+    pub(crate) catalog_checks_begun: AtomicU64,
+    pub(crate) catalog_checks: tokio::sync::Mutex<(u64, Option<Instant>)>,
 }
 
 impl ClusterState {
@@ -150,6 +155,8 @@ impl ClusterState {
             master_work: tokio::sync::Mutex::new(()),
             handoffs: super::Handoffs::default(),
             departed: super::cache_report::Departed::default(),
+            catalog_checks_begun: AtomicU64::new(0),
+            catalog_checks: tokio::sync::Mutex::new((0, None)),
         }
     }
 

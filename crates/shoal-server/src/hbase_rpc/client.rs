@@ -13,7 +13,7 @@ use bytes::Bytes;
 use shoal_proto::hbase as pb;
 use shoal_storage::cell::Cell;
 use shoal_storage::region::filter::{Filter, FilterState};
-use shoal_storage::region::{Columns, RowMutation, RowResult};
+use shoal_storage::region::{Columns, Nonce, RowMutation, RowResult};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -24,12 +24,6 @@ const DEFAULT_MAX_RESULT_BYTES: u64 = 2 << 20;
 pub struct CallCells {
     /// The decoded cell block.
     pub cells: std::vec::IntoIter<super::cells::KeyValue>,
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A virtual (already resolved) row through HBase's filter protocol.
@@ -66,8 +60,8 @@ enum Answer {
 enum Planned {
     Get(convert::GetSpec),
     Row(RowMutation),
-    Increment(Bytes, Vec<(Bytes, Bytes, i64)>),
-    Append(Bytes, Vec<(Bytes, Bytes, Bytes)>),
+    Increment(Bytes, Vec<(Bytes, Bytes, i64)>, Option<Nonce>),
+    Append(Bytes, Vec<(Bytes, Bytes, Bytes)>, Option<Nonce>),
     Failed(RpcError),
 }
 
@@ -139,6 +133,9 @@ impl NativeRpc {
         w: &mut ResultWriter,
     ) -> Result<pb::MutateResponse, RpcError> {
         let m = convert::mutation(&req.mutation, &mut cells.cells)?;
+        // HBase's client marks increments and appends: a retry of one
+        // applied already is answered, not applied again.
+        let nonce = convert::nonce(req.nonce_group, &req.mutation);
         let view = match self.resolve(&req.region).await? {
             Target::Meta => {
                 return Err(RpcError::invalid("hbase:meta is read-only on Shoal"));
@@ -162,9 +159,31 @@ impl NativeRpc {
                     processed: Some(applied),
                 })
             }
-            (_, Some(_)) => Err(RpcError::invalid(
-                "a condition guards puts and deletes only, not increments or appends",
-            )),
+            (Mutation::Increment(row, cols), Some(cond)) => {
+                let condition = convert::condition(&cond, &row)?;
+                let applied = access
+                    .check_and_increment(&view.table, condition, row, cols, nonce)
+                    .await?;
+                let processed = applied.is_some();
+                // The stored cells, as HBase answers them.
+                let cells = applied.map_or_else(Vec::new, |c| c.cells);
+                Ok(pb::MutateResponse {
+                    result: Some(w.result(&cells)),
+                    processed: Some(processed),
+                })
+            }
+            (Mutation::Append(row, cols), Some(cond)) => {
+                let condition = convert::condition(&cond, &row)?;
+                let applied = access
+                    .check_and_append(&view.table, condition, row, cols, nonce)
+                    .await?;
+                let processed = applied.is_some();
+                let cells = applied.map_or_else(Vec::new, |c| c.cells);
+                Ok(pb::MutateResponse {
+                    result: Some(w.result(&cells)),
+                    processed: Some(processed),
+                })
+            }
             (Mutation::Row(rm), None) => {
                 access.mutate(&view.table, rm).await?;
                 Ok(pb::MutateResponse {
@@ -173,14 +192,14 @@ impl NativeRpc {
                 })
             }
             (Mutation::Increment(row, cols), None) => {
-                let cells = self.increment(&view.table, row, cols).await?;
+                let cells = self.increment(&view.table, row, cols, nonce).await?;
                 Ok(pb::MutateResponse {
                     result: Some(w.result(&cells)),
                     processed: Some(true),
                 })
             }
             (Mutation::Append(row, cols), None) => {
-                let cells = self.append(&view.table, row, cols).await?;
+                let cells = self.append(&view.table, row, cols, nonce).await?;
                 Ok(pb::MutateResponse {
                     result: Some(w.result(&cells)),
                     processed: Some(true),
@@ -189,42 +208,31 @@ impl NativeRpc {
         }
     }
 
+    /// An increment's answer: the cells written, as stored (HBase answers
+    /// the new versions' timestamps), one per column in HBase's cell
+    /// order; for a retry its nonce shows applied already, the columns'
+    /// current cells.
     async fn increment(
         &self,
         table: &str,
         row: Bytes,
         cols: Vec<(Bytes, Bytes, i64)>,
+        nonce: Option<Nonce>,
     ) -> Result<Vec<Cell>, RpcError> {
-        let names: Vec<(Bytes, Bytes)> = cols
-            .iter()
-            .map(|(f, q, _)| (f.clone(), q.clone()))
-            .collect();
-        let values = self.access().increment(table, row.clone(), cols).await?;
-        let answer = names
-            .into_iter()
-            .zip(values)
-            .map(|((f, q), v)| (f, q, Bytes::copy_from_slice(&v.to_be_bytes())))
-            .collect();
-        Ok(convert::answer_cells(&row, answer, now_ms()))
+        let changed = self.access().increment(table, row, cols, nonce).await?;
+        Ok(changed.cells)
     }
 
+    /// An append's answer, as [`NativeRpc::increment`]'s.
     async fn append(
         &self,
         table: &str,
         row: Bytes,
         cols: Vec<(Bytes, Bytes, Bytes)>,
+        nonce: Option<Nonce>,
     ) -> Result<Vec<Cell>, RpcError> {
-        let names: Vec<(Bytes, Bytes)> = cols
-            .iter()
-            .map(|(f, q, _)| (f.clone(), q.clone()))
-            .collect();
-        let values = self.access().append(table, row.clone(), cols).await?;
-        let answer = names
-            .into_iter()
-            .zip(values)
-            .map(|((f, q), v)| (f, q, v))
-            .collect();
-        Ok(convert::answer_cells(&row, answer, now_ms()))
+        let changed = self.access().append(table, row, cols, nonce).await?;
+        Ok(changed.cells)
     }
 
     /// `Multi`: batches of gets and mutations per region, atomic row
@@ -249,6 +257,7 @@ impl NativeRpc {
             condition: Option<pb::Condition>,
             actions: Vec<PlannedAction>,
         }
+        let nonce_group = req.nonce_group;
         let mut regions = Vec::with_capacity(req.region_action.len());
         for ra in req.region_action {
             let target = match self.resolve(&ra.region).await {
@@ -262,10 +271,11 @@ impl NativeRpc {
             for a in ra.action {
                 let index = a.index.unwrap_or(0);
                 let plan = if let Some(m) = &a.mutation {
+                    let nonce = convert::nonce(nonce_group, m);
                     match convert::mutation(m, &mut cells.cells) {
                         Ok(Mutation::Row(rm)) => Planned::Row(rm),
-                        Ok(Mutation::Increment(r, c)) => Planned::Increment(r, c),
-                        Ok(Mutation::Append(r, c)) => Planned::Append(r, c),
+                        Ok(Mutation::Increment(r, c)) => Planned::Increment(r, c, nonce),
+                        Ok(Mutation::Append(r, c)) => Planned::Append(r, c, nonce),
                         Err(e) => Planned::Failed(e),
                     }
                 } else if let Some(g) = &a.get {
@@ -377,11 +387,13 @@ impl NativeRpc {
             }
             for i in others {
                 let r = match &region.actions[i].plan {
-                    Planned::Increment(row, cols) => {
-                        self.increment(&view.table, row.clone(), cols.clone()).await
+                    Planned::Increment(row, cols, nonce) => {
+                        self.increment(&view.table, row.clone(), cols.clone(), *nonce)
+                            .await
                     }
-                    Planned::Append(row, cols) => {
-                        self.append(&view.table, row.clone(), cols.clone()).await
+                    Planned::Append(row, cols, nonce) => {
+                        self.append(&view.table, row.clone(), cols.clone(), *nonce)
+                            .await
                     }
                     _ => continue,
                 };

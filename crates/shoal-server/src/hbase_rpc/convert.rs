@@ -12,7 +12,7 @@ use shoal_proto::hbase as pb;
 use shoal_storage::cell::{Cell, CellType};
 use shoal_storage::region::filter::Filter;
 use shoal_storage::region::{
-    CheckAndMutate, Columns, CompareOp, Get, RowMutation, RowOp, Scan, TimeRange,
+    CheckAndMutate, Columns, CompareOp, Condition, Get, Nonce, RowMutation, RowOp, Scan, TimeRange,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -231,6 +231,15 @@ fn delete_kind(t: Option<i32>) -> Result<KvType, RpcError> {
     })
 }
 
+/// The nonce HBase's client marked an Increment or Append with: the
+/// request's nonce group (`MutateRequest.nonce_group`,
+/// `MultiRequest.nonceGroup`; 0 when absent, as HBase reads it) and the
+/// mutation's nonce. None when the mutation has none (or HBase's NO_NONCE,
+/// 0).
+pub fn nonce(group: Option<u64>, m: &pb::MutationProto) -> Option<Nonce> {
+    Nonce::new(group.unwrap_or(0), m.nonce?)
+}
+
 /// Reads a mutation; `block` yields the call's cell-block cells in order.
 pub fn mutation(
     m: &pb::MutationProto,
@@ -375,6 +384,18 @@ pub fn mutation(
 /// A `Condition` (single column, binary comparator) with the mutation it
 /// guards.
 pub fn check(c: &pb::Condition, mutation: RowMutation) -> Result<CheckAndMutate, RpcError> {
+    let cond = condition(c, &mutation.row)?;
+    Ok(CheckAndMutate {
+        family: cond.family,
+        qualifier: cond.qualifier,
+        op: cond.op,
+        value: cond.value,
+        mutation,
+    })
+}
+
+/// HBase's `Condition` (a column compared with a value) for `row`.
+pub fn condition(c: &pb::Condition, row: &[u8]) -> Result<Condition, RpcError> {
     if c.filter.is_some() {
         return Err(RpcError::invalid(
             "checkAndMutate with a filter (CheckAndMutate.Builder.ifMatches(Filter)) is not supported",
@@ -388,7 +409,7 @@ pub fn check(c: &pb::Condition, mutation: RowMutation) -> Result<CheckAndMutate,
             "checkAndMutate with a time range is not supported",
         ));
     }
-    if c.row != mutation.row {
+    if c.row != row {
         return Err(RpcError::invalid(
             "checkAndMutate: the condition and the mutation name different rows",
         ));
@@ -428,12 +449,11 @@ pub fn check(c: &pb::Condition, mutation: RowMutation) -> Result<CheckAndMutate,
             ));
         }
     };
-    Ok(CheckAndMutate {
+    Ok(Condition {
         family,
         qualifier,
         op,
         value,
-        mutation,
     })
 }
 
@@ -512,25 +532,6 @@ fn kv_type(kind: CellType) -> KvType {
         CellType::Put => KvType::Put,
         _ => KvType::Delete,
     }
-}
-
-/// Cells built for an increment or append answer, in HBase's cell order.
-pub fn answer_cells(row: &Bytes, cols: Vec<(Bytes, Bytes, Bytes)>, now: i64) -> Vec<Cell> {
-    let mut cells: Vec<Cell> = cols
-        .into_iter()
-        .map(|(family, qualifier, value)| Cell {
-            row: row.clone(),
-            family,
-            qualifier,
-            timestamp: now,
-            kind: CellType::Put,
-            seq: 0,
-            value,
-        })
-        .collect();
-    cells.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
-    cells.dedup_by(|a, b| a.family == b.family && a.qualifier == b.qualifier);
-    cells
 }
 
 #[cfg(test)]

@@ -37,6 +37,81 @@ pub const REQUEST_TOO_BIG: &str = "org.apache.hadoop.hbase.exceptions.RequestToo
 pub const NO_NAMESPACE: &str = "org.apache.hadoop.hbase.NamespaceNotFoundException";
 /// `org.apache.hadoop.hbase.TableNotFoundException`.
 pub const TABLE_NOT_FOUND: &str = "org.apache.hadoop.hbase.TableNotFoundException";
+/// `org.apache.hadoop.hbase.ipc.ServerNotRunningYetException`: what a
+/// backup master answers; the client asks the registry for the master
+/// again and retries there.
+pub const NOT_MASTER: &str = "org.apache.hadoop.hbase.ipc.ServerNotRunningYetException";
+
+/// The exception classes Shoal answers with (a call relayed to the master
+/// answers with one of these).
+const CLASSES: &[&str] = &[
+    DO_NOT_RETRY,
+    NOT_SERVING,
+    UNKNOWN_SCANNER,
+    OUT_OF_ORDER,
+    UNKNOWN_PROTOCOL,
+    FATAL_CONNECTION,
+    REQUEST_TOO_BIG,
+    NO_NAMESPACE,
+    TABLE_NOT_FOUND,
+    NOT_MASTER,
+    "org.apache.hadoop.hbase.TableExistsException",
+    "org.apache.hadoop.hbase.TableNotEnabledException",
+    "org.apache.hadoop.hbase.TableNotDisabledException",
+    "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException",
+    "org.apache.hadoop.hbase.security.AccessDeniedException",
+    "org.apache.hadoop.hbase.RegionTooBusyException",
+    "org.apache.hadoop.hbase.CallQueueTooBigException",
+    "org.apache.hadoop.hbase.InvalidFamilyOperationException",
+    "java.io.IOException",
+];
+
+/// A failure as another server answered it (a relayed call).
+pub fn from_exception(e: &ExceptionResponse) -> RpcError {
+    let named = e.exception_class_name.as_deref().unwrap_or_default();
+    let do_not_retry = e.do_not_retry.unwrap_or(false);
+    let class = CLASSES
+        .iter()
+        .copied()
+        .find(|c| *c == named)
+        .unwrap_or(if do_not_retry {
+            DO_NOT_RETRY
+        } else {
+            "java.io.IOException"
+        });
+    RpcError {
+        class,
+        message: e.stack_trace.clone().unwrap_or_default(),
+        do_not_retry,
+    }
+}
+
+/// Names other servers by their native-RPC addresses.
+pub type ServerNames = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+tokio::task_local! {
+    /// The names of the server a native call runs on (cluster mode): the
+    /// texts of its errors name servers as HBase's client reaches them,
+    /// never by their gRPC addresses.
+    static SERVER_NAMES: ServerNames;
+}
+
+/// Runs `call` with `names` naming the servers its errors mention.
+pub async fn naming_servers<F: std::future::Future>(
+    names: Option<ServerNames>,
+    call: F,
+) -> F::Output {
+    match names {
+        Some(n) => SERVER_NAMES.scope(n, call).await,
+        None => call.await,
+    }
+}
+
+/// The native-RPC address of the server at gRPC address `grpc`, if the
+/// call runs where it is known.
+fn native_name(grpc: &str) -> Option<String> {
+    SERVER_NAMES.try_with(|n| n(grpc)).ok().flatten()
+}
 
 /// Decodes a call's request message; a malformed one is bad input.
 pub fn request<M: prost::Message + Default>(
@@ -71,6 +146,16 @@ impl RpcError {
         }
     }
 
+    /// This server is not the master: the client asks the registry for
+    /// the master and retries there.
+    pub fn not_master(message: impl Into<String>) -> RpcError {
+        RpcError {
+            class: NOT_MASTER,
+            message: message.into(),
+            do_not_retry: false,
+        }
+    }
+
     /// The wire form.
     pub fn to_exception(&self) -> ExceptionResponse {
         wire::exception(self.class, &self.message, self.do_not_retry)
@@ -79,7 +164,33 @@ impl RpcError {
 
 impl From<ServiceError> for RpcError {
     fn from(e: ServiceError) -> RpcError {
-        let message = e.to_string();
+        // A server is named by its native-RPC address (the one HBase's
+        // client can use), or not at all.
+        let message = match &e {
+            ServiceError::NotServing {
+                table,
+                region,
+                owner,
+                ..
+            } => format!(
+                "region {region} of table {} is not served here{}",
+                crate::error::shown(table),
+                owner
+                    .as_deref()
+                    .and_then(native_name)
+                    .map(|o| format!("; its owner is {o}"))
+                    .unwrap_or_default()
+            ),
+            ServiceError::NotMaster(master) => format!(
+                "this server is not the cluster's master{}; table changes go to the master",
+                master
+                    .as_deref()
+                    .and_then(native_name)
+                    .map(|m| format!(" (the master is {m})"))
+                    .unwrap_or_default()
+            ),
+            other => other.to_string(),
+        };
         let (class, do_not_retry) = match &e {
             ServiceError::NoSuchTable(_) => (TABLE_NOT_FOUND, true),
             ServiceError::TableExists(_) => ("org.apache.hadoop.hbase.TableExistsException", true),
@@ -103,10 +214,7 @@ impl From<ServiceError> for RpcError {
             // The region moved or is moving: look it up again.
             ServiceError::NotServing { .. } | ServiceError::Unavailable(_) => (NOT_SERVING, false),
             ServiceError::LeaseLost(_) => ("org.apache.hadoop.hbase.RegionTooBusyException", false),
-            ServiceError::NotMaster(_) => (
-                "org.apache.hadoop.hbase.ipc.ServerNotRunningYetException",
-                false,
-            ),
+            ServiceError::NotMaster(_) => (NOT_MASTER, false),
             ServiceError::Overloaded(_) => {
                 ("org.apache.hadoop.hbase.CallQueueTooBigException", false)
             }
@@ -151,5 +259,54 @@ mod tests {
         let x = RpcError::invalid("bad").to_exception();
         assert_eq!(x.exception_class_name.as_deref(), Some(DO_NOT_RETRY));
         assert_eq!(x.do_not_retry, Some(true));
+    }
+
+    #[tokio::test]
+    async fn servers_are_named_by_their_native_addresses_or_not_at_all() {
+        let not_serving = || ServiceError::NotServing {
+            table: "t".into(),
+            region: "r1".into(),
+            owner: Some("127.0.0.1:7070".into()),
+            resume_at: None,
+        };
+        let names: ServerNames = std::sync::Arc::new(|grpc: &str| {
+            (grpc == "127.0.0.1:7070").then(|| "127.0.0.1:16020".to_string())
+        });
+        let e = naming_servers(Some(names.clone()), async { RpcError::from(not_serving()) }).await;
+        assert_eq!(e.class, NOT_SERVING);
+        assert!(
+            e.message.contains("its owner is 127.0.0.1:16020"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("7070"), "{}", e.message);
+        let e = naming_servers(Some(names), async {
+            RpcError::from(ServiceError::NotMaster(Some("127.0.0.1:7070".into())))
+        })
+        .await;
+        assert_eq!((e.class, e.do_not_retry), (NOT_MASTER, false));
+        assert!(
+            e.message.contains("the master is 127.0.0.1:16020"),
+            "{}",
+            e.message
+        );
+        // Where no native address is known, no address is named.
+        let e = RpcError::from(not_serving());
+        assert!(!e.message.contains("127.0.0.1"), "{}", e.message);
+        // An exception relayed from the master keeps its class.
+        let relayed = from_exception(&wire::exception(
+            "org.apache.hadoop.hbase.TableExistsException",
+            "table \"t\" already exists",
+            true,
+        ));
+        assert_eq!(
+            (relayed.class, relayed.do_not_retry),
+            ("org.apache.hadoop.hbase.TableExistsException", true)
+        );
+        let odd = from_exception(&wire::exception("x.Y", "?", false));
+        assert_eq!(
+            (odd.class, odd.do_not_retry),
+            ("java.io.IOException", false)
+        );
     }
 }

@@ -152,24 +152,40 @@ async fn serve<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
         Wait::Timeout => return slot.set_reason(CloseReason::Handshake),
         Wait::Stopping => return slot.set_reason(CloseReason::Shutdown),
     }
-    let (service, cell_blocks) = match accept_header(&header) {
+    let (service, cell_blocks, relayed) = match accept_header(&header) {
         Ok(v) => v,
         Err(e) => {
             tracing::debug!(error = %e.message, "native RPC connection header refused");
             return answer_and_close(&mut io, Err(e)).await;
         }
     };
-    calls(io, rpc, slot, limits, stop, service, cell_blocks).await;
+    let kind = Kind {
+        service,
+        cell_blocks,
+        relayed,
+    };
+    calls(io, rpc, slot, limits, stop, kind).await;
 }
 
-/// Checks a connection header: the service and the codec.
-fn accept_header(bytes: &[u8]) -> Result<(Service, bool), RpcError> {
+/// What a connection's header said about its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Kind {
+    service: Service,
+    cell_blocks: bool,
+    /// Relayed by another server (a table change sent to the master).
+    relayed: bool,
+}
+
+/// Checks a connection header: the service, the codec, and whether
+/// another server relays the calls.
+fn accept_header(bytes: &[u8]) -> Result<(Service, bool, bool), RpcError> {
     let header = ConnectionHeader::decode(bytes).map_err(|e| {
         RpcError::fatal(
             errors::FATAL_CONNECTION,
             format!("malformed connection header: {e}"),
         )
     })?;
+    let relayed = super::relay::is_relayed(&header);
     let name = header.service_name.unwrap_or_default();
     let service = Service::named(&name).ok_or_else(|| {
         RpcError::fatal(
@@ -195,7 +211,7 @@ fn accept_header(bytes: &[u8]) -> Result<(Service, bool), RpcError> {
             format!("cell block compressor {c} is not served: unset hbase.client.rpc.compressor"),
         ));
     }
-    Ok((service, cell_blocks))
+    Ok((service, cell_blocks, relayed))
 }
 
 /// One call's answer, ready to frame.
@@ -205,16 +221,19 @@ struct Answered {
 }
 
 /// Runs one call.
-async fn answer(
-    rpc: Arc<NativeRpc>,
-    service: Service,
-    call: wire::Call,
-    cell_blocks: bool,
-) -> Answered {
+async fn answer(rpc: Arc<NativeRpc>, kind: Kind, call: wire::Call) -> Answered {
     let id = call.id();
     let method = call.header.method_name.unwrap_or_default();
+    let service = kind.service;
     let answer = rpc
-        .call(service, &method, call.param, call.cells, cell_blocks)
+        .call(
+            service,
+            &method,
+            call.param,
+            call.cells,
+            kind.cell_blocks,
+            kind.relayed,
+        )
         .await;
     match &answer {
         Ok((m, cells)) => tracing::trace!(
@@ -254,8 +273,7 @@ async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     slot: &mut Slot,
     limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
-    service: Service,
-    cell_blocks: bool,
+    kind: Kind,
 ) {
     use futures::FutureExt;
     use futures::stream::{FuturesUnordered, StreamExt};
@@ -292,7 +310,7 @@ async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
             let _ = buf.split_to(4);
             let body = buf.split_to(len).freeze();
             match wire::decode_call(body) {
-                Ok(call) => running.push(answer(rpc.clone(), service, call, cell_blocks)),
+                Ok(call) => running.push(answer(rpc.clone(), kind, call)),
                 Err(e) => {
                     tracing::debug!(error = %e, "malformed native RPC call; connection closed");
                     break 'conn CloseReason::Client;
@@ -372,9 +390,29 @@ mod tests {
     #[test]
     fn headers() {
         let h = hello("ClientService", Some(KEY_VALUE_CODEC));
-        assert_eq!(accept_header(&h[10..]).unwrap(), (Service::Client, true));
+        assert_eq!(
+            accept_header(&h[10..]).unwrap(),
+            (Service::Client, true, false)
+        );
         let h = hello("MasterService", None);
-        assert_eq!(accept_header(&h[10..]).unwrap(), (Service::Master, false));
+        assert_eq!(
+            accept_header(&h[10..]).unwrap(),
+            (Service::Master, false, false)
+        );
+        // A server relaying a table change to the master says so.
+        let relayed = ConnectionHeader {
+            service_name: Some("MasterService".into()),
+            attribute: vec![shoal_proto::hbase::NameBytesPair {
+                name: super::super::relay::RELAYED.into(),
+                value: Some(bytes::Bytes::from_static(b"1")),
+            }],
+            ..Default::default()
+        }
+        .encode_to_vec();
+        assert_eq!(
+            accept_header(&relayed).unwrap(),
+            (Service::Master, false, true)
+        );
         let h = hello("AccessControlService", None);
         assert!(
             accept_header(&h[10..])

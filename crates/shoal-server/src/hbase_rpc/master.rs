@@ -8,6 +8,7 @@ use super::NativeRpc;
 use super::errors::{self, RpcError};
 use super::meta;
 use super::names::{self, TableRef};
+use super::relay;
 use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, ImcName, TableRecord};
 use bytes::Bytes;
 use shoal_proto::hbase as pb;
@@ -180,9 +181,33 @@ impl NativeRpc {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// One MasterService call: the encoded answer.
-    pub(super) async fn master(&self, method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
+    /// One MasterService call: the encoded answer. In cluster mode a
+    /// server that is not master relays table changes to the master
+    /// (unless the call was relayed to it already).
+    pub(super) async fn master(
+        &self,
+        method: &str,
+        param: Bytes,
+        relayed: bool,
+    ) -> Result<Vec<u8>, RpcError> {
         use prost::Message;
+        if self.relay
+            && !relayed
+            && relay::changes_tables(method)
+            && let Some(cluster) = self.host.native_cluster()
+            && !cluster.is_master
+        {
+            let Some(master) = cluster.master else {
+                return Err(RpcError::not_master(
+                    "this server is not the cluster's master, and no master is known now \
+                     (one is being elected); table changes go to the master",
+                ));
+            };
+            let answer = relay::to_master(&master, method, param).await?;
+            // What the client reads next here shows the change.
+            self.host.catch_up_catalog().await;
+            return Ok(answer);
+        }
         let access = self.access();
         let done = |proc_id: u64| pb::CreateTableResponse {
             proc_id: Some(proc_id),
@@ -486,37 +511,91 @@ impl NativeRpc {
         Ok(tables)
     }
 
-    /// One ClientMetaService call: the encoded answer.
+    /// A server named by its native-RPC address: this one with its start
+    /// code, another as HBase names a server it knows only by address.
+    fn server_at(&self, address: &str) -> pb::ServerName {
+        if address == self.me.address() {
+            return self.me.server_name();
+        }
+        meta::ServerIdentity::parse(address)
+            .unwrap_or_else(|| self.me.clone())
+            .server_name()
+    }
+
+    /// One ClientMetaService call: the encoded answer. On a single node
+    /// every answer is this server. In a cluster, as HBase's registry
+    /// answers: the active master is the master (none while one is being
+    /// elected: the client asks again); the bootstrap nodes (from which
+    /// the client refreshes the servers it asks) and the masters are every
+    /// live server, the active one flagged; and `hbase:meta` is served
+    /// here, by the server answering (alive: it answers; each server makes
+    /// `hbase:meta` from its own view of the cluster). The client asks
+    /// the registry again when a call to the meta location fails, so a
+    /// dead server's answer is not kept.
     pub(super) fn registry(&self, method: &str) -> Result<Vec<u8>, RpcError> {
         use prost::Message;
+        let cluster = self.host.native_cluster();
+        let me = self.me.address();
+        let servers: Vec<String> = match &cluster {
+            Some(c) if !c.servers.is_empty() => c.servers.clone(),
+            _ => vec![me.clone()],
+        };
+        let master: Option<String> = match &cluster {
+            None => Some(me.clone()),
+            Some(c) => c.master.clone(),
+        };
         Ok(match method {
             "GetClusterId" => pb::GetClusterIdResponse {
                 cluster_id: Some(self.cluster_id.clone()),
             }
             .encode_to_vec(),
             "GetActiveMaster" => pb::GetActiveMasterResponse {
-                server_name: Some(self.me.server_name()),
+                server_name: master.as_deref().map(|m| self.server_at(m)),
             }
             .encode_to_vec(),
-            "GetMetaRegionLocations" => pb::GetMetaRegionLocationsResponse {
-                meta_locations: vec![pb::RegionLocation {
-                    region_info: meta::meta_region_info(),
-                    server_name: Some(self.me.server_name()),
-                    seq_num: 1,
-                }],
+            "GetMetaRegionLocations" => {
+                // A server without its lease has a stale view: it names
+                // the master (or another live server) instead.
+                let at = match &cluster {
+                    Some(c) if !c.lease_held => master
+                        .clone()
+                        .filter(|m| *m != me)
+                        .or_else(|| servers.iter().find(|s| **s != me).cloned())
+                        .unwrap_or(me),
+                    _ => me,
+                };
+                pb::GetMetaRegionLocationsResponse {
+                    meta_locations: vec![pb::RegionLocation {
+                        region_info: meta::meta_region_info(),
+                        server_name: Some(self.server_at(&at)),
+                        seq_num: 1,
+                    }],
+                }
+                .encode_to_vec()
             }
-            .encode_to_vec(),
             "GetBootstrapNodes" => pb::GetBootstrapNodesResponse {
-                server_name: vec![self.me.server_name()],
+                server_name: servers.iter().map(|s| self.server_at(s)).collect(),
             }
             .encode_to_vec(),
-            "GetMasters" => pb::GetMastersResponse {
-                master_servers: vec![pb::GetMastersResponseEntry {
-                    server_name: self.me.server_name(),
-                    is_active: true,
-                }],
+            "GetMasters" => {
+                let mut masters: Vec<pb::GetMastersResponseEntry> = Vec::new();
+                if let Some(m) = &master {
+                    masters.push(pb::GetMastersResponseEntry {
+                        server_name: self.server_at(m),
+                        is_active: true,
+                    });
+                }
+                for s in servers.iter().filter(|s| Some(*s) != master.as_ref()) {
+                    masters.push(pb::GetMastersResponseEntry {
+                        server_name: self.server_at(s),
+                        is_active: false,
+                    });
+                }
+                pb::GetMastersResponse {
+                    master_servers: masters,
+                }
+                .encode_to_vec()
             }
-            .encode_to_vec(),
             _ => {
                 return Err(RpcError::fatal(
                     errors::UNKNOWN_PROTOCOL,

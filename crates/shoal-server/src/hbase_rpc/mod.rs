@@ -13,6 +13,7 @@
 //! - `filters`: Java filter and comparator classes to Shoal's filters.
 //! - `client`, `scanners`: `ClientService` and its scanner leases.
 //! - `master`: `MasterService` (Admin) and `ClientMetaService` (registry).
+//! - `relay`: table changes a server that is not master relays to it.
 //! - `region_admin`: `AdminService`, a region server's flush and compact.
 //! - `errors`: failures as HBase's exception classes.
 //! - `listener`: the port, its connections and their calls.
@@ -29,6 +30,7 @@ mod master;
 mod meta;
 mod names;
 mod region_admin;
+mod relay;
 mod scanners;
 pub mod wire;
 
@@ -98,6 +100,12 @@ pub struct NativeRpc {
     regions: Mutex<HashMap<String, std::sync::Arc<RegionView>>>,
     /// A scan call with no row found yet answers a heartbeat after this.
     heartbeat: std::time::Duration,
+    /// Cluster mode: other servers' native-RPC addresses by their gRPC
+    /// ones, for the texts of errors.
+    names: Option<errors::ServerNames>,
+    /// Cluster mode: table changes may be relayed to the master (not
+    /// when the native RPC has TLS: the relay speaks plain TCP).
+    relay: bool,
 }
 
 impl NativeRpc {
@@ -117,7 +125,20 @@ impl NativeRpc {
                 &h[20..32]
             )
         };
+        let names = host.native_cluster().map(|_| {
+            let host = host.clone();
+            let names: errors::ServerNames =
+                std::sync::Arc::new(move |grpc: &str| host.native_address_of(grpc));
+            names
+        });
+        let relay = names.is_some()
+            && !host
+                .config()
+                .tls
+                .covers(crate::security_config::TlsListenerName::HbaseRpc);
         NativeRpc {
+            names,
+            relay,
             host,
             caller,
             scanners,
@@ -178,8 +199,9 @@ impl NativeRpc {
         use pb::region_specifier::RegionSpecifierType as T;
         let unknown = || {
             RpcError::not_serving(format!(
-                "Region {} is not online on this server",
-                String::from_utf8_lossy(&spec.value)
+                "Region {} is not online on {}",
+                String::from_utf8_lossy(&spec.value),
+                self.me.address()
             ))
         };
         match T::try_from(spec.r#type) {
@@ -228,8 +250,12 @@ impl NativeRpc {
     }
 
     /// The tables meta rows are made for: the one named, or all the
-    /// caller may see.
+    /// caller may see. In cluster mode a server that is not master first
+    /// catches up with the catalog the master published, so a table
+    /// change the client made at the master shows in the `hbase:meta` it
+    /// reads here.
     async fn meta_tables(&self, table: Option<&[u8]>) -> Vec<TableRecord> {
+        self.host.catch_up_catalog().await;
         match table.map(names::table_ref_str) {
             Some(TableRef::Table(t)) => self
                 .access()
@@ -244,6 +270,7 @@ impl NativeRpc {
     }
 
     /// Answers one call: the encoded message and the cell block.
+    /// `relayed`: another server relayed it (it is not relayed again).
     pub async fn call(
         &self,
         service: Service,
@@ -251,6 +278,23 @@ impl NativeRpc {
         param: Bytes,
         cells: Bytes,
         cell_blocks: bool,
+        relayed: bool,
+    ) -> Result<(Vec<u8>, Vec<u8>), RpcError> {
+        errors::naming_servers(
+            self.names.clone(),
+            self.answer(service, method, param, cells, cell_blocks, relayed),
+        )
+        .await
+    }
+
+    async fn answer(
+        &self,
+        service: Service,
+        method: &str,
+        param: Bytes,
+        cells: Bytes,
+        cell_blocks: bool,
+        relayed: bool,
     ) -> Result<(Vec<u8>, Vec<u8>), RpcError> {
         let mut w = ResultWriter::new(cell_blocks);
         let decoded = if cells.is_empty() {
@@ -266,7 +310,7 @@ impl NativeRpc {
         // small instead of as large as the largest method's.
         let message = match service {
             Service::Meta => self.registry(method)?,
-            Service::Master => Box::pin(self.master(method, param)).await?,
+            Service::Master => Box::pin(self.master(method, param, relayed)).await?,
             Service::Admin => Box::pin(self.region_admin(method, param)).await?,
             Service::Client => match method {
                 "Get" => Box::pin(self.get(errors::request(method, param)?, &mut w))

@@ -26,7 +26,9 @@ use crate::security::permissions::{Action, Scope};
 use crate::security::{Caller, Security};
 use bytes::Bytes;
 use shoal_storage::region::filter::Filter;
-use shoal_storage::region::{CheckAndMutate, Columns, Get, RowMutation, RowOp, RowResult, Scan};
+use shoal_storage::region::{
+    Changed, CheckAndMutate, Columns, Condition, Get, Nonce, RowMutation, RowOp, RowResult, Scan,
+};
 use std::sync::Arc;
 
 /// The host, acting for one caller.
@@ -269,14 +271,15 @@ impl<'a> Access<'a> {
         table: &str,
         row: Bytes,
         columns: Vec<(Bytes, Bytes, i64)>,
-    ) -> Result<Vec<i64>, ServiceError> {
+        nonce: Option<Nonce>,
+    ) -> Result<Changed<i64>, ServiceError> {
         self.need_families(
             "increment",
             table,
             Some(columns.iter().map(|(f, _, _)| &f[..])),
             Action::Write,
         )?;
-        self.host.increment(table, row, columns).await
+        self.host.increment(table, row, columns, nonce).await
     }
 
     /// [`Host::append`], with WRITE checked.
@@ -285,14 +288,15 @@ impl<'a> Access<'a> {
         table: &str,
         row: Bytes,
         columns: Vec<(Bytes, Bytes, Bytes)>,
-    ) -> Result<Vec<Bytes>, ServiceError> {
+        nonce: Option<Nonce>,
+    ) -> Result<Changed<Bytes>, ServiceError> {
         self.need_families(
             "append",
             table,
             Some(columns.iter().map(|(f, _, _)| &f[..])),
             Action::Write,
         )?;
-        self.host.append(table, row, columns).await
+        self.host.append(table, row, columns, nonce).await
     }
 
     /// [`Host::check_and_mutate`], with READ on the checked family and
@@ -310,6 +314,60 @@ impl<'a> Access<'a> {
         )?;
         self.need_write("check_and_mutate", table, &check.mutation)?;
         self.host.check_and_mutate(table, check).await
+    }
+
+    /// [`Host::check_and_increment`], with READ on the checked family and
+    /// WRITE on the incremented ones.
+    pub async fn check_and_increment(
+        &self,
+        table: &str,
+        condition: Condition,
+        row: Bytes,
+        columns: Vec<(Bytes, Bytes, i64)>,
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Changed<i64>>, ServiceError> {
+        self.need_families(
+            "check_and_increment",
+            table,
+            Some(std::iter::once(&condition.family[..])),
+            Action::Read,
+        )?;
+        self.need_families(
+            "check_and_increment",
+            table,
+            Some(columns.iter().map(|(f, _, _)| &f[..])),
+            Action::Write,
+        )?;
+        self.host
+            .check_and_increment(table, condition, row, columns, nonce)
+            .await
+    }
+
+    /// [`Host::check_and_append`], with READ on the checked family and
+    /// WRITE on the appended ones.
+    pub async fn check_and_append(
+        &self,
+        table: &str,
+        condition: Condition,
+        row: Bytes,
+        columns: Vec<(Bytes, Bytes, Bytes)>,
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Changed<Bytes>>, ServiceError> {
+        self.need_families(
+            "check_and_append",
+            table,
+            Some(std::iter::once(&condition.family[..])),
+            Action::Read,
+        )?;
+        self.need_families(
+            "check_and_append",
+            table,
+            Some(columns.iter().map(|(f, _, _)| &f[..])),
+            Action::Write,
+        )?;
+        self.host
+            .check_and_append(table, condition, row, columns, nonce)
+            .await
     }
 
     /// [`Host::scan_filtered`], with READ checked.

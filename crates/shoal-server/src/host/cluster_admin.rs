@@ -37,6 +37,59 @@ impl Host {
         Ok(())
     }
 
+    /// Cluster mode, on a server that is not master: reads the catalog
+    /// version the master published in etcd and, if it is newer than the
+    /// one served here, the catalog, so that a read that follows a table
+    /// change made through another server sees it (the server's round
+    /// would read it only at its next turn). Concurrent callers share
+    /// checks: each waits for one that began after it asked. Bounded
+    /// (500 ms); after a failure (etcd unreachable) reads skip the check
+    /// for 2 s and answer from the catalog served here.
+    pub(crate) async fn catch_up_catalog(&self) {
+        let Some(state) = &self.inner.cluster else {
+            return;
+        };
+        if state.is_master() {
+            return;
+        }
+        let Some((etcd, prefix)) = state.etcd.get() else {
+            return;
+        };
+        use std::sync::atomic::Ordering;
+        let wanted = state.catalog_checks_begun.load(Ordering::SeqCst) + 1;
+        let mut checks = state.catalog_checks.lock().await;
+        let (done, failed_at) = *checks;
+        if done >= wanted || failed_at.is_some_and(|t| t.elapsed() < Duration::from_secs(2)) {
+            return;
+        }
+        let this = state.catalog_checks_begun.fetch_add(1, Ordering::SeqCst) + 1;
+        let key = format!("{prefix}/catalog");
+        let check = async {
+            let published = match etcd.get(key.as_bytes()).await {
+                Ok(Some(kv)) => String::from_utf8_lossy(&kv.value)
+                    .parse::<u64>()
+                    .unwrap_or(0),
+                Ok(None) => return true,
+                Err(_) => return false,
+            };
+            let mut catalog = self.inner.catalog.lock().await;
+            if published > catalog.version()
+                && let Err(e) = self.reload_catalog(&mut catalog).await
+            {
+                tracing::warn!(error = %e, "reading the catalog failed; the next round retries");
+                return false;
+            }
+            true
+        };
+        let ok = tokio::time::timeout(Duration::from_millis(500), check)
+            .await
+            .unwrap_or(false);
+        if !ok {
+            tracing::debug!("catching up with the published catalog failed; reads skip it for 2 s");
+        }
+        *checks = (this, (!ok).then(Instant::now));
+    }
+
     /// The catalog version served now.
     pub async fn catalog_version(&self) -> u64 {
         self.inner.catalog.lock().await.version()

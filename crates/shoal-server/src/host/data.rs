@@ -8,7 +8,8 @@ use crate::error::ServiceError;
 use bytes::Bytes;
 use shoal_storage::region::filter::Filter;
 use shoal_storage::region::{
-    CheckAndMutate, Get, Region, RegionError, RegionScanner, RowMutation, RowResult, Scan,
+    Changed, CheckAndMutate, Condition, Get, Nonce, Region, RegionError, RegionScanner,
+    RowMutation, RowResult, Scan,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -300,13 +301,17 @@ impl Host {
             .collect())
     }
 
-    /// Adds to counters; returns the new values.
+    /// Adds to counters; returns the new values and the cells written. A
+    /// `nonce` (HBase's client marks each increment and append with one)
+    /// makes a retry of an increment the region applied lately answer the
+    /// current cells instead of adding again.
     pub async fn increment(
         &self,
         table: &str,
         row: Bytes,
         columns: Vec<(Bytes, Bytes, i64)>,
-    ) -> Result<Vec<i64>, ServiceError> {
+        nonce: Option<Nonce>,
+    ) -> Result<Changed<i64>, ServiceError> {
         if columns.is_empty() {
             return Err(ServiceError::InvalidArgument(
                 "columns: an increment needs at least one column".into(),
@@ -318,18 +323,20 @@ impl Host {
         let columns = Arc::new(columns);
         self.with_region(table, &row.clone(), false, |r| {
             let (row, columns) = (row.clone(), columns.clone());
-            async move { r.increment(row, &columns).await }
+            async move { r.increment_nonced(row, &columns, nonce).await }
         })
         .await
     }
 
-    /// Appends to values; returns the new values.
+    /// Appends to values; returns the new values and the cells written
+    /// (`nonce` as for [`Host::increment`]).
     pub async fn append(
         &self,
         table: &str,
         row: Bytes,
         columns: Vec<(Bytes, Bytes, Bytes)>,
-    ) -> Result<Vec<Bytes>, ServiceError> {
+        nonce: Option<Nonce>,
+    ) -> Result<Changed<Bytes>, ServiceError> {
         if columns.is_empty() {
             return Err(ServiceError::InvalidArgument(
                 "columns: an append needs at least one column".into(),
@@ -341,7 +348,69 @@ impl Host {
         let columns = Arc::new(columns);
         self.with_region(table, &row.clone(), false, |r| {
             let (row, columns) = (row.clone(), columns.clone());
-            async move { r.append(row, &columns).await }
+            async move { r.append_nonced(row, &columns, nonce).await }
+        })
+        .await
+    }
+
+    /// An increment applied if `condition` passes (HBase's checkAndMutate
+    /// with an Increment): what it answers, or None when the check failed
+    /// (`nonce` as for [`Host::increment`]).
+    pub async fn check_and_increment(
+        &self,
+        table: &str,
+        condition: Condition,
+        row: Bytes,
+        columns: Vec<(Bytes, Bytes, i64)>,
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Changed<i64>>, ServiceError> {
+        if columns.is_empty() {
+            return Err(ServiceError::InvalidArgument(
+                "columns: an increment needs at least one column".into(),
+            ));
+        }
+        let limits = &self.config().limits;
+        limits.check_columns(columns.iter().map(|(_, q, _)| (&q[..], 8)), "increment")?;
+        limits.check_columns(
+            std::iter::once((&condition.qualifier[..], condition.value.len())),
+            "check",
+        )?;
+        let (condition, columns) = (Arc::new(condition), Arc::new(columns));
+        self.with_region(table, &row.clone(), false, |r| {
+            let (row, condition, columns) = (row.clone(), condition.clone(), columns.clone());
+            async move {
+                r.check_and_increment(&condition, row, &columns, nonce)
+                    .await
+            }
+        })
+        .await
+    }
+
+    /// An append applied if `condition` passes: what it answers, or None
+    /// when the check failed (`nonce` as for [`Host::increment`]).
+    pub async fn check_and_append(
+        &self,
+        table: &str,
+        condition: Condition,
+        row: Bytes,
+        columns: Vec<(Bytes, Bytes, Bytes)>,
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Changed<Bytes>>, ServiceError> {
+        if columns.is_empty() {
+            return Err(ServiceError::InvalidArgument(
+                "columns: an append needs at least one column".into(),
+            ));
+        }
+        let limits = &self.config().limits;
+        limits.check_columns(columns.iter().map(|(_, q, v)| (&q[..], v.len())), "append")?;
+        limits.check_columns(
+            std::iter::once((&condition.qualifier[..], condition.value.len())),
+            "check",
+        )?;
+        let (condition, columns) = (Arc::new(condition), Arc::new(columns));
+        self.with_region(table, &row.clone(), false, |r| {
+            let (row, condition, columns) = (row.clone(), condition.clone(), columns.clone());
+            async move { r.check_and_append(&condition, row, &columns, nonce).await }
         })
         .await
     }
@@ -373,7 +442,8 @@ impl Host {
     }
 
     /// Starts a scan over `table` whose rows pass `filter` (evaluated in
-    /// each region scan; a filter that ends the scan ends it everywhere).
+    /// each region scan with a fresh state, as HBase runs a scan's filter
+    /// per region).
     pub fn scan_filtered(
         &self,
         table: &str,
@@ -381,13 +451,9 @@ impl Host {
         filter: Option<Arc<Filter>>,
     ) -> Result<ScanStream, ServiceError> {
         let t = self.enabled_table(table)?;
-        if !scan.stop_row.is_empty() && scan.start_row > scan.stop_row && !scan.reverse {
-            return Err(ServiceError::InvalidArgument(format!(
-                "start row {:?} is after stop row {:?}",
-                String::from_utf8_lossy(&scan.start_row),
-                String::from_utf8_lossy(&scan.stop_row)
-            )));
-        }
+        // An empty range (a start at or after the stop) answers no rows, as
+        // HBase's region scanner does; it is not an error.
+        let empty = !scan.stop_row.is_empty() && scan.start_row >= scan.stop_row;
         for family in scan.columns.families.keys() {
             if !t
                 .record
@@ -413,7 +479,7 @@ impl Host {
             reopen: false,
             skip: 0,
             rows: 0,
-            done: false,
+            done: empty,
             filter,
         })
     }

@@ -23,6 +23,21 @@ pub struct RegionLocation {
     pub hbase: String,
 }
 
+/// Cluster mode: the servers HBase's Java client may use, by their
+/// native-RPC addresses, as of this server's last round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeCluster {
+    /// The master's (None while no master is known, or it serves no
+    /// native RPC).
+    pub master: Option<String>,
+    /// Every live server's that serves one, in the order of their names.
+    pub servers: Vec<String>,
+    /// True if this server is the master.
+    pub is_master: bool,
+    /// True while this server holds its lease (its directory is current).
+    pub lease_held: bool,
+}
+
 impl Host {
     /// Records the gRPC address clients reach this server at.
     pub fn set_address(&self, address: String) {
@@ -34,14 +49,41 @@ impl Host {
         self.inner.address.get().map_or("", String::as_str)
     }
 
-    /// Cluster mode: the master's native-RPC address (None on a single
-    /// node, or while unknown).
-    pub fn master_hbase_addr(&self) -> Option<String> {
+    /// Cluster mode: the cluster as HBase's client is told it (None on a
+    /// single node).
+    pub fn native_cluster(&self) -> Option<NativeCluster> {
+        let state = self.inner.cluster.as_ref()?;
+        let d = state.directory();
+        let master_name = d.master.as_ref().map(|(name, _)| name.clone());
+        let mut servers: Vec<(String, String)> = d
+            .servers
+            .into_iter()
+            .filter(|s| !s.hbase.is_empty())
+            .map(|s| (s.name, s.hbase))
+            .collect();
+        servers.sort();
+        let master = master_name.and_then(|m| {
+            servers
+                .iter()
+                .find(|(name, _)| *name == m)
+                .map(|(_, hbase)| hbase.clone())
+        });
+        Some(NativeCluster {
+            master,
+            servers: servers.into_iter().map(|(_, hbase)| hbase).collect(),
+            is_master: state.is_master(),
+            lease_held: state.lease_held(),
+        })
+    }
+
+    /// Cluster mode: the native-RPC address of the live server whose gRPC
+    /// address is `grpc` (None if it is not a live member or serves no
+    /// native RPC).
+    pub fn native_address_of(&self, grpc: &str) -> Option<String> {
         let d = self.inner.cluster.as_ref()?.directory();
-        let (name, _) = d.master?;
         d.servers
             .into_iter()
-            .find(|s| s.name == name)
+            .find(|s| s.addr == grpc)
             .map(|s| s.hbase)
             .filter(|h| !h.is_empty())
     }

@@ -21,7 +21,7 @@ mod split;
 
 pub use data::ScanStream;
 pub(crate) use data::row_successor;
-pub use locate::RegionLocation;
+pub use locate::{NativeCluster, RegionLocation};
 
 use crate::catalog::{CatalogStore, RegionRecord, TableRecord};
 use crate::config::{ServerConfig, WalBackendName};
@@ -275,6 +275,7 @@ impl Host {
             flush_interval: (!m.flush_interval.is_zero()).then_some(m.flush_interval),
             jitter: m.flush_jitter,
             check_every: std::time::Duration::from_secs(1),
+            max_wal_bytes: config.wal.max_unflushed_bytes(),
         });
         env.background = Some(
             Background::new(
@@ -502,6 +503,10 @@ impl Host {
         config.in_memory_flush_size =
             m.effective_in_memory_flush_size(self.inner.config.regions.flush_size.0) as usize;
         config.pipeline_max_segments = m.pipeline_max_segments;
+        config.nonces = shoal_storage::region::NonceOptions {
+            window: self.inner.config.regions.nonce_window,
+            max_entries: self.inner.config.regions.nonce_capacity,
+        };
         config
     }
 

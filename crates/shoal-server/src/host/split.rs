@@ -240,6 +240,9 @@ impl Host {
                     return Err(ServiceError::Region(e));
                 }
             };
+            // A retry of an increment or append the parent applied is
+            // refused by the child holding its row.
+            r.adopt_nonces(&region);
             opened.push((c.clone(), r));
         }
         {

@@ -656,6 +656,18 @@ fn wal(o: &mut Out, v: &StatusView) {
         w.segments_live as f64,
     );
     o.single(
+        "shoal_wal_live_bytes",
+        "gauge",
+        "Record bytes in the live WAL segments: what a replay after a crash reads.",
+        w.live_bytes as f64,
+    );
+    o.single(
+        "shoal_wal_release_flushes_total",
+        "counter",
+        "Region flushes started because the WAL held more than wal.max_unflushed.",
+        w.release_flushes as f64,
+    );
+    o.single(
         "shoal_wal_segments_recycled_total",
         "counter",
         "WAL segments made from a retired segment's file instead of a zero-filled one.",

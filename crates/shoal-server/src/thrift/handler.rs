@@ -456,8 +456,9 @@ impl Gateway {
                     (f, None) => (f, Bytes::new()),
                 };
                 let values = h
-                    .increment(&name, row, vec![(family, qualifier, by)])
-                    .await?;
+                    .increment(&name, row, vec![(family, qualifier, by)], None)
+                    .await?
+                    .values;
                 Value::I64(values.first().copied().unwrap_or_default())
             }
             "increment" => {
@@ -532,11 +533,25 @@ impl Gateway {
                     let (f, q) = convert::split_column(c)?;
                     list.push((f, q.unwrap_or_default(), v));
                 }
-                let now = now_ms();
-                let new = h.append(&name, row, list).await?;
+                let names: Vec<(Bytes, Bytes)> = list
+                    .iter()
+                    .map(|(f, q, _)| (f.clone(), q.clone()))
+                    .collect();
+                let new = h.append(&name, row, list, None).await?;
+                // Each new value with its stored cell's timestamp.
+                let stamp = |f: &Bytes, q: &Bytes| {
+                    new.cells
+                        .iter()
+                        .find(|c| c.family == f && c.qualifier == q)
+                        .map_or(0, |c| c.timestamp)
+                };
                 Value::List(
                     TType::Struct,
-                    new.into_iter().map(|v| convert::tcell(v, now)).collect(),
+                    names
+                        .iter()
+                        .zip(&new.values)
+                        .map(|((f, q), v)| convert::tcell(v.clone(), stamp(f, q)))
+                        .collect(),
                 )
             }
             "checkAndPut" => {
@@ -597,6 +612,14 @@ impl Gateway {
                         Some(long(args, 5, "timestamp")?),
                     ),
                 };
+                // Equal start and stop rows read that row (HBase's gateway
+                // builds these scans with `new Scan(start, stop)`, which
+                // keeps the old "get scan" rule).
+                let stop = if !start.is_empty() && start == stop {
+                    successor_or_empty(&start)
+                } else {
+                    stop
+                };
                 let scan = Scan {
                     start_row: start,
                     stop_row: stop,
@@ -646,7 +669,7 @@ impl Gateway {
         let (f, q) = convert::split_column(&column)?;
         self.host
             .access(&self.caller)
-            .increment(&name, row, vec![(f, q.unwrap_or_default(), by)])
+            .increment(&name, row, vec![(f, q.unwrap_or_default(), by)], None)
             .await?;
         Ok(())
     }
@@ -661,7 +684,13 @@ impl Gateway {
         // HBase's reversed scan starts at its (inclusive) start row and runs
         // down to its (exclusive) stop row; Shoal's reverse scans read
         // `[start, stop)` from the top.
-        let (start_row, stop_row) = if reverse {
+        let (start_row, stop_row) = if !start.is_empty() && start == stop {
+            // HBase's gateway builds the scan with `setStartRow`/`setStopRow`,
+            // which keep the old rule: equal start and stop rows read that
+            // one row (a "get scan"), in either direction.
+            let next = successor_or_empty(&start);
+            (start, next)
+        } else if reverse {
             (successor_or_empty(&stop), successor_or_empty(&start))
         } else {
             (start, stop)
@@ -759,12 +788,6 @@ fn successor_or_empty(row: &Bytes) -> Bytes {
     let mut v = row.to_vec();
     v.push(0);
     Bytes::from(v)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 #[cfg(test)]

@@ -116,6 +116,9 @@ pub struct RegionConfig {
     /// per store (default 5): a flush that leaves a store with at least this
     /// many files starts a background minor compaction.
     pub compaction_trigger_files: usize,
+    /// How long, and how many, increment and append nonces the region
+    /// remembers (default 30 minutes, 100,000; see `nonces.rs`).
+    pub nonces: super::nonces::NonceOptions,
 }
 
 impl RegionConfig {
@@ -137,6 +140,7 @@ impl RegionConfig {
             pipeline_max_segments: 4,
             compaction: CompactionPolicy::default(),
             compaction_trigger_files: 5,
+            nonces: super::nonces::NonceOptions::default(),
         }
     }
 

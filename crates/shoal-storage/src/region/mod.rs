@@ -23,6 +23,7 @@ mod flush;
 mod merge;
 pub mod mutate;
 mod mvcc;
+pub mod nonces;
 pub mod ops;
 mod pressure;
 mod read;
@@ -37,6 +38,8 @@ pub use compact::CompactionReport;
 pub use config::{Clock, CompactionPolicy, FamilyConfig, ManualClock, RegionConfig, SystemClock};
 pub use error::RegionError;
 pub use flush::FlushReport;
+pub use mutate::Changed;
+pub use nonces::{Nonce, NonceOptions};
 pub use ops::{
     CheckAndMutate, Columns, CompareOp, Condition, Get, RowMutation, RowOp, RowResult, Scan,
     TimeRange,
@@ -146,6 +149,8 @@ struct Inner {
     manifest: tokio::sync::Mutex<ManifestWriter>,
     mvcc: Mvcc,
     row_locks: RowLocks,
+    /// Increment and append nonces applied lately (`nonces.rs`).
+    nonces: nonces::Nonces,
     flush_lock: tokio::sync::Mutex<()>,
     compaction_lock: tokio::sync::Mutex<()>,
     flush_running: AtomicBool,
@@ -287,6 +292,8 @@ impl Region {
                 return Err(invalid("max_versions must be at least 1".into()));
             }
         }
+        // Where an open's time goes (logged with "region opened").
+        let open_started = std::time::Instant::now();
         let manifest_err = |source| RegionError::Manifest {
             region: region.clone(),
             source,
@@ -321,6 +328,7 @@ impl Region {
             tracing::info!(region = %region, "files of deleted column families dropped from the manifest");
         }
         let manifest = writer.current().clone();
+        let fence_ms = open_started.elapsed().as_millis() as u64;
 
         let mut stores = BTreeMap::new();
         for family in &config.families {
@@ -355,6 +363,7 @@ impl Region {
             );
         }
 
+        let files_ms = open_started.elapsed().as_millis() as u64 - fence_ms;
         // Replay what the WALs hold beyond the flushed sequence: this
         // server's, and any dead server's entries handed in.
         let mut recovered = env
@@ -371,12 +380,18 @@ impl Region {
         }
         let mut last_seq = manifest.max_seq.max(manifest.flushed_seq);
         let mut replayed = 0usize;
+        let nonces = nonces::Nonces::new(config.nonces);
+        let replayed_at = env.clock.now_ms();
         for entry in recovered {
-            let cells =
-                mutate::decode_payload(&entry.payload).map_err(|source| RegionError::Cell {
+            let (marked, cells) =
+                mutate::decode_entry(&entry.payload).map_err(|source| RegionError::Cell {
                     region: region.clone(),
                     source,
                 })?;
+            // A retry of a replayed increment or append is still refused.
+            if let Some((nonce, written_ms)) = marked {
+                nonces.record_replayed(nonce, written_ms, replayed_at);
+            }
             for cell in cells {
                 let Some(store) = stores.get(&cell.family) else {
                     tracing::warn!(region = %region, family = ?cell.family, "WAL entry for a family the region no longer has; skipped");
@@ -393,11 +408,12 @@ impl Region {
             last_seq = last_seq.max(entry.seq);
             replayed += 1;
         }
+        let replay_ms = open_started.elapsed().as_millis() as u64 - fence_ms - files_ms;
         if !relog.is_empty() {
             let entries: Vec<(u64, bytes::Bytes)> =
                 relog.iter().map(|e| (e.seq, e.payload.clone())).collect();
             env.wal
-                .append_many(&config.region_id, &entries)
+                .append_bulk(&config.region_id, &entries)
                 .await
                 .map_err(|source| RegionError::Wal {
                     region: region.clone(),
@@ -405,6 +421,7 @@ impl Region {
                 })?;
             tracing::info!(region = %region, entries = relog.len(), "entries of a dead server's WAL logged again");
         }
+        let relog_ms = open_started.elapsed().as_millis() as u64 - fence_ms - files_ms - replay_ms;
         // Warm L2 with the region's files in the background.
         let prefetch = env.cache.as_ref().map(|cache| {
             // Then L1 from L2, while it has room: the first reads after a
@@ -434,6 +451,10 @@ impl Region {
             files = manifest.files().count(),
             replayed,
             last_seq,
+            fence_ms,
+            files_ms,
+            replay_ms,
+            relog_ms,
             "region opened"
         );
         let interval_ms = env
@@ -474,6 +495,7 @@ impl Region {
                 stores,
                 manifest: tokio::sync::Mutex::new(writer),
                 row_locks: RowLocks::default(),
+                nonces,
                 flush_lock: tokio::sync::Mutex::new(()),
                 compaction_lock: tokio::sync::Mutex::new(()),
                 flush_running: AtomicBool::new(false),

@@ -7,34 +7,87 @@
 //! resolved timestamps), so replaying it is idempotent: an increment is logged
 //! as the put of its result, never as "+1".
 
-use super::ops::{CheckAndMutate, Condition, Get, RowMutation, RowOp, TimeRange};
+use super::nonces::Nonce;
+use super::ops::{CheckAndMutate, Columns, Condition, Get, RowMutation, RowOp, TimeRange};
 use super::{Region, RegionError};
 use crate::cell::{Cell, CellError, CellType, decode_cell, encode_cell};
 use crate::write_stages::Stage;
 use bytes::Bytes;
 use std::time::Instant;
 
+/// A WAL payload of cells alone.
 const PAYLOAD_VERSION: u8 = 1;
+/// A WAL payload of a nonced increment or append: the nonce and the time
+/// it was applied, then the cells (see `docs/wal.md`, "Payloads").
+const PAYLOAD_VERSION_NONCED: u8 = 2;
+/// Nonce group, nonce and time, after the version byte.
+const NONCE_HEADER_LEN: usize = 24;
 
 /// Encodes a mutation's cells as a WAL payload: a version byte, then the cells.
 pub fn encode_payload(cells: &[Cell]) -> Result<Bytes, CellError> {
+    encode_entry(None, cells)
+}
+
+/// Encodes a WAL payload: the cells, and the nonce of the increment or
+/// append they are the result of, with the time it was applied (ms), if
+/// it had one.
+pub fn encode_entry(marked: Option<(Nonce, i64)>, cells: &[Cell]) -> Result<Bytes, CellError> {
     let mut out = Vec::with_capacity(
-        1 + cells
-            .iter()
-            .map(crate::cell::encoded_cell_len)
-            .sum::<usize>(),
+        1 + NONCE_HEADER_LEN
+            + cells
+                .iter()
+                .map(crate::cell::encoded_cell_len)
+                .sum::<usize>(),
     );
-    out.push(PAYLOAD_VERSION);
+    match marked {
+        None => out.push(PAYLOAD_VERSION),
+        Some((nonce, at_ms)) => {
+            out.push(PAYLOAD_VERSION_NONCED);
+            out.extend_from_slice(&nonce.group.to_be_bytes());
+            out.extend_from_slice(&nonce.nonce.to_be_bytes());
+            out.extend_from_slice(&at_ms.to_be_bytes());
+        }
+    }
     for c in cells {
         encode_cell(c, &mut out)?;
     }
     Ok(Bytes::from(out))
 }
 
-/// Decodes a WAL payload written by [`encode_payload`].
+/// Decodes a WAL payload written by [`encode_payload`] or [`encode_entry`]
+/// (the cells only).
 pub fn decode_payload(payload: &Bytes) -> Result<Vec<Cell>, CellError> {
-    match payload.first() {
-        Some(&PAYLOAD_VERSION) => {}
+    decode_entry(payload).map(|(_, cells)| cells)
+}
+
+/// Decodes a WAL payload: its nonce and time, if it has one, and its cells.
+#[allow(clippy::type_complexity)]
+pub fn decode_entry(payload: &Bytes) -> Result<(Option<(Nonce, i64)>, Vec<Cell>), CellError> {
+    let (marked, start) = match payload.first() {
+        Some(&PAYLOAD_VERSION) => (None, 1),
+        Some(&PAYLOAD_VERSION_NONCED) => {
+            let header =
+                payload
+                    .get(1..1 + NONCE_HEADER_LEN)
+                    .ok_or_else(|| CellError::Malformed {
+                        what: "cell",
+                        reason: format!(
+                            "WAL payload of {} bytes, shorter than its nonce",
+                            payload.len()
+                        ),
+                    })?;
+            let word = |i: usize| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&header[i * 8..i * 8 + 8]);
+                b
+            };
+            let (group, nonce) = (u64::from_be_bytes(word(0)), u64::from_be_bytes(word(1)));
+            let at_ms = i64::from_be_bytes(word(2));
+            (
+                Nonce::new(group, nonce).map(|n| (n, at_ms)),
+                1 + NONCE_HEADER_LEN,
+            )
+        }
         Some(v) => {
             return Err(CellError::Malformed {
                 what: "cell",
@@ -47,15 +100,31 @@ pub fn decode_payload(payload: &Bytes) -> Result<Vec<Cell>, CellError> {
                 reason: "empty WAL payload".into(),
             });
         }
-    }
+    };
     let mut cells = Vec::new();
-    let mut rest = payload.slice(1..);
+    let mut rest = payload.slice(start..);
     while !rest.is_empty() {
         let (cell, used) = decode_cell(&rest)?;
         cells.push(cell);
         rest = rest.slice(used..);
     }
-    Ok(cells)
+    Ok((marked, cells))
+}
+
+/// What an increment or append answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changed<V> {
+    /// Each column's new value, in the order the columns were given (a
+    /// repeat: each column's current value; a missing column, or for an
+    /// increment one that is not an 8-byte counter, as 0 or empty).
+    pub values: Vec<V>,
+    /// The cells written, as stored (their timestamps are the new
+    /// versions'), one per column, in key order. A repeat: the columns'
+    /// newest cells now (a column deleted since is missing).
+    pub cells: Vec<Cell>,
+    /// The nonce named an increment or append the region already applied
+    /// (the client retried it): nothing was written this time.
+    pub repeated: bool,
 }
 
 /// `i64::MAX` is HBase's LATEST_TIMESTAMP: a change stamped with it is
@@ -182,6 +251,16 @@ impl Region {
 
     /// Resolves `ops` into cells and writes them. The caller holds the row lock.
     async fn apply_locked(&self, mutation: &RowMutation) -> Result<u64, RegionError> {
+        self.apply_marked(mutation, None).await
+    }
+
+    /// [`Region::apply_locked`], logging `marked` (a nonce and the time it
+    /// was applied) in the WAL entry.
+    async fn apply_marked(
+        &self,
+        mutation: &RowMutation,
+        marked: Option<(Nonce, i64)>,
+    ) -> Result<u64, RegionError> {
         if mutation.ops.is_empty() {
             return Err(self.invalid("a mutation needs at least one change"));
         }
@@ -212,7 +291,9 @@ impl Region {
         }
         let stages = &self.inner.env.memstore.stats().stages;
         let seq = self.inner.mvcc.begin();
-        let result = self.write_cells(&mutation.row, &specs, seq, now).await;
+        let result = self
+            .write_cells(&mutation.row, &specs, seq, now, marked)
+            .await;
         self.inner.mvcc.complete(seq);
         result?;
         let inserted = Instant::now();
@@ -230,8 +311,9 @@ impl Region {
         ops: &[RowOp],
         seq: u64,
         now: i64,
+        marked: Option<(Nonce, i64)>,
     ) -> Result<(), RegionError> {
-        let (cells, payload) = self.prepare_cells(row, ops, seq, now)?;
+        let (cells, payload) = self.prepare_marked(row, ops, seq, now, marked)?;
         let queued = Instant::now();
         let logged = self.inner.env.wal.append(self.id(), seq, payload).await;
         let stages = &self.inner.env.memstore.stats().stages;
@@ -251,6 +333,18 @@ impl Region {
         ops: &[RowOp],
         seq: u64,
         now: i64,
+    ) -> Result<(Vec<Cell>, Bytes), RegionError> {
+        self.prepare_marked(row, ops, seq, now, None)
+    }
+
+    /// [`Region::prepare_cells`], with a nonce in the WAL payload.
+    fn prepare_marked(
+        &self,
+        row: &Bytes,
+        ops: &[RowOp],
+        seq: u64,
+        now: i64,
+        marked: Option<(Nonce, i64)>,
     ) -> Result<(Vec<Cell>, Bytes), RegionError> {
         let mut cells = Vec::with_capacity(ops.len());
         let mut push =
@@ -352,7 +446,7 @@ impl Region {
         for c in &unique {
             c.validate().map_err(cell_err)?;
         }
-        let payload = encode_payload(&unique).map_err(cell_err)?;
+        let payload = encode_entry(marked, &unique).map_err(cell_err)?;
         Ok((unique, payload))
     }
 
@@ -420,27 +514,59 @@ impl Region {
         row: impl Into<Bytes>,
         columns: &[(Bytes, Bytes, i64)],
     ) -> Result<Vec<i64>, RegionError> {
+        Ok(self.increment_nonced(row, columns, None).await?.values)
+    }
+
+    /// [`Region::increment`] marked with a client's `nonce`: if the region
+    /// applied an operation with the same nonce lately (the client retries
+    /// one whose answer it lost), nothing is written and the columns'
+    /// current cells are answered, as HBase answers (see `nonces.rs`).
+    /// Answers the cells written, with their stored timestamps.
+    pub async fn increment_nonced(
+        &self,
+        row: impl Into<Bytes>,
+        columns: &[(Bytes, Bytes, i64)],
+        nonce: Option<Nonce>,
+    ) -> Result<Changed<i64>, RegionError> {
         let row: Bytes = row.into();
         let _gate = self.write_gate().await?;
         self.check_row(&row)?;
         let _lock = self.inner.row_locks.lock(&row).await;
-        self.increment_locked(&row, columns).await
+        self.increment_locked(&row, columns, nonce).await
     }
 
-    /// [`Region::increment`] under the row lock the caller holds.
+    /// [`Region::increment_nonced`] under the row lock the caller holds.
     async fn increment_locked(
         &self,
         row: &Bytes,
         columns: &[(Bytes, Bytes, i64)],
-    ) -> Result<Vec<i64>, RegionError> {
+        nonce: Option<Nonce>,
+    ) -> Result<Changed<i64>, RegionError> {
         if columns.is_empty() {
             return Err(self.invalid("increment needs at least one column"));
+        }
+        for (family, _, _) in columns {
+            self.store(family)?;
+        }
+        if let Some(cells) = self.repeated(row, columns, nonce).await? {
+            let values = columns
+                .iter()
+                .map(|(f, q, _)| {
+                    find(&cells, f, q)
+                        .and_then(|c| <[u8; 8]>::try_from(&c.value[..]).ok())
+                        .map_or(0, i64::from_be_bytes)
+                })
+                .collect();
+            return Ok(Changed {
+                values,
+                cells,
+                repeated: true,
+            });
         }
         let now = self.stamp_now();
         let mut mutation = RowMutation::new(row.clone());
         let mut values = Vec::with_capacity(columns.len());
         for (family, qualifier, delta) in columns {
-            self.store(family)?;
             let current = self.read_column(row, family, qualifier).await?;
             let (old, ts) = match &current {
                 None => (0i64, now),
@@ -468,8 +594,12 @@ impl Region {
                 new.to_be_bytes().to_vec(),
             );
         }
-        self.apply_locked(&mutation).await?;
-        Ok(values)
+        let cells = self.apply_nonced(&mutation, nonce).await?;
+        Ok(Changed {
+            values,
+            cells,
+            repeated: false,
+        })
     }
 
     /// Appends bytes to each column's current value (a missing column is empty)
@@ -479,27 +609,52 @@ impl Region {
         row: impl Into<Bytes>,
         columns: &[(Bytes, Bytes, Bytes)],
     ) -> Result<Vec<Bytes>, RegionError> {
+        Ok(self.append_nonced(row, columns, None).await?.values)
+    }
+
+    /// [`Region::append`] marked with a client's `nonce`, as
+    /// [`Region::increment_nonced`].
+    pub async fn append_nonced(
+        &self,
+        row: impl Into<Bytes>,
+        columns: &[(Bytes, Bytes, Bytes)],
+        nonce: Option<Nonce>,
+    ) -> Result<Changed<Bytes>, RegionError> {
         let row: Bytes = row.into();
         let _gate = self.write_gate().await?;
         self.check_row(&row)?;
         let _lock = self.inner.row_locks.lock(&row).await;
-        self.append_locked(&row, columns).await
+        self.append_locked(&row, columns, nonce).await
     }
 
-    /// [`Region::append`] under the row lock the caller holds.
+    /// [`Region::append_nonced`] under the row lock the caller holds.
     async fn append_locked(
         &self,
         row: &Bytes,
         columns: &[(Bytes, Bytes, Bytes)],
-    ) -> Result<Vec<Bytes>, RegionError> {
+        nonce: Option<Nonce>,
+    ) -> Result<Changed<Bytes>, RegionError> {
         if columns.is_empty() {
             return Err(self.invalid("append needs at least one column"));
+        }
+        for (family, _, _) in columns {
+            self.store(family)?;
+        }
+        if let Some(cells) = self.repeated(row, columns, nonce).await? {
+            let values = columns
+                .iter()
+                .map(|(f, q, _)| find(&cells, f, q).map_or_else(Bytes::new, |c| c.value.clone()))
+                .collect();
+            return Ok(Changed {
+                values,
+                cells,
+                repeated: true,
+            });
         }
         let now = self.stamp_now();
         let mut mutation = RowMutation::new(row.clone());
         let mut values = Vec::with_capacity(columns.len());
         for (family, qualifier, suffix) in columns {
-            self.store(family)?;
             let current = self.read_column(row, family, qualifier).await?;
             let (mut value, ts) = match current {
                 None => (Vec::new(), now),
@@ -511,8 +666,96 @@ impl Region {
             values.push(value.clone());
             mutation = mutation.put_at(family.clone(), qualifier.clone(), ts, value);
         }
-        self.apply_locked(&mutation).await?;
-        Ok(values)
+        let cells = self.apply_nonced(&mutation, nonce).await?;
+        Ok(Changed {
+            values,
+            cells,
+            repeated: false,
+        })
+    }
+
+    /// For an operation marked with `nonce` that the region applied
+    /// lately: the current cells of its columns (HBase answers a repeated
+    /// increment or append with a Get of them). None: apply it. The caller
+    /// holds the row lock, so the operation a repeat races with has
+    /// finished (and been remembered) before this looks.
+    async fn repeated<V>(
+        &self,
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, V)],
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Vec<Cell>>, RegionError> {
+        let Some(nonce) = nonce else {
+            return Ok(None);
+        };
+        if !self.inner.nonces.seen(nonce, self.inner.env.clock.now_ms()) {
+            return Ok(None);
+        }
+        let mut wanted = Columns::all();
+        for (family, qualifier, _) in columns {
+            wanted = wanted.column(family.clone(), qualifier.clone());
+        }
+        let get = Get {
+            row: row.clone(),
+            columns: wanted,
+            time_range: TimeRange::ALL,
+            max_versions: 1,
+            filter: None,
+        };
+        tracing::debug!(region = %self.id(), group = nonce.group, nonce = nonce.nonce, "a repeated increment or append answered without being applied");
+        Ok(Some(self.get_at(&get, u64::MAX, None).await?.cells))
+    }
+
+    /// Writes an increment's or append's result (puts with resolved
+    /// timestamps), logging `nonce` with it and remembering it once the
+    /// write is durable. Returns the cells written, in key order.
+    async fn apply_nonced(
+        &self,
+        mutation: &RowMutation,
+        nonce: Option<Nonce>,
+    ) -> Result<Vec<Cell>, RegionError> {
+        let at = self.inner.env.clock.now_ms();
+        let marked = nonce.map(|n| (n, at));
+        let seq = self.apply_marked(mutation, marked).await?;
+        if let Some(n) = nonce {
+            self.inner.nonces.record(n, at);
+        }
+        let cells = mutation
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                RowOp::Put {
+                    family,
+                    qualifier,
+                    timestamp: Some(ts),
+                    value,
+                } => Some(Cell {
+                    row: mutation.row.clone(),
+                    family: family.clone(),
+                    qualifier: qualifier.clone(),
+                    timestamp: *ts,
+                    kind: CellType::Put,
+                    seq,
+                    value: value.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        Ok(last_of_each_key(cells))
+    }
+
+    /// Takes over the nonces `other` remembers (a split's parent, closed
+    /// now), with their times: a retry of an increment or append the
+    /// parent applied is refused by the child that holds its row.
+    pub fn adopt_nonces(&self, other: &Region) {
+        for (nonce, at) in other.inner.nonces.entries() {
+            self.inner.nonces.record(nonce, at);
+        }
+    }
+
+    /// How many increment and append nonces the region remembers.
+    pub fn nonces_remembered(&self) -> usize {
+        self.inner.nonces.len()
     }
 
     /// Compares a column's current value and, if the check passes, applies the
@@ -544,14 +787,17 @@ impl Region {
     }
 
     /// An increment applied if `condition` passes, atomically for the row
-    /// (HBase's checkAndMutate with an Increment): the new values, or None
-    /// when the check failed.
+    /// (HBase's checkAndMutate with an Increment): what it answers, or None
+    /// when the check failed. As in HBase the check comes first, then the
+    /// nonce: a retry whose check passes again is answered without being
+    /// applied twice.
     pub async fn check_and_increment(
         &self,
         condition: &Condition,
         row: impl Into<Bytes>,
         columns: &[(Bytes, Bytes, i64)],
-    ) -> Result<Option<Vec<i64>>, RegionError> {
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Changed<i64>>, RegionError> {
         let row: Bytes = row.into();
         let _gate = self.write_gate().await?;
         self.check_row(&row)?;
@@ -559,17 +805,19 @@ impl Region {
         if self.check_locked(&row, condition).await?.is_none() {
             return Ok(None);
         }
-        self.increment_locked(&row, columns).await.map(Some)
+        self.increment_locked(&row, columns, nonce).await.map(Some)
     }
 
-    /// An append applied if `condition` passes, atomically for the row: the
-    /// new values, or None when the check failed.
+    /// An append applied if `condition` passes, atomically for the row: what
+    /// it answers, or None when the check failed (nonces as
+    /// [`Region::check_and_increment`]).
     pub async fn check_and_append(
         &self,
         condition: &Condition,
         row: impl Into<Bytes>,
         columns: &[(Bytes, Bytes, Bytes)],
-    ) -> Result<Option<Vec<Bytes>>, RegionError> {
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Changed<Bytes>>, RegionError> {
         let row: Bytes = row.into();
         let _gate = self.write_gate().await?;
         self.check_row(&row)?;
@@ -577,7 +825,7 @@ impl Region {
         if self.check_locked(&row, condition).await?.is_none() {
             return Ok(None);
         }
-        self.append_locked(&row, columns).await.map(Some)
+        self.append_locked(&row, columns, nonce).await.map(Some)
     }
 
     /// Evaluates `condition` on `row` under the row lock the caller holds:
@@ -604,6 +852,13 @@ impl Region {
             self.request_flush();
         }
     }
+}
+
+/// The cell of column `family:qualifier` among `cells`.
+fn find<'a>(cells: &'a [Cell], family: &[u8], qualifier: &[u8]) -> Option<&'a Cell> {
+    cells
+        .iter()
+        .find(|c| c.family == family && c.qualifier == qualifier)
 }
 
 /// Identical keys within one mutation (same column, timestamp and type
@@ -640,6 +895,26 @@ mod tests {
         assert!(decode_payload(&Bytes::from_static(&[2, 0])).is_err());
         assert!(decode_payload(&Bytes::new()).is_err());
         assert!(decode_payload(&p.slice(..p.len() - 1)).is_err());
+    }
+
+    #[test]
+    fn a_nonced_payload_carries_its_nonce_and_the_old_version_still_reads() {
+        let cells = vec![Cell::put("r", "f", "q", 5, 9, "v")];
+        let nonce = Nonce::new(u64::MAX, 0x1234_5678_9abc_def0).unwrap();
+        let p = encode_entry(Some((nonce, 1_700_000_000_123)), &cells).unwrap();
+        assert_eq!(p[0], PAYLOAD_VERSION_NONCED);
+        assert_eq!(
+            decode_entry(&p).unwrap(),
+            (Some((nonce, 1_700_000_000_123)), cells.clone())
+        );
+        assert_eq!(decode_payload(&p).unwrap(), cells);
+        // Without a nonce: version 1, byte for byte as before.
+        let old = encode_payload(&cells).unwrap();
+        assert_eq!(old[0], PAYLOAD_VERSION);
+        assert_eq!(encode_entry(None, &cells).unwrap(), old);
+        assert_eq!(decode_entry(&old).unwrap(), (None, cells));
+        // A nonced payload cut inside its header is refused.
+        assert!(decode_entry(&p.slice(..20)).is_err());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Write pressure: admission of writes against the memstore limits, the
 //! in-memory compaction trigger, and the flush scheduler that flushes the
-//! largest regions under global pressure and old memstores periodically.
+//! largest regions under global pressure, old memstores periodically, and
+//! the regions holding a WAL's oldest entries once it holds more than its
+//! bound (so a replay after a crash reads and replays at most about that).
 //!
 //! Limits a write waits on (bounded by the budget's block timeout, then it
 //! fails with [`RegionError::Busy`]):
@@ -28,6 +30,12 @@ pub struct SchedulerOptions {
     pub jitter: f64,
     /// How often the scheduler looks when nothing wakes it (default 1 s).
     pub check_every: Duration,
+    /// A WAL whose live segments hold more than this many record bytes has
+    /// the regions with unflushed entries in its oldest segments flushed, so
+    /// those segments can go (HBase's `hbase.regionserver.maxlogs`, by
+    /// bytes): what a crash leaves to replay stays about this size. `None`:
+    /// no bound (default [`crate::wal::DEFAULT_MAX_UNFLUSHED`]).
+    pub max_wal_bytes: Option<u64>,
 }
 
 impl Default for SchedulerOptions {
@@ -36,6 +44,7 @@ impl Default for SchedulerOptions {
             flush_interval: Some(Duration::from_secs(3600)),
             jitter: 0.2,
             check_every: Duration::from_secs(1),
+            max_wal_bytes: Some(crate::wal::DEFAULT_MAX_UNFLUSHED),
         }
     }
 }
@@ -152,6 +161,9 @@ impl FlushScheduler {
                 }
             }
         }
+        if let Some(max) = self.inner.options.max_wal_bytes {
+            release_wal(&regions, max);
+        }
         if let Some(interval) = self.inner.options.flush_interval {
             let now = regions.first().map_or(0, |r| r.inner.env.clock.now_ms());
             for r in &regions {
@@ -168,6 +180,49 @@ impl FlushScheduler {
                     tracing::debug!(region = %r.id(), age_ms = now - oldest, "periodic flush");
                 }
             }
+        }
+    }
+}
+
+/// Flushes the regions holding the oldest entries of every WAL that holds
+/// more than `max` bytes (each log the regions write to: one per server,
+/// two for a moment after a cluster server rejoined with a new run). A
+/// region already flushing is left to its flush; one with nothing in its
+/// memstores has nothing a flush would write.
+fn release_wal(regions: &[Region], max: u64) {
+    let mut logs: Vec<&crate::wal::Wal> = Vec::new();
+    for r in regions {
+        let wal = &r.inner.env.wal;
+        if !logs.iter().any(|l| l.same_log(wal)) {
+            logs.push(wal);
+        }
+    }
+    for wal in logs {
+        let names = wal.regions_to_release(max);
+        if names.is_empty() {
+            continue;
+        }
+        let mut started = 0u64;
+        for name in &names {
+            let Some(r) = regions
+                .iter()
+                .find(|r| r.id() == name.as_str() && r.inner.env.wal.same_log(wal))
+            else {
+                continue;
+            };
+            if r.memstore_size() > 0 && r.request_flush() {
+                started += 1;
+                tracing::debug!(region = %r.id(), "flush to let the WAL's oldest segments go");
+            }
+        }
+        if started > 0 {
+            wal.note_release_flushes(started);
+            tracing::info!(
+                wal_bytes = wal.live_bytes(),
+                max_unflushed = max,
+                regions = started,
+                "the WAL holds more than wal.max_unflushed: flushing the regions holding its oldest entries"
+            );
         }
     }
 }

@@ -34,7 +34,7 @@ impl ForeignWal {
     /// tail). An empty or missing prefix is an empty WAL.
     pub async fn read(bucket: &Bucket, prefix: &str) -> Result<ForeignWal, WalError> {
         let recovered = object::recover(bucket, prefix).await?;
-        let segments = recovered.segments.iter().map(|(n, _)| *n).collect();
+        let segments = recovered.segments.iter().map(|(n, _, _)| *n).collect();
         let mut entries = recovered.entries;
         for list in entries.values_mut() {
             list.sort_by_key(|e| e.seq);

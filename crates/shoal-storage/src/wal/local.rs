@@ -65,8 +65,8 @@ pub(crate) struct Recovered {
     /// Entries in log order, grouped by region.
     pub entries: HashMap<String, Vec<WalEntry>>,
     pub entry_count: u64,
-    /// Segments that remain, with their per-region max seq.
-    pub segments: Vec<(u64, RegionMaxes)>,
+    /// Segments that remain, with their per-region max seq and record bytes.
+    pub segments: Vec<(u64, RegionMaxes, u64)>,
     /// Highest segment number seen (including removed torn ones).
     pub max_segment: Option<u64>,
     pub tails_cut: u64,
@@ -76,12 +76,15 @@ pub(crate) struct Recovered {
 impl Recovered {
     pub(crate) fn add(&mut self, segment: u64, entries: Vec<WalEntry>) {
         let mut maxes = RegionMaxes::new();
+        let mut bytes = 0u64;
         for e in entries {
             retention::note(&mut maxes, &e.region, e.seq);
+            bytes +=
+                (record::RECORD_PREFIX_LEN + record::body_len(&e.region, e.payload.len())) as u64;
             self.entry_count += 1;
             self.entries.entry(e.region.clone()).or_default().push(e);
         }
-        self.segments.push((segment, maxes));
+        self.segments.push((segment, maxes, bytes));
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use futures::StreamExt;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::error::WalError;
@@ -57,6 +58,10 @@ struct Inner {
     recovered: Mutex<HashMap<String, Vec<WalEntry>>>,
     store: Store,
     location: String,
+    /// The id in every segment header this handle writes.
+    writer_id: u128,
+    /// Most record bytes in one group commit (and one `append_bulk` object).
+    max_batch_bytes: usize,
 }
 
 fn blocking_failed(
@@ -175,10 +180,10 @@ impl Wal {
                 let prefix = prefix.trim_matches('/').to_owned();
                 let recovered = object::recover(&bucket, &prefix).await?;
                 let next = next_segment(&recovered, &prefix)?;
+                shared.next_object.store(next, Ordering::Relaxed);
                 let sink = Sink::Object {
                     bucket: bucket.clone(),
                     prefix: prefix.clone(),
-                    next,
                     writer_id,
                 };
                 let location = format!("{}/{prefix}", bucket.location());
@@ -210,8 +215,8 @@ impl Wal {
             m.segments_created
                 .store(u64::from(current.is_some()), Ordering::Relaxed);
             let mut table = shared.table();
-            for (n, maxes) in segments {
-                table.add_sealed(n, maxes);
+            for (n, maxes, bytes) in segments {
+                table.add_sealed(n, maxes, bytes);
             }
             if let Some(n) = current {
                 table.start_current(n);
@@ -254,6 +259,8 @@ impl Wal {
                 recovered: Mutex::new(entries),
                 store,
                 location,
+                writer_id,
+                max_batch_bytes: options.max_batch_bytes,
             }),
         })
     }
@@ -294,6 +301,94 @@ impl Wal {
         }
         self.enqueue(region, max_seq, records, entries.len() as u64)
             .await
+    }
+
+    /// Appends many entries of one region — all it has, as when a new owner logs
+    /// again what it replayed from a dead server's WAL — beside the group commits
+    /// rather than through them: in the object backend as segment objects of at
+    /// most `max_batch_bytes` each, [`BULK_PUTS`] written at once (a region's
+    /// tens of MiB go out as one sequential PUT through the writer otherwise, and
+    /// the regions a server takes over at once wait for each other's). The local
+    /// backend appends them as [`Wal::append_many`] does. Returns once every entry
+    /// is durable; on `Err` some may be (recovered later as ordinary entries, each
+    /// sequence number once), as for [`Wal::append_many`].
+    pub async fn append_bulk(
+        &self,
+        region: &str,
+        entries: &[(u64, Bytes)],
+    ) -> Result<(), WalError> {
+        let Store::Object { bucket, prefix } = &self.inner.store else {
+            return self.append_many(region, entries).await;
+        };
+        // Objects of at most `max_batch_bytes` (an entry larger than that alone).
+        let mut objects: Vec<(Vec<u8>, u64, u64)> = Vec::new();
+        for (seq, payload) in entries {
+            self.check_entry(region, *seq, payload.len())?;
+            let len = record::RECORD_PREFIX_LEN + record::body_len(region, payload.len());
+            match objects.last_mut() {
+                Some((records, max, n)) if records.len() + len <= self.inner.max_batch_bytes => {
+                    record::encode_record_into(records, region, *seq, payload);
+                    *max = (*max).max(*seq);
+                    *n += 1;
+                }
+                _ => {
+                    let mut records = Vec::with_capacity(len.max(self.inner.max_batch_bytes));
+                    record::encode_record_into(&mut records, region, *seq, payload);
+                    objects.push((records, *seq, 1));
+                }
+            }
+        }
+        let shared = &self.inner.shared;
+        let writer_id = self.inner.writer_id;
+        let puts = objects.into_iter().map(|(records, max_seq, n)| async move {
+            let number = shared.next_object.fetch_add(1, Ordering::Relaxed);
+            let started = std::time::Instant::now();
+            let mut data = Vec::with_capacity(record::HEADER_LEN + records.len());
+            data.extend_from_slice(&record::encode_header_version(
+                number,
+                writer_id,
+                record::OLDEST_READABLE_VERSION,
+            ));
+            data.extend_from_slice(&records);
+            let put = object::put_segment(bucket, prefix, number, Bytes::from(data)).await;
+            (
+                number,
+                records.len() as u64,
+                max_seq,
+                n,
+                started.elapsed(),
+                put,
+            )
+        });
+        let mut results = futures::stream::iter(puts).buffer_unordered(BULK_PUTS);
+        let mut outcome = Ok(());
+        while let Some((number, bytes, max_seq, n, took, put)) = results.next().await {
+            match put {
+                // Known to the retention table before the call returns, as a
+                // group commit's segment is before its appends are answered.
+                Ok(()) => {
+                    let mut maxes = super::retention::RegionMaxes::new();
+                    maxes.insert(region.to_owned(), max_seq);
+                    let mut table = shared.table();
+                    table.add_sealed(number, maxes, bytes);
+                    let m = &shared.metrics;
+                    m.record_sync(
+                        n,
+                        bytes,
+                        u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+                    );
+                    m.segments_created.fetch_add(1, Ordering::Relaxed);
+                    shared.publish_live(&table);
+                }
+                Err(e) => {
+                    shared.metrics.record_failures(n);
+                    if outcome.is_ok() {
+                        outcome = Err(e);
+                    }
+                }
+            }
+        }
+        outcome
     }
 
     /// Refuses what could never be written: a closed WAL, an empty or oversized
@@ -435,6 +530,36 @@ impl Wal {
         }
     }
 
+    /// Record bytes of the live segments: what a replay of this log reads after
+    /// a crash (a segment goes once every region in it has flushed past its entries).
+    pub fn live_bytes(&self) -> u64 {
+        self.inner.shared.table().live_bytes()
+    }
+
+    /// The regions whose flushes would bring the log back to at most `max_bytes`:
+    /// empty while it holds no more than that. Otherwise each region with an
+    /// unflushed entry in the oldest segments, oldest first, until those segments
+    /// hold the excess (HBase's `hbase.regionserver.maxlogs`). The segment being
+    /// written (local backend) is not counted: it goes only after it is sealed.
+    pub fn regions_to_release(&self, max_bytes: u64) -> Vec<String> {
+        self.inner.shared.table().regions_to_release(max_bytes)
+    }
+
+    /// Counts `n` region flushes started to let segments go
+    /// ([`WalMetricsSnapshot::release_flushes`]).
+    pub fn note_release_flushes(&self, n: u64) {
+        self.inner
+            .shared
+            .metrics
+            .release_flushes
+            .fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// True if `other` is a handle on this same log.
+    pub fn same_log(&self, other: &Wal) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// A snapshot of the counters.
     pub fn metrics(&self) -> WalMetricsSnapshot {
         self.inner.shared.metrics.snapshot()
@@ -464,6 +589,9 @@ impl Wal {
         answer.await.unwrap_or(Ok(()))
     }
 }
+
+/// Segment objects [`Wal::append_bulk`] writes at once.
+const BULK_PUTS: usize = 8;
 
 /// The number of the segment after everything recovered.
 fn next_segment(recovered: &Recovered, location: &str) -> Result<u64, WalError> {

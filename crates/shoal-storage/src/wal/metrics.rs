@@ -35,6 +35,12 @@ pub struct WalMetricsSnapshot {
     pub sync_micros_histogram: [u64; LATENCY_HISTOGRAM_BUCKETS],
     /// Segments that exist now (files, or objects for the object backend).
     pub segments_live: u64,
+    /// Record bytes in those segments: what a replay of this log reads after a crash
+    /// (its regions' next owners, in cluster mode).
+    pub live_bytes: u64,
+    /// Region flushes asked for because the log held more than its bound
+    /// (`wal.max_unflushed`), so that its oldest segments could go.
+    pub release_flushes: u64,
     /// Segments created since open.
     pub segments_created: u64,
     /// Segments deleted since open (by `mark_flushed`, or empty torn ones at open);
@@ -66,6 +72,8 @@ pub(crate) struct WalMetrics {
     sync_micros_max: AtomicU64,
     sync_micros_histogram: [AtomicU64; LATENCY_HISTOGRAM_BUCKETS],
     pub segments_live: AtomicU64,
+    pub live_bytes: AtomicU64,
+    pub release_flushes: AtomicU64,
     pub segments_created: AtomicU64,
     pub segments_deleted: AtomicU64,
     pub segments_recycled: AtomicU64,
@@ -110,6 +118,8 @@ impl WalMetrics {
                 self.sync_micros_histogram[i].load(Relaxed)
             }),
             segments_live: self.segments_live.load(Relaxed),
+            live_bytes: self.live_bytes.load(Relaxed),
+            release_flushes: self.release_flushes.load(Relaxed),
             segments_created: self.segments_created.load(Relaxed),
             segments_deleted: self.segments_deleted.load(Relaxed),
             segments_recycled: self.segments_recycled.load(Relaxed),

@@ -56,6 +56,10 @@ use crate::object::Bucket;
 pub const DEFAULT_SEGMENT_BYTES: u64 = 64 << 20;
 /// Default upper bound on the bytes of one group commit.
 pub const DEFAULT_MAX_BATCH_BYTES: usize = 4 << 20;
+/// Default bound on a WAL's live record bytes before the regions holding its
+/// oldest entries are flushed (`wal.max_unflushed`; the flush scheduler's
+/// `max_wal_bytes`).
+pub const DEFAULT_MAX_UNFLUSHED: u64 = 256 << 20;
 
 /// Where the WAL keeps its segments.
 #[derive(Debug, Clone)]

@@ -14,8 +14,14 @@ use super::local::{Recovered, parse_segment_name, segment_name};
 use super::record::{self, HEADER_LEN, HeaderError};
 use crate::object::Bucket;
 
-/// How many segment objects recovery reads at once.
-const RECOVERY_READ_CONCURRENCY: usize = 8;
+/// How many segment objects recovery reads at once. A run is one object
+/// per group commit, so a server that took writes for a while leaves
+/// hundreds of objects of a few hundred KiB, and reading them is bound by
+/// each GET's first byte (~20–30 ms on S3), not by bandwidth: at 8 at once
+/// the 543 objects (107 MiB) of a killed server in `shoal bench scenario
+/// failover --unflushed-mib 100` took 1.9 s to read, most of its regions'
+/// reopening (`docs/cluster.md`, "Failover with full memstores").
+const RECOVERY_READ_CONCURRENCY: usize = 64;
 
 /// Object key of segment `n` under `prefix`.
 pub(crate) fn segment_key(prefix: &str, n: u64) -> String {

@@ -246,6 +246,49 @@ async fn object_backend_recovers_and_deletes() {
     assert_eq!(wal.metrics().segments_live, 0);
 }
 
+/// A new owner's relog: a region's entries written beside the group commits as
+/// several objects of at most `max_batch_bytes`, interleaved with ordinary
+/// appends; all are recovered, counted as live and retired by `mark_flushed`.
+#[tokio::test]
+async fn bulk_appends_are_split_into_objects_recovered_and_retired() {
+    let bucket = crate::object::Bucket::memory();
+    let options = WalOptions {
+        max_batch_bytes: 4 << 10,
+        ..WalOptions::object(bucket.clone(), "wal/s")
+    };
+    let wal = Wal::open(options.clone()).await.expect("open");
+    wal.append("b", 1, payload("b", 1)).await.expect("append");
+    let entries: Vec<(u64, Bytes)> = (1..=40u64)
+        .map(|seq| (seq, Bytes::from(vec![seq as u8; 500])))
+        .collect();
+    let (bulk, other) = tokio::join!(
+        wal.append_bulk("a", &entries),
+        wal.append("b", 2, payload("b", 2))
+    );
+    bulk.expect("bulk");
+    other.expect("append beside it");
+    let objects = bucket.list("wal/s").await.expect("list");
+    // 40 records of ~520 bytes, at most 4 KiB an object: 6 objects, and b's two.
+    assert_eq!(objects.len(), 8, "{objects:?}");
+    let m = wal.metrics();
+    assert_eq!((m.segments_live, m.appends), (8, 42), "{m:?}");
+    assert_eq!(wal.live_bytes(), m.live_bytes);
+    wal.close().await.expect("close");
+
+    let wal = Wal::open(options).await.expect("reopen");
+    assert_eq!(
+        seqs(&wal.take_recovered("a", 0)),
+        (1..=40).collect::<Vec<_>>()
+    );
+    assert_eq!(seqs(&wal.take_recovered("b", 0)), vec![1, 2]);
+    assert!(wal.live_bytes() > 40 * 500);
+    wal.mark_flushed("a", 40).await.expect("mark a");
+    assert_eq!(bucket.list("wal/s").await.expect("list").len(), 2);
+    wal.mark_flushed("b", 2).await.expect("mark b");
+    assert!(bucket.list("wal/s").await.expect("list").is_empty());
+    assert_eq!(wal.live_bytes(), 0);
+}
+
 #[tokio::test]
 async fn two_writers_on_one_prefix_conflict_clearly() {
     let bucket = crate::object::Bucket::memory();

@@ -59,6 +59,10 @@ pub(crate) struct Shared {
     /// Set once the local writer's thread has finished all its work (its
     /// runtime dropped): nothing touches the segment files after that.
     pub writer_exited: Arc<std::sync::atomic::AtomicBool>,
+    /// Object backend: the number of the next segment object, taken by the
+    /// writer for each group commit and by `Wal::append_bulk` for each of
+    /// its objects.
+    pub next_object: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -69,9 +73,9 @@ impl Shared {
     }
 
     pub fn publish_live(&self, table: &SegmentTable) {
-        self.metrics
-            .segments_live
-            .store(table.live(), std::sync::atomic::Ordering::Relaxed);
+        use std::sync::atomic::Ordering::Relaxed;
+        self.metrics.segments_live.store(table.live(), Relaxed);
+        self.metrics.live_bytes.store(table.live_bytes(), Relaxed);
     }
 }
 
@@ -91,7 +95,6 @@ pub(crate) enum Sink {
     Object {
         bucket: Bucket,
         prefix: String,
-        next: u64,
         writer_id: u128,
     },
 }
@@ -313,8 +316,9 @@ impl WalWriter {
         result?;
         let mut table = self.shared.table();
         for p in batch {
-            table.note_current(&p.region, p.seq);
+            table.note_current(&p.region, p.seq, p.record.len() as u64);
         }
+        self.shared.publish_live(&table);
         Ok(())
     }
 
@@ -322,14 +326,15 @@ impl WalWriter {
         let Sink::Object {
             bucket,
             prefix,
-            next,
             writer_id,
         } = &mut self.sink
         else {
             unreachable!("write_object on an object sink only")
         };
-        let number = *next;
-        *next += 1;
+        let number = self
+            .shared
+            .next_object
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut data = Vec::with_capacity(HEADER_LEN + bytes);
         data.extend_from_slice(&record::encode_header_version(
             number,
@@ -343,7 +348,7 @@ impl WalWriter {
         }
         object::put_segment(bucket, prefix, number, Bytes::from(data)).await?;
         let mut table = self.shared.table();
-        table.add_sealed(number, maxes);
+        table.add_sealed(number, maxes, bytes as u64);
         self.shared
             .metrics
             .segments_created

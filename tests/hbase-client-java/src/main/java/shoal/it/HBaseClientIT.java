@@ -8,8 +8,15 @@
 // `split` (a table split while the client writes and scans), `write`
 // (writes rows until killed, printing each acknowledged batch: the Rust
 // test restarts the server meanwhile), `verify` (reads the rows `write`
-// acknowledged). Every check prints "ok <name>"; a failed check throws,
-// and the process exits non-zero.
+// acknowledged). Cluster modes (crates/shoal-cli/tests/hbase_cluster_e2e.rs):
+// `admin-via` (given a server that is not the master: table changes
+// through Admin, then sent straight to that server's MasterService, as a
+// client that takes it for the master would), `writer` (as `write`, with
+// each batch's start and end time, and the number of servers the client's
+// registry asks whenever it changes; the client refreshes them from the
+// registry 1 s after it connects and then every 3 s, where HBase's
+// defaults are 30 s and 5 minutes). Every check prints
+// "ok <name>"; a failed check throws, and the process exits non-zero.
 package shoal.it;
 
 import java.io.IOException;
@@ -25,6 +32,8 @@ import org.apache.hadoop.hbase.CellUtil;
 import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.DoNotRetryIOException;
 import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HConstants;
+import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Append;
@@ -76,6 +85,11 @@ import org.apache.hadoop.hbase.filter.TimestampsFilter;
 import org.apache.hadoop.hbase.filter.ValueFilter;
 import org.apache.hadoop.hbase.filter.WhileMatchFilter;
 import org.apache.hadoop.hbase.util.Bytes;
+import org.apache.hadoop.hbase.ipc.RpcClient;
+import org.apache.hadoop.hbase.ipc.RpcClientFactory;
+import org.apache.hadoop.hbase.security.User;
+import org.apache.hadoop.hbase.shaded.protobuf.RequestConverter;
+import org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos;
 import org.apache.hadoop.hbase.util.Pair;
 
 public final class HBaseClientIT {
@@ -126,7 +140,17 @@ public final class HBaseClientIT {
     }
     String mode = args[1];
     String table = args.length > 2 ? args[2] : "it_" + mode;
-    try (Connection conn = ConnectionFactory.createConnection(conf(args[0]))) {
+    Configuration c = conf(args[0]);
+    if (mode.equals("writer")) {
+      // The client asks the registry for every live server 1 s after it
+      // connects (HBase's default: 30 s), so a test need not wait; and
+      // every 3 s after (default: 5 minutes): a first refresh due before
+      // the connection is up is skipped.
+      c.setLong("hbase.client.bootstrap.initial_refresh_delay_secs", 1);
+      c.setLong("hbase.client.bootstrap.refresh_interval_secs", 3);
+      c.setLong("hbase.client.bootstrap.min_secs_between_refreshes", 1);
+    }
+    try (Connection conn = ConnectionFactory.createConnection(c)) {
       switch (mode) {
         case "api":
           api(conn);
@@ -136,6 +160,12 @@ public final class HBaseClientIT {
           break;
         case "write":
           write(conn, TableName.valueOf(table));
+          break;
+        case "admin-via":
+          adminVia(conn, TableName.valueOf(table), args[0]);
+          break;
+        case "writer":
+          writer(conn, TableName.valueOf(table));
           break;
         case "verify":
           verify(conn, TableName.valueOf(table), Integer.parseInt(args[3]));
@@ -680,6 +710,129 @@ public final class HBaseClientIT {
         Thread.sleep(20);
       }
     }
+  }
+
+  // ---- cluster: table changes through a server that is not the master
+
+  static void adminVia(Connection conn, TableName tn, String follower) throws Exception {
+    TableDescriptor desc = TableDescriptorBuilder.newBuilder(tn)
+        .setColumnFamily(ColumnFamilyDescriptorBuilder.of(CF)).build();
+    try (Admin admin = conn.getAdmin()) {
+      if (admin.tableExists(tn)) {
+        admin.disableTable(tn);
+        admin.deleteTable(tn);
+      }
+      admin.createTable(desc, new byte[][] {b("g"), b("p")});
+      check(admin.tableExists(tn), "tableExists after create");
+      check(admin.isTableEnabled(tn), "enabled after create");
+      eq(3, admin.getRegions(tn).size(), "regions from split keys");
+      try (Table t = conn.getTable(tn)) {
+        for (String r : new String[] {"a", "h", "z"}) {
+          t.put(new Put(b(r)).addColumn(CF, b("q"), b("v" + r)));
+        }
+        for (String r : new String[] {"a", "h", "z"}) {
+          eq("v" + r, s(t.get(new Get(b(r))).getValue(CF, b("q"))), "read back " + r);
+        }
+      }
+      admin.disableTable(tn);
+      check(admin.isTableDisabled(tn), "disabled");
+      admin.deleteTable(tn);
+      check(!admin.tableExists(tn), "gone after delete");
+      ok("admin through a follower: create/disable/delete");
+
+      // The same changes sent straight to the follower's MasterService.
+      String[] hp = follower.split(":");
+      ServerName sn =
+          ServerName.valueOf(hp[0], Integer.parseInt(hp[1]), ServerName.NON_STARTCODE);
+      try (RpcClient rpc =
+          RpcClientFactory.createClient(conn.getConfiguration(), conn.getClusterId())) {
+        MasterProtos.MasterService.BlockingInterface master = MasterProtos.MasterService
+            .newBlockingStub(rpc.createBlockingRpcChannel(sn, User.getCurrent(), 60000));
+        long none = HConstants.NO_NONCE;
+        master.createTable(null,
+            RequestConverter.buildCreateTableRequest(desc, new byte[][] {b("m")}, none, none));
+        check(admin.tableExists(tn), "tableExists after a create sent to the follower");
+        eq(2, admin.getRegions(tn).size(), "regions of a create sent to the follower");
+        try (Table t = conn.getTable(tn)) {
+          t.put(new Put(b("x")).addColumn(CF, b("q"), b("vx")));
+          eq("vx", s(t.get(new Get(b("x"))).getValue(CF, b("q"))), "read back x");
+        }
+        try {
+          master.createTable(null,
+              RequestConverter.buildCreateTableRequest(desc, null, none, none));
+          check(false, "creating an existing table through the follower throws");
+        } catch (org.apache.hbase.thirdparty.com.google.protobuf.ServiceException e) {
+          String text = String.valueOf(e.getCause());
+          check(text.contains("TableExistsException"), "TableExistsException, got " + text);
+        }
+        master.disableTable(null, RequestConverter.buildDisableTableRequest(tn, none, none));
+        check(admin.isTableDisabled(tn), "disabled through the follower");
+        master.deleteTable(null, RequestConverter.buildDeleteTableRequest(tn, none, none));
+        check(!admin.tableExists(tn), "gone after a delete sent to the follower");
+      }
+      ok("table changes sent straight to a follower's MasterService");
+    }
+  }
+
+  // ---- cluster: writes across the loss of the client's only bootstrap server
+
+  static void writer(Connection conn, TableName tn) throws Exception {
+    try (Admin admin = conn.getAdmin()) {
+      if (!admin.tableExists(tn)) {
+        admin.createTable(TableDescriptorBuilder.newBuilder(tn)
+            .setColumnFamily(ColumnFamilyDescriptorBuilder.of(CF)).build(),
+            new byte[][] {b("e"), b("i"), b("m"), b("q"), b("u")});
+      }
+    }
+    int endpoints = Integer.MIN_VALUE;
+    try (Table t = conn.getTable(tn)) {
+      for (int batch = 0; ; batch++) {
+        int known = registryEndpoints(conn);
+        if (known != endpoints) {
+          endpoints = known;
+          System.out.println("endpoints " + known);
+        }
+        long start = System.currentTimeMillis();
+        List<Put> puts = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+          int n = batch * 20 + i;
+          puts.add(new Put(b(String.format("%c%07d", (char) ('a' + n % 26), n)))
+              .addColumn(CF, b("q"), b("v" + n)));
+        }
+        t.put(puts);
+        System.out.println(
+            "acked " + (batch + 1) * 20 + " " + start + " " + System.currentTimeMillis());
+        System.out.flush();
+        Thread.sleep(50);
+      }
+    }
+  }
+
+  /** How many servers the client's registry asks now (-1: unknown). HBase keeps it private. */
+  static int registryEndpoints(Connection conn) {
+    try {
+      Object registry = field(conn, "registry");
+      java.lang.reflect.Method m = Class
+          .forName("org.apache.hadoop.hbase.client.AbstractRpcBasedConnectionRegistry")
+          .getDeclaredMethod("getParsedServers");
+      m.setAccessible(true);
+      return ((java.util.Set<?>) m.invoke(registry)).size();
+    } catch (Exception e) {
+      return -1;
+    }
+  }
+
+  static Object field(Object o, String name) throws Exception {
+    for (Class<?> c = o.getClass(); c != null; c = c.getSuperclass()) {
+      try {
+        java.lang.reflect.Field f = c.getDeclaredField(name);
+        f.setAccessible(true);
+        return f.get(o);
+      } catch (NoSuchFieldException e) {
+        // a superclass may have it
+      }
+    }
+    throw new NoSuchFieldException(name);
   }
 
   static void verify(Connection conn, TableName tn, int acked) throws Exception {
