@@ -678,7 +678,8 @@ pub async fn run(o: &FailoverOptions, out: &Path) -> Result<FailoverReport, Scen
 
 /// Loads rows of `o.value_bytes` over `records` keys in scrambled order
 /// (every region fills at once) until the server at `victim_http` holds
-/// `o.unflushed_bytes` in its memstores.
+/// `o.unflushed_bytes` in its memstores, or (when a WAL bound flushes
+/// regions meanwhile) six times that was written over the three servers.
 async fn load_until_full(
     table: &shoal_client::Table,
     o: &FailoverOptions,
@@ -737,7 +738,14 @@ async fn load_until_full(
                 "loading until the server to kill holds its target unflushed"
             );
         }
-        if held >= o.unflushed_bytes || tasks.iter().all(|t| t.is_finished()) {
+        // A bound on the WAL (`wal.max_unflushed`) below the target flushes
+        // regions as the load goes: then the servers have seen twice their
+        // share of the target, and the killed one holds what the bound lets it.
+        let written = next.load(Ordering::Relaxed) * o.value_bytes as u64;
+        if held >= o.unflushed_bytes
+            || written >= 6 * o.unflushed_bytes
+            || tasks.iter().all(|t| t.is_finished())
+        {
             break;
         }
     }
@@ -902,7 +910,7 @@ fn markdown(o: &FailoverOptions, r: &FailoverReport) -> String {
         let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
         md.push_str(&format!(
             "\n| replay | value |\n|---|---|\n\
-             | loaded | rows of {} B over {} keys, nothing flushed{} |\n\
+             | loaded | {} |\n\
              | killed server's memstores at the kill | {} |\n\
              | killed server's WAL run at the kill | {} in {} objects |\n\
              | kill → lease lapsed (member key gone from etcd) | {} |\n\
@@ -911,9 +919,14 @@ fn markdown(o: &FailoverOptions, r: &FailoverReport) -> String {
              | survivors' CPU, kill → every region open | {} |\n\
              | server settings | {} |\n\n\
              | region | opened by | entries replayed | open_ms | open at (s after kill) |\n|---|---|---|---|---|\n",
-            o.value_bytes,
-            r.records,
-            if o.unflushed_bytes > 0 { "" } else { " (not the full-memstore run)" },
+            if o.unflushed_bytes > 0 {
+                format!(
+                    "rows of {} B over {} keys in scrambled order, nothing flushed",
+                    o.value_bytes, r.records
+                )
+            } else {
+                format!("{} rows of 100 B", r.records)
+            },
             r.killed_memstore_bytes.map_or_else(|| "unknown".into(), mib),
             mib(r.killed_wal_bytes),
             r.killed_wal_objects,

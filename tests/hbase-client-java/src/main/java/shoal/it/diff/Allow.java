@@ -44,6 +44,9 @@ public final class Allow {
               + " after 2 cells; limit 3, batch 2, max result size 5: no limit at all)"),
       excluded("reversed-or-column-range",
           "HBase drops cells from OR(ColumnRangeFilter, ...) on reversed scans"),
+      excluded("reversed-or-timestamps-hint",
+          "HBase drops cells from OR(TimestampsFilter(..., canHint = true)) on reversed scans (its"
+              + " OR list seeks past them by the hint), as with ColumnRangeFilter"),
       excluded("page-filter-in-or",
           "HBase short-circuits a PageFilter inside a MUST_PASS_ONE list"),
       excluded("increment-duplicate-column",

@@ -4,7 +4,9 @@
 // (MUST_PASS_ALL / MUST_PASS_ONE, three levels at most), each built afresh
 // for each cluster and spelled as Java. The allow-list's filter exclusions
 // are applied here (page-filter-in-or, reversed-or-column-range,
-// reversed-scvf-filter-if-missing, random-row-chance, long-comparator-on-non-longs).
+// reversed-or-timestamps-hint, reversed-scvf-filter-if-missing,
+// multiple-column-prefix-overlap, random-row-chance, unsupported-filters,
+// long-comparator-on-non-longs).
 package shoal.it.diff;
 
 import static shoal.it.diff.Text.b;
@@ -363,7 +365,8 @@ final class Filters {
         for (int i = 0; i < n; i++) {
           ts.add(times.explicit[r.nextInt(times.explicit.length)]);
         }
-        boolean hint = chance(20);
+        boolean hint = chance(20)
+            && !(ctx.reversed() && ctx.inOr() && allow.excludes("reversed-or-timestamps-hint"));
         StringBuilder java = new StringBuilder("new TimestampsFilter(List.of(");
         for (int i = 0; i < n; i++) {
           java.append(i > 0 ? ", " : "").append(times.java(ts.get(i)));

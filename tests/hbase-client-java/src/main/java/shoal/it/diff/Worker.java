@@ -146,6 +146,7 @@ final class Worker implements Runnable {
           if (count) {
             allowed++;
             ops++;
+            classes.merge(refused.name() + "(allowed)", 1, Integer::sum);
             verbose(i, op, null, ansB, refused);
           }
           continue;
@@ -169,6 +170,7 @@ final class Worker implements Runnable {
         if (diff != null) {
           if (count) {
             allowed++;
+            classes.merge(diff.name() + "(allowed)", 1, Integer::sum);
             verbose(i, op, ansA, ansB, diff);
           }
           continue;
