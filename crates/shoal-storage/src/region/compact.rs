@@ -7,6 +7,10 @@
 //!   sees with the family's max versions and TTL (see `versions`): delete
 //!   markers, masked, expired and excess versions are dropped, as in HBase.
 //!
+//! Both keep, untouched, every cell above the oldest read point in progress
+//! (HBase's smallest read point): a scan that began before such a cell was
+//! visible still finds the versions beneath it.
+//!
 //! A compaction reads snapshots of immutable files, so reads and writes go on;
 //! its result becomes live through a manifest commit that replaces the inputs
 //! with the output, and the inputs are deleted later by GC once no reader
@@ -147,6 +151,7 @@ impl Region {
         let mut resolver =
             FamilyResolver::new(ResolveSpec::major_compaction(store.config.retention, now));
         let mut minor = MinorCompactionFilter::default();
+        let keep_above = self.inner.mvcc.smallest_read_point();
         let mut row: Option<bytes::Bytes> = None;
         let result = async {
             while let Some(cell) = merge.next().await? {
@@ -156,7 +161,13 @@ impl Region {
                     resolver.reset();
                     minor.reset();
                 }
-                let keep = if major {
+                // A cell some read in progress cannot see yet is kept and
+                // takes no part (its marker masks nothing for that read),
+                // as HBase's compactions keep what is above their smallest
+                // read point; a later compaction settles it.
+                let keep = if cell.seq > keep_above {
+                    true
+                } else if major {
                     resolver.accept(&cell)
                 } else {
                     minor.keep(&cell)

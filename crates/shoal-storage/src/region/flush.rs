@@ -167,10 +167,16 @@ impl Region {
         }
 
         // Per store: its new file, or None when the flush dropped every
-        // cell (all expired or masked, as HBase's flush drops them).
+        // cell (all expired or masked, as HBase's flush drops them). A
+        // version is dropped only if no read in progress can still need it:
+        // cells above the oldest read's point are kept and not counted (as
+        // HBase's flush counts from its smallest read point), so a get that
+        // began before a newer version was visible still finds the one it
+        // sees. Readers that begin later start at or above this point.
+        let keep_above = self.inner.mvcc.smallest_read_point();
         let mut written = Vec::with_capacity(work.len());
         for (store, segments) in &work {
-            let entry = self.write_segments(store, segments, flushed_seq).await?;
+            let entry = self.write_segments(store, segments, keep_above).await?;
             if let Some(entry) = &entry {
                 report.files += 1;
                 report.cells += entry.cell_count;

@@ -309,8 +309,9 @@ impl MinorCompactionFilter {
 /// the flushed cells masks; per column, the newest `max_versions` puts (a
 /// time-range read after a flush no longer reaches older ones, as in
 /// HBase), and of those none older than the TTL beyond the `min_versions`
-/// newest. Puts above the flush's read point are kept and not counted: a
-/// read that started before them must still find the versions beneath.
+/// newest. Cells above the oldest read point in progress are kept and
+/// neither counted nor masking: a read that started before them must still
+/// find the versions beneath.
 #[derive(Debug)]
 pub struct FlushFilter {
     retention: Retention,
@@ -346,6 +347,11 @@ impl FlushFilter {
 
     /// True if `cell` (the next in order) is kept.
     pub fn keep(&mut self, cell: &Cell) -> bool {
+        if cell.seq > self.read_point {
+            // Too new for a read in flight: kept, not counted, and (a
+            // marker) masking nothing beneath it yet.
+            return true;
+        }
         if !self.markers.keep(cell) {
             return false;
         }
@@ -357,9 +363,8 @@ impl FlushFilter {
             self.last_put_ts = None;
             self.versions = 0;
         }
-        if cell.seq > self.read_point || self.last_put_ts == Some(cell.timestamp) {
-            // Not counted: too new for a read in flight, or a
-            // same-timestamp write the newer one hides.
+        if self.last_put_ts == Some(cell.timestamp) {
+            // Not counted: a same-timestamp write the newer one hides.
             return true;
         }
         self.last_put_ts = Some(cell.timestamp);
@@ -572,6 +577,41 @@ mod tests {
             })
             .collect();
         let want: Vec<(String, i64)> = [("a", 5), ("a", 4), ("b", 9), ("b", 8), ("c", 2), ("c", 1)]
+            .into_iter()
+            .map(|(q, t)| (q.to_string(), t))
+            .collect();
+        assert_eq!(kept, want);
+    }
+
+    #[test]
+    fn a_flush_keeps_what_a_read_in_progress_sees() {
+        // A read at point 10 sees a@3 (#10) and b@7 (#5): the newer a@4
+        // (#11) and the marker over b (#12) are above its point.
+        let mut cells = [
+            put("a", 4, 11),
+            put("a", 3, 10),
+            put("a", 2, 9),
+            del("b", 8, CellType::DeleteColumn, 12),
+            put("b", 7, 5),
+        ];
+        cells.sort_by(compare_cells);
+        let retention = Retention {
+            max_versions: 1,
+            min_versions: 0,
+            ttl_ms: None,
+        };
+        let mut f = FlushFilter::new(retention, 1000, 10);
+        let kept: Vec<(String, i64)> = cells
+            .iter()
+            .filter(|c| f.keep(c))
+            .map(|c| {
+                (
+                    String::from_utf8_lossy(&c.qualifier).into_owned(),
+                    c.timestamp,
+                )
+            })
+            .collect();
+        let want: Vec<(String, i64)> = [("a", 4), ("a", 3), ("b", 8), ("b", 7)]
             .into_iter()
             .map(|(q, t)| (q.to_string(), t))
             .collect();

@@ -159,7 +159,7 @@ final class Conditions {
     c.row = row;
     int k = r.nextInt(100);
     if (k < 8 && !plain && !allow.excludes("cam-filter")) {
-      c.filter = filters.filter(new Filters.Ctx(false, false, 0));
+      c.filter = filters.filter(new Filters.Ctx(false, false, false, 0));
     } else {
       c.fam = writes.family();
       boolean counter = chance(20);

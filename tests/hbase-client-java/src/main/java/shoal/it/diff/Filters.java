@@ -4,7 +4,7 @@
 // (MUST_PASS_ALL / MUST_PASS_ONE, three levels at most), each built afresh
 // for each cluster and spelled as Java. The allow-list's filter exclusions
 // are applied here (page-filter-in-or, reversed-or-column-range,
-// reversed-or-timestamps-hint, reversed-scvf-filter-if-missing,
+// reversed-or-timestamps-hint, reversed-scvf-filter-if-missing, column-count-in-scan,
 // multiple-column-prefix-overlap, random-row-chance, unsupported-filters,
 // long-comparator-on-non-longs).
 package shoal.it.diff;
@@ -90,10 +90,13 @@ final class Filters {
     };
   }
 
-  /** Where a filter goes: a reversed scan's, inside an OR list (at any depth), its list depth. */
-  record Ctx(boolean reversed, boolean inOr, int depth) {
+  /**
+   * Where a filter goes: a scan's (else a Get's or a condition's), a reversed
+   * scan's, inside an OR list (at any depth), its list depth.
+   */
+  record Ctx(boolean scan, boolean reversed, boolean inOr, int depth) {
     Ctx down(boolean or) {
-      return new Ctx(reversed, inOr || or, depth + 1);
+      return new Ctx(scan, reversed, inOr || or, depth + 1);
     }
   }
 
@@ -352,6 +355,9 @@ final class Filters {
       }
       case 10: {
         int n = 1 + r.nextInt(4);
+        if (ctx.scan() && allow.excludes("column-count-in-scan")) {
+          return null;
+        }
         return f("new ColumnCountGetFilter(" + n + ")", () -> new ColumnCountGetFilter(n));
       }
       case 11:

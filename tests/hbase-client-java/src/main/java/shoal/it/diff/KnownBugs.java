@@ -98,8 +98,7 @@ final class KnownBugs {
           (op, a, b) -> spelled(op, "new SkipFilter\\(")),
       known("column-count-get-versions",
           "issue 43 #4: ColumnCountGetFilter: HBase keeps only the newest version of each of the first"
-              + " n columns (INCLUDE_AND_NEXT_COL), and resets it for every row (Shoal's scan ends the"
-              + " region after a row with more than n columns)",
+              + " n columns (INCLUDE_AND_NEXT_COL)",
           true,
           (op, a, b) -> spelled(op, "new ColumnCountGetFilter\\(")),
       known("comparator-order-ops",

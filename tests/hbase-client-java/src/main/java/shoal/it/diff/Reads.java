@@ -263,7 +263,7 @@ final class Reads {
     return r.nextInt(100) < percent;
   }
 
-  private void query(Query x, boolean reversed) {
+  private void query(Query x, boolean scan, boolean reversed) {
     if (chance(35)) {
       int n = 1 + r.nextInt(3);
       for (int i = 0; i < n; i++) {
@@ -286,14 +286,14 @@ final class Reads {
       x.ts = times.explicit[r.nextInt(times.explicit.length)];
     }
     if (chance(50) && !allow.excludes("filters")) {
-      x.filter = filters.filter(new Filters.Ctx(reversed, false, 0));
+      x.filter = filters.filter(new Filters.Ctx(scan, reversed, false, 0));
     }
   }
 
   G get(String row) {
     G g = new G(times);
     g.row = row;
-    query(g, false);
+    query(g, false, false);
     g.existenceOnly = chance(5);
     if (!allow.excludes("per-family-get-options") && chance(10)) {
       g.perFamilyLimit = 1 + r.nextInt(3);
@@ -317,7 +317,7 @@ final class Reads {
     s.stop = s.reversed ? lo : hi;
     s.startInclusive = !chance(25);
     s.stopInclusive = chance(30);
-    query(s, s.reversed);
+    query(s, true, s.reversed);
     if (chance(22)) {
       s.limit = 1 + r.nextInt(6);
     }
