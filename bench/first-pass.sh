@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # YCSB C's first pass after a clean restart against the warm pass that
-# follows it (docs/benchmarks.md, "C's first pass after a clean restart").
+# follows it (docs/benchmarks.md, YCSB; every run: docs/bench-history/ycsb.md,
+# "C's first pass after a clean restart").
 #
 # Loads 200,000 YCSB rows (10 x 100 B) into 10 pre-split regions, flushes and
 # major-compacts them, restarts the server, then runs workload C twice back

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The disk's fdatasync latency, as the WAL meets it (docs/benchmarks.md,
-"Service time beside intended start").
+"""The disk's fdatasync latency, as the WAL meets it
+(docs/bench-history/ycsb-write-tail.md, "What slows a group commit here").
 
 Overwrites 4 KiB at a time in a preallocated 64 MiB file (as a WAL group
 commit overwrites a prepared segment) and times each fdatasync for DURATION
