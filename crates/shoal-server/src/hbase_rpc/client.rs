@@ -13,7 +13,9 @@ use bytes::Bytes;
 use shoal_proto::hbase as pb;
 use shoal_storage::cell::Cell;
 use shoal_storage::region::filter::{Filter, FilterState};
-use shoal_storage::region::{Columns, Nonce, RowMutation, RowResult};
+use shoal_storage::region::{
+    CheckAndMutate, Columns, Nonce, RowChange, RowChanges, RowMutation, RowResult,
+};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -63,6 +65,44 @@ enum Planned {
     Increment(Bytes, Vec<(Bytes, Bytes, i64)>, Option<Nonce>),
     Append(Bytes, Vec<(Bytes, Bytes, Bytes)>, Option<Nonce>),
     Failed(RpcError),
+}
+
+/// The changes of an atomic region action, all to one row.
+fn row_changes(actions: &[(u32, Planned)]) -> Result<RowChanges, RpcError> {
+    let mut row: Option<&Bytes> = None;
+    let mut changes = Vec::with_capacity(actions.len());
+    for (_, plan) in actions {
+        let (r, change) = match plan {
+            Planned::Row(rm) => {
+                for op in &rm.ops {
+                    changes.push(RowChange::Op(op.clone()));
+                }
+                (&rm.row, None)
+            }
+            Planned::Increment(r, cols, _) => (r, Some(RowChange::Increment(cols.clone()))),
+            Planned::Append(r, cols, _) => (r, Some(RowChange::Append(cols.clone()))),
+            Planned::Failed(e) => return Err(e.clone()),
+            Planned::Get(_) => {
+                return Err(RpcError::invalid(
+                    "an atomic batch (RowMutations) holds puts, deletes, increments and appends only, not a Get",
+                ));
+            }
+        };
+        match row {
+            None => row = Some(r),
+            Some(first) if first == r => {}
+            Some(_) => {
+                return Err(RpcError::invalid(
+                    "an atomic batch (RowMutations) must change one row",
+                ));
+            }
+        }
+        changes.extend(change);
+    }
+    let row = row
+        .cloned()
+        .ok_or_else(|| RpcError::invalid("an atomic batch with no mutation"))?;
+    Ok(RowChanges { row, changes })
 }
 
 impl NativeRpc {
@@ -154,8 +194,9 @@ impl NativeRpc {
             (Mutation::Row(rm), Some(cond)) => {
                 let check = convert::check(&cond, rm)?;
                 let applied = access.check_and_mutate(&view.table, check).await?;
+                // A Put's or Delete's check answers no result, as HBase.
                 Ok(pb::MutateResponse {
-                    result: Some(w.result(&[])),
+                    result: None,
                     processed: Some(applied),
                 })
             }
@@ -164,12 +205,11 @@ impl NativeRpc {
                 let applied = access
                     .check_and_increment(&view.table, condition, row, cols, nonce)
                     .await?;
-                let processed = applied.is_some();
-                // The stored cells, as HBase answers them.
-                let cells = applied.map_or_else(Vec::new, |c| c.cells);
+                // The stored cells when applied (as HBase answers them);
+                // no result when the check failed.
                 Ok(pb::MutateResponse {
-                    result: Some(w.result(&cells)),
-                    processed: Some(processed),
+                    processed: Some(applied.is_some()),
+                    result: applied.map(|c| w.result(&c.cells)),
                 })
             }
             (Mutation::Append(row, cols), Some(cond)) => {
@@ -177,11 +217,11 @@ impl NativeRpc {
                 let applied = access
                     .check_and_append(&view.table, condition, row, cols, nonce)
                     .await?;
-                let processed = applied.is_some();
-                let cells = applied.map_or_else(Vec::new, |c| c.cells);
+                // The stored cells when applied (as HBase answers them);
+                // no result when the check failed.
                 Ok(pb::MutateResponse {
-                    result: Some(w.result(&cells)),
-                    processed: Some(processed),
+                    processed: Some(applied.is_some()),
+                    result: applied.map(|c| w.result(&c.cells)),
                 })
             }
             (Mutation::Row(rm), None) => {
@@ -319,10 +359,12 @@ impl NativeRpc {
                     continue;
                 }
             };
-            if region.atomic {
+            // A condition makes the region action one checkAndMutate (of
+            // its one mutation, or of its RowMutations), as in HBase.
+            if region.atomic || region.condition.is_some() {
                 let actions = region.actions.into_iter().map(|a| (a.index, a.plan));
                 answers.push(
-                    self.atomic(&view, region.condition, actions.collect())
+                    self.atomic(&view, region.condition, actions.collect(), w)
                         .await,
                 );
                 continue;
@@ -431,66 +473,94 @@ impl NativeRpc {
         })
     }
 
-    /// An atomic region action: one row's mutations together (HBase's
-    /// `RowMutations`), guarded by a condition when one is given.
+    /// An atomic or conditioned region action: one row's changes together
+    /// (HBase's RowMutations, which may hold Increments and Appends, and a
+    /// CheckAndMutate in a batch), guarded by a condition when one is given.
+    /// Answered as HBase's `multi` answers it: `processed`, one entry per
+    /// action by position, the first carrying the increments' and appends'
+    /// cells (merged in the order of the changes); a failure is the
+    /// region action's.
     async fn atomic(
         &self,
         view: &meta::RegionView,
         condition: Option<pb::Condition>,
         actions: Vec<(u32, Planned)>,
+        w: &mut ResultWriter,
     ) -> pb::RegionActionResult {
         let fail = |e: RpcError| pb::RegionActionResult {
             exception: Some(exception_pair(&e)),
             ..Default::default()
         };
-        let mut merged: Option<RowMutation> = None;
-        for (_, plan) in &actions {
-            match plan {
-                Planned::Row(rm) => match &mut merged {
-                    None => merged = Some(rm.clone()),
-                    Some(m) if m.row == rm.row => m.ops.extend(rm.ops.iter().cloned()),
-                    Some(_) => {
-                        return fail(RpcError::invalid(
-                            "an atomic batch (RowMutations) must change one row",
-                        ));
-                    }
-                },
-                Planned::Failed(e) => return fail(e.clone()),
-                _ => {
-                    return fail(RpcError::invalid(
-                        "an atomic batch holds puts and deletes only",
-                    ));
-                }
-            }
-        }
-        let Some(m) = merged else {
-            return fail(RpcError::invalid("an atomic batch with no mutation"));
+        let changes = match row_changes(&actions) {
+            Ok(c) => c,
+            Err(e) => return fail(e),
         };
-        if !view.holds(&m.row) {
+        if !view.holds(&changes.row) {
             return fail(RpcError::not_serving("row is outside the region named"));
         }
-        let access = self.access();
-        let processed = match condition {
-            Some(c) => match convert::check(&c, m) {
-                Ok(check) => access.check_and_mutate(&view.table, check).await,
-                Err(e) => return fail(e),
-            },
-            None => access.mutate(&view.table, m).await.map(|()| true),
+        let condition = match condition.map(|c| convert::condition(&c, &changes.row)) {
+            Some(Ok(c)) => Some(c),
+            Some(Err(e)) => return fail(e),
+            None => None,
         };
-        match processed {
-            // As HBase answers: one entry per action, by position, with
-            // no result (the client reads "processed").
-            Ok(processed) => pb::RegionActionResult {
-                result_or_exception: (0..actions.len())
-                    .map(|i| pb::ResultOrException {
-                        index: Some(i as u32),
-                        ..Default::default()
+        // HBase marks the whole with the last increment's or append's nonce.
+        let nonce = actions.iter().rev().find_map(|(_, p)| match p {
+            Planned::Increment(_, _, n) | Planned::Append(_, _, n) => *n,
+            _ => None,
+        });
+        let access = self.access();
+        let outcome = if changes.has_counters() {
+            access
+                .mutate_changes(&view.table, changes, condition, nonce)
+                .await
+        } else {
+            let m = RowMutation {
+                row: changes.row,
+                ops: changes
+                    .changes
+                    .into_iter()
+                    .filter_map(|c| match c {
+                        RowChange::Op(op) => Some(op),
+                        _ => None,
                     })
                     .collect(),
-                processed: Some(processed),
-                exception: None,
-            },
-            Err(e) => fail(RpcError::from(e)),
+            };
+            match condition {
+                Some(c) => {
+                    let check = CheckAndMutate {
+                        family: c.family,
+                        qualifier: c.qualifier,
+                        op: c.op,
+                        value: c.value,
+                        mutation: m,
+                    };
+                    access
+                        .check_and_mutate(&view.table, check)
+                        .await
+                        .map(|applied| applied.then(Vec::new))
+                }
+                None => access
+                    .mutate(&view.table, m)
+                    .await
+                    .map(|()| Some(Vec::new())),
+            }
+        };
+        let cells = match outcome {
+            Ok(cells) => cells,
+            Err(e) => return fail(RpcError::from(e)),
+        };
+        let processed = cells.is_some();
+        let first = cells.filter(|c| !c.is_empty()).map(|c| w.result(&c));
+        pb::RegionActionResult {
+            result_or_exception: (0..actions.len())
+                .map(|i| pb::ResultOrException {
+                    index: Some(i as u32),
+                    result: if i == 0 { first.clone() } else { None },
+                    ..Default::default()
+                })
+                .collect(),
+            processed: Some(processed),
+            exception: None,
         }
     }
 
@@ -628,9 +698,12 @@ impl NativeRpc {
                     }
                 });
         let heartbeat = heartbeats && more_in_region && batch.is_empty() && wanted > 0;
-        // A filter that is done ends only its region's scan: HBase's client
-        // goes on with the next region (and a fresh filter).
-        let whole_scan_done = st.rows_left == Some(0);
+        // A filter that is done ends its region's scan: HBase's client goes
+        // on with the next region (and a fresh filter), unless the call
+        // that found it done answers no row — then HBase's region server
+        // ends the whole scan (`isFilterDone() && results.isEmpty()`).
+        let filter_ended = (ended || st.ended) && batch.is_empty() && st.filter_done();
+        let whole_scan_done = st.rows_left == Some(0) || filter_ended;
         let close = !more_in_region || req.close_scanner.unwrap_or(false);
         drop(st);
         for (cells, partial) in &batch {

@@ -194,7 +194,17 @@ pub fn scan(
         reverse: s.reversed.unwrap_or(false),
         cache_blocks: s.cache_blocks.unwrap_or(true),
     };
-    Ok((scan, filter_of(s.filter.as_ref())?))
+    let filter = filter_of(s.filter.as_ref())?;
+    if scan.batch > 0 && filter.as_ref().is_some_and(|f| f.has_filter_row()) {
+        // HBase's region server refuses it as it reads the Scan.
+        // HBase's region server refuses it as it reads the Scan (its
+        // IncompatibleFilterException reaches the client as an IOException).
+        return Err(RpcError::fatal(
+            "java.io.IOException",
+            "java.io.IOException: Cannot set batch on a scan using a filter that returns true for filter.hasFilterRow",
+        ));
+    }
+    Ok((scan, filter))
 }
 
 /// What a `MutationProto` asks for.
@@ -443,7 +453,8 @@ pub fn condition(c: &pb::Condition, row: &[u8]) -> Result<Condition, RpcError> {
         Ok(pb::CompareType::LessOrEqual) => CompareOp::GreaterOrEqual,
         Ok(pb::CompareType::Greater) => CompareOp::Less,
         Ok(pb::CompareType::GreaterOrEqual) => CompareOp::LessOrEqual,
-        Ok(pb::CompareType::NoOp) | Err(_) => {
+        Ok(pb::CompareType::NoOp) => CompareOp::NoOp,
+        Err(_) => {
             return Err(RpcError::invalid(
                 "checkAndMutate: unsupported compare type",
             ));

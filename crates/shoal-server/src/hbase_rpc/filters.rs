@@ -196,10 +196,13 @@ fn filter_at(f: &pb::Filter, depth: usize) -> Result<Filter, RpcError> {
             } else {
                 decode::<pb::SingleColumnValueFilter>(class, bytes)?
             };
+            // NO_OP fails the read where the filter meets its column, as
+            // in HBase (the region's filter reports it).
+            let op = compare_op(s.compare_op)?;
             Filter::SingleColumnValue {
                 family: s.column_family.unwrap_or_default(),
                 qualifier: s.column_qualifier.unwrap_or_default(),
-                op: compare_op(s.compare_op)?,
+                op,
                 comparator: comparator(&s.comparator)?,
                 filter_if_missing: s.filter_if_missing.unwrap_or(false),
                 latest_version_only: s.latest_version_only.unwrap_or(true),

@@ -31,12 +31,17 @@ const READ_AHEAD: usize = 32;
 pub struct Feed {
     rx: tokio::sync::mpsc::Receiver<Result<RowResult, crate::error::ServiceError>>,
     task: tokio::task::JoinHandle<()>,
+    /// Set, before the queue closes, when the scan ended because its
+    /// filter was done.
+    filter_done: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Feed {
     /// Starts reading `stream`.
     pub fn start(mut stream: ScanStream) -> Feed {
         let (tx, rx) = tokio::sync::mpsc::channel(READ_AHEAD);
+        let filter_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = filter_done.clone();
         let task = tokio::spawn(async move {
             loop {
                 match stream.next().await {
@@ -45,7 +50,10 @@ impl Feed {
                             return;
                         }
                     }
-                    Ok(None) => return,
+                    Ok(None) => {
+                        done.store(stream.filter_done(), Ordering::Release);
+                        return;
+                    }
                     Err(e) => {
                         let _ = tx.send(Err(e)).await;
                         return;
@@ -53,7 +61,11 @@ impl Feed {
                 }
             }
         });
-        Feed { rx, task }
+        Feed {
+            rx,
+            task,
+            filter_done,
+        }
     }
 }
 
@@ -90,6 +102,15 @@ pub struct ScannerState {
 }
 
 impl ScannerState {
+    /// True once the scan ended because its filter was done (HBase's
+    /// `isFilterDone`); known once the end was seen.
+    pub fn filter_done(&self) -> bool {
+        match &self.source {
+            Source::Stream(feed) => feed.filter_done.load(Ordering::Acquire),
+            Source::Rows(_) => false,
+        }
+    }
+
     async fn pull(&mut self, wait: Duration) -> Result<Next, crate::error::ServiceError> {
         match &mut self.source {
             Source::Rows(rows) => Ok(rows.pop_front().map_or(Next::End, Next::Row)),

@@ -27,7 +27,8 @@ use crate::security::{Caller, Security};
 use bytes::Bytes;
 use shoal_storage::region::filter::Filter;
 use shoal_storage::region::{
-    Changed, CheckAndMutate, Columns, Condition, Get, Nonce, RowMutation, RowOp, RowResult, Scan,
+    Changed, CheckAndMutate, Columns, Condition, Get, Nonce, RowChange, RowChanges, RowMutation,
+    RowOp, RowResult, Scan,
 };
 use std::sync::Arc;
 
@@ -314,6 +315,44 @@ impl<'a> Access<'a> {
         )?;
         self.need_write("check_and_mutate", table, &check.mutation)?;
         self.host.check_and_mutate(table, check).await
+    }
+
+    /// [`Host::mutate_changes`], with WRITE on every family changed and
+    /// READ on the checked one.
+    pub async fn mutate_changes(
+        &self,
+        table: &str,
+        changes: RowChanges,
+        condition: Option<Condition>,
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Vec<shoal_storage::cell::Cell>>, ServiceError> {
+        if let Some(c) = &condition {
+            self.need_families(
+                "mutate_row",
+                table,
+                Some(std::iter::once(&c.family[..])),
+                Action::Read,
+            )?;
+        }
+        let mut ops = RowMutation::new(changes.row.clone());
+        let mut counted: Vec<&[u8]> = Vec::new();
+        for change in &changes.changes {
+            match change {
+                RowChange::Op(op) => ops.ops.push(op.clone()),
+                RowChange::Increment(cols) => counted.extend(cols.iter().map(|(f, _, _)| &f[..])),
+                RowChange::Append(cols) => counted.extend(cols.iter().map(|(f, _, _)| &f[..])),
+            }
+        }
+        self.need_write("mutate_row", table, &ops)?;
+        self.need_families(
+            "mutate_row",
+            table,
+            Some(counted.into_iter()),
+            Action::Write,
+        )?;
+        self.host
+            .mutate_changes(table, changes, condition, nonce)
+            .await
     }
 
     /// [`Host::check_and_increment`], with READ on the checked family and

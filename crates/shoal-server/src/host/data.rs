@@ -8,8 +8,8 @@ use crate::error::ServiceError;
 use bytes::Bytes;
 use shoal_storage::region::filter::Filter;
 use shoal_storage::region::{
-    Changed, CheckAndMutate, Condition, Get, Nonce, Region, RegionError, RegionScanner,
-    RowMutation, RowResult, Scan,
+    Changed, CheckAndMutate, Condition, Get, Nonce, Region, RegionError, RegionScanner, RowChange,
+    RowChanges, RowMutation, RowResult, Scan,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -353,6 +353,51 @@ impl Host {
         .await
     }
 
+    /// One row's changes with increments or appends among them, applied
+    /// together, guarded by `condition` when given (HBase's RowMutations
+    /// holding counters): the cells the counters wrote, or None when the
+    /// check failed (`nonce` as for [`Host::increment`]).
+    pub async fn mutate_changes(
+        &self,
+        table: &str,
+        changes: RowChanges,
+        condition: Option<Condition>,
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Vec<shoal_storage::cell::Cell>>, ServiceError> {
+        let limits = &self.config().limits;
+        let ops = changes.changes.iter().filter_map(|c| match c {
+            RowChange::Op(op) => Some(op.clone()),
+            _ => None,
+        });
+        limits.check_mutation(&RowMutation {
+            row: changes.row.clone(),
+            ops: ops.collect(),
+        })?;
+        for change in &changes.changes {
+            match change {
+                RowChange::Op(_) => {}
+                RowChange::Increment(cols) => {
+                    limits.check_columns(cols.iter().map(|(_, q, _)| (&q[..], 8)), "increment")?
+                }
+                RowChange::Append(cols) => limits
+                    .check_columns(cols.iter().map(|(_, q, v)| (&q[..], v.len())), "append")?,
+            }
+        }
+        if let Some(c) = &condition {
+            limits.check_columns(std::iter::once((&c.qualifier[..], c.value.len())), "check")?;
+        }
+        let row = changes.row.clone();
+        let (changes, condition) = (Arc::new(changes), Arc::new(condition));
+        self.with_region(table, &row, false, |r| {
+            let (changes, condition) = (changes.clone(), condition.clone());
+            async move {
+                r.mutate_changes(&changes, condition.as_ref().as_ref(), nonce)
+                    .await
+            }
+        })
+        .await
+    }
+
     /// An increment applied if `condition` passes (HBase's checkAndMutate
     /// with an Increment): what it answers, or None when the check failed
     /// (`nonce` as for [`Host::increment`]).
@@ -481,6 +526,7 @@ impl Host {
             rows: 0,
             done: empty,
             filter,
+            filter_done: false,
         })
     }
 }
@@ -516,9 +562,19 @@ pub struct ScanStream {
     /// filter per region: a filter that is done (a page full, past a
     /// prefix) ends its region's part and the scan goes on in the next.
     filter: Option<Arc<Filter>>,
+    /// The last region's scan ended because its filter was done.
+    filter_done: bool,
 }
 
 impl ScanStream {
+    /// True if the last region scanned ended because its filter was done
+    /// (HBase's `isFilterDone`; a native-RPC scan of one region whose call
+    /// finds no row then ends the whole scan, as HBase's region server
+    /// answers).
+    pub fn filter_done(&self) -> bool {
+        self.filter_done
+    }
+
     /// The next row (or row chunk), or `None` at the end.
     pub async fn next(&mut self) -> Result<Option<RowResult>, ServiceError> {
         let start = Instant::now();
@@ -555,6 +611,7 @@ impl ScanStream {
             let Some(chunk) = scanner.next().await.map_err(ServiceError::Region)? else {
                 // This region is done: go on to the next one if the scan
                 // reaches past its edge.
+                self.filter_done = scanner.filter_done();
                 let (start, end) = (region_start.clone(), region_end.clone());
                 self.current = None;
                 self.skip = 0;

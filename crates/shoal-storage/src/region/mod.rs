@@ -41,8 +41,8 @@ pub use flush::FlushReport;
 pub use mutate::Changed;
 pub use nonces::{Nonce, NonceOptions};
 pub use ops::{
-    CheckAndMutate, Columns, CompareOp, Condition, Get, RowMutation, RowOp, RowResult, Scan,
-    TimeRange,
+    CheckAndMutate, Columns, CompareOp, Condition, Get, RowChange, RowChanges, RowMutation, RowOp,
+    RowResult, Scan, TimeRange,
 };
 pub use pressure::{FlushScheduler, SchedulerOptions};
 pub use read::RegionScanner;

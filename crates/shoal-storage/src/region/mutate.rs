@@ -8,7 +8,10 @@
 //! as the put of its result, never as "+1".
 
 use super::nonces::Nonce;
-use super::ops::{CheckAndMutate, Columns, Condition, Get, RowMutation, RowOp, TimeRange};
+use super::ops::{
+    CheckAndMutate, Columns, CompareOp, Condition, Get, RowChange, RowChanges, RowMutation, RowOp,
+    TimeRange,
+};
 use super::{Region, RegionError};
 use crate::cell::{Cell, CellError, CellType, decode_cell, encode_cell};
 use crate::write_stages::Stage;
@@ -565,8 +568,30 @@ impl Region {
         }
         let now = self.stamp_now();
         let mut mutation = RowMutation::new(row.clone());
+        let values = self
+            .reckon_increment(row, columns, now, &mut mutation)
+            .await?;
+        let cells = self.apply_nonced(&mutation, nonce).await?;
+        Ok(Changed {
+            values,
+            cells,
+            repeated: false,
+        })
+    }
+
+    /// Adds to `mutation` the puts of an increment of `columns` of `row` as
+    /// it stands (stamped from `now`, HBase's way); returns the new values.
+    /// The caller holds the row lock.
+    async fn reckon_increment(
+        &self,
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, i64)],
+        now: i64,
+        mutation: &mut RowMutation,
+    ) -> Result<Vec<i64>, RegionError> {
         let mut values = Vec::with_capacity(columns.len());
         for (family, qualifier, delta) in columns {
+            self.store(family)?;
             let current = self.read_column(row, family, qualifier).await?;
             let (old, ts) = match &current {
                 None => (0i64, now),
@@ -587,19 +612,14 @@ impl Region {
                 .checked_add(*delta)
                 .ok_or_else(|| self.invalid("counter overflow"))?;
             values.push(new);
-            mutation = mutation.put_at(
-                family.clone(),
-                qualifier.clone(),
-                ts,
-                new.to_be_bytes().to_vec(),
-            );
+            mutation.ops.push(RowOp::Put {
+                family: family.clone(),
+                qualifier: qualifier.clone(),
+                timestamp: Some(ts),
+                value: Bytes::copy_from_slice(&new.to_be_bytes()),
+            });
         }
-        let cells = self.apply_nonced(&mutation, nonce).await?;
-        Ok(Changed {
-            values,
-            cells,
-            repeated: false,
-        })
+        Ok(values)
     }
 
     /// Appends bytes to each column's current value (a missing column is empty)
@@ -653,8 +673,28 @@ impl Region {
         }
         let now = self.stamp_now();
         let mut mutation = RowMutation::new(row.clone());
+        let values = self.reckon_append(row, columns, now, &mut mutation).await?;
+        let cells = self.apply_nonced(&mutation, nonce).await?;
+        Ok(Changed {
+            values,
+            cells,
+            repeated: false,
+        })
+    }
+
+    /// Adds to `mutation` the puts of an append to `columns` of `row` as it
+    /// stands (stamped from `now`); returns the new values. The caller
+    /// holds the row lock.
+    async fn reckon_append(
+        &self,
+        row: &Bytes,
+        columns: &[(Bytes, Bytes, Bytes)],
+        now: i64,
+        mutation: &mut RowMutation,
+    ) -> Result<Vec<Bytes>, RegionError> {
         let mut values = Vec::with_capacity(columns.len());
         for (family, qualifier, suffix) in columns {
+            self.store(family)?;
             let current = self.read_column(row, family, qualifier).await?;
             let (mut value, ts) = match current {
                 None => (Vec::new(), now),
@@ -664,14 +704,14 @@ impl Region {
             value.extend_from_slice(suffix);
             let value = Bytes::from(value);
             values.push(value.clone());
-            mutation = mutation.put_at(family.clone(), qualifier.clone(), ts, value);
+            mutation.ops.push(RowOp::Put {
+                family: family.clone(),
+                qualifier: qualifier.clone(),
+                timestamp: Some(ts),
+                value,
+            });
         }
-        let cells = self.apply_nonced(&mutation, nonce).await?;
-        Ok(Changed {
-            values,
-            cells,
-            repeated: false,
-        })
+        Ok(values)
     }
 
     /// For an operation marked with `nonce` that the region applied
@@ -723,23 +763,7 @@ impl Region {
         let cells = mutation
             .ops
             .iter()
-            .filter_map(|op| match op {
-                RowOp::Put {
-                    family,
-                    qualifier,
-                    timestamp: Some(ts),
-                    value,
-                } => Some(Cell {
-                    row: mutation.row.clone(),
-                    family: family.clone(),
-                    qualifier: qualifier.clone(),
-                    timestamp: *ts,
-                    kind: CellType::Put,
-                    seq,
-                    value: value.clone(),
-                }),
-                _ => None,
-            })
+            .filter_map(|op| written_put(&mutation.row, op, seq))
             .collect();
         Ok(last_of_each_key(cells))
     }
@@ -828,6 +852,107 @@ impl Region {
         self.append_locked(&row, columns, nonce).await.map(Some)
     }
 
+    /// One row's changes with counters among them, applied together
+    /// (HBase's RowMutations holding Increments or Appends, in `mutateRow`,
+    /// a batch, or a checkAndMutate), guarded by `condition` when given.
+    /// Every increment and append reads the row as it was before the
+    /// changes, as HBase's atomic batch does. Returns the cells the
+    /// increments and appends wrote (each one's in key order, in the order
+    /// of the changes: HBase's merged result), or None when the check
+    /// failed. `nonce` marks the whole: a retry of changes the region
+    /// applied lately answers the counters' current cells.
+    pub async fn mutate_changes(
+        &self,
+        changes: &RowChanges,
+        condition: Option<&Condition>,
+        nonce: Option<Nonce>,
+    ) -> Result<Option<Vec<Cell>>, RegionError> {
+        if changes.changes.is_empty() {
+            return Err(self.invalid("a mutation needs at least one change"));
+        }
+        let row = &changes.row;
+        let _gate = self.write_gate().await?;
+        self.check_row(row)?;
+        let _lock = self.inner.row_locks.lock(row).await;
+        let checked_ts = match condition {
+            Some(c) => match self.check_locked(row, c).await? {
+                Some(ts) => ts,
+                None => return Ok(None),
+            },
+            None => i64::MIN,
+        };
+        let counted: Vec<(Bytes, Bytes, ())> = changes
+            .changes
+            .iter()
+            .flat_map(|c| match c {
+                RowChange::Op(_) => Vec::new(),
+                RowChange::Increment(cols) => cols
+                    .iter()
+                    .map(|(f, q, _)| (f.clone(), q.clone(), ()))
+                    .collect(),
+                RowChange::Append(cols) => cols
+                    .iter()
+                    .map(|(f, q, _)| (f.clone(), q.clone(), ()))
+                    .collect(),
+            })
+            .collect();
+        if !counted.is_empty()
+            && let Some(cells) = self.repeated(row, &counted, nonce).await?
+        {
+            return Ok(Some(cells));
+        }
+        let now = self.stamp_now();
+        let mut mutation = RowMutation::new(row.clone());
+        // Per counter change: the range of its puts in `mutation.ops`.
+        let mut counters = Vec::new();
+        for change in &changes.changes {
+            let start = mutation.ops.len();
+            match change {
+                RowChange::Op(op) => {
+                    let mut op = op.clone();
+                    // As check_and_mutate: never stamped below the checked
+                    // version.
+                    if let RowOp::Put { timestamp, .. } = &mut op
+                        && checked_ts > now
+                        && timestamp.is_none_or(|t| t == i64::MAX)
+                    {
+                        *timestamp = Some(checked_ts);
+                    }
+                    mutation.ops.push(op);
+                    continue;
+                }
+                RowChange::Increment(cols) => {
+                    if cols.is_empty() {
+                        return Err(self.invalid("increment needs at least one column"));
+                    }
+                    self.reckon_increment(row, cols, now, &mut mutation).await?;
+                }
+                RowChange::Append(cols) => {
+                    if cols.is_empty() {
+                        return Err(self.invalid("append needs at least one column"));
+                    }
+                    self.reckon_append(row, cols, now, &mut mutation).await?;
+                }
+            }
+            counters.push(start..mutation.ops.len());
+        }
+        let at = self.inner.env.clock.now_ms();
+        let marked = nonce.filter(|_| !counters.is_empty()).map(|n| (n, at));
+        let seq = self.apply_marked(&mutation, marked).await?;
+        if let Some((n, at)) = marked {
+            self.inner.nonces.record(n, at);
+        }
+        let mut answer = Vec::new();
+        for range in counters {
+            let cells = mutation.ops[range]
+                .iter()
+                .filter_map(|op| written_put(&mutation.row, op, seq))
+                .collect();
+            answer.extend(last_of_each_key(cells));
+        }
+        Ok(Some(answer))
+    }
+
     /// Evaluates `condition` on `row` under the row lock the caller holds:
     /// None if it fails, else the checked version's timestamp (`i64::MIN`
     /// when the column is missing).
@@ -840,6 +965,10 @@ impl Region {
         let current = self
             .read_column(row, &condition.family, &condition.qualifier)
             .await?;
+        if condition.op == CompareOp::NoOp && current.is_some() && !condition.value.is_empty() {
+            // HBase fails here too ("Unknown Compare op NO_OP").
+            return Err(self.invalid("Unknown Compare op NO_OP: NO_OP cannot compare a value"));
+        }
         let passes = condition
             .op
             .passes(current.as_ref().map(|c| &c.value[..]), &condition.value);
@@ -851,6 +980,28 @@ impl Region {
         if self.memstore_size() >= self.inner.config.flush_size {
             self.request_flush();
         }
+    }
+}
+
+/// The cell a put with a resolved timestamp wrote at `seq` (None for
+/// anything else).
+fn written_put(row: &Bytes, op: &RowOp, seq: u64) -> Option<Cell> {
+    match op {
+        RowOp::Put {
+            family,
+            qualifier,
+            timestamp: Some(ts),
+            value,
+        } => Some(Cell {
+            row: row.clone(),
+            family: family.clone(),
+            qualifier: qualifier.clone(),
+            timestamp: *ts,
+            kind: CellType::Put,
+            seq,
+            value: value.clone(),
+        }),
+        _ => None,
     }
 }
 

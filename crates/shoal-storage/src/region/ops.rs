@@ -341,6 +341,10 @@ pub enum CompareOp {
     /// The column is missing or empty (HBase's `ifNotExists`, EQUAL to
     /// nothing; the given value is ignored).
     Missing,
+    /// HBase's NO_OP: with an empty given value, as EQUAL; with a
+    /// non-empty one it fails on a missing column and cannot compare an
+    /// existing one (the check is refused: `Region::check_and_mutate`).
+    NoOp,
 }
 
 impl CompareOp {
@@ -349,6 +353,7 @@ impl CompareOp {
         let (op, given) = match self {
             CompareOp::Exists => (CompareOp::NotEqual, &[][..]),
             CompareOp::Missing => (CompareOp::Equal, &[][..]),
+            CompareOp::NoOp if given.is_empty() => (CompareOp::Equal, given),
             op => (op, given),
         };
         match (current, given.is_empty()) {
@@ -362,7 +367,7 @@ impl CompareOp {
                 CompareOp::LessOrEqual => c <= given,
                 CompareOp::Greater => c > given,
                 CompareOp::GreaterOrEqual => c >= given,
-                CompareOp::Exists | CompareOp::Missing => false,
+                CompareOp::Exists | CompareOp::Missing | CompareOp::NoOp => false,
             },
         }
     }
@@ -395,6 +400,36 @@ pub struct CheckAndMutate {
     pub value: Bytes,
     /// Applied if the check passes; its row is the checked row.
     pub mutation: RowMutation,
+}
+
+/// One change of an atomic row mutation that may hold counters (HBase's
+/// RowMutations, which since 2.4 may carry Increments and Appends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowChange {
+    /// A put or delete.
+    Op(RowOp),
+    /// Adds to 8-byte counters: (family, qualifier, delta).
+    Increment(Vec<(Bytes, Bytes, i64)>),
+    /// Appends to values: (family, qualifier, suffix).
+    Append(Vec<(Bytes, Bytes, Bytes)>),
+}
+
+/// Changes to one row applied together, counters among them: every
+/// increment and append reads the row as it was before the changes (as in
+/// HBase's atomic batch), and all are written as one entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowChanges {
+    /// The row.
+    pub row: Bytes,
+    /// The changes, in order.
+    pub changes: Vec<RowChange>,
+}
+
+impl RowChanges {
+    /// True if an increment or append is among the changes.
+    pub fn has_counters(&self) -> bool {
+        self.changes.iter().any(|c| !matches!(c, RowChange::Op(_)))
+    }
 }
 
 impl CheckAndMutate {

@@ -282,6 +282,12 @@ impl RegionScanner {
         self
     }
 
+    /// True once the scan's filter is done (HBase's `isFilterDone`): the
+    /// region's scan ended there.
+    pub fn filter_done(&self) -> bool {
+        self.filter_done
+    }
+
     /// The next row (or chunk of a row, with a batch size), or `None` at the end.
     pub async fn next(&mut self) -> Result<Option<RowResult>, RegionError> {
         if let Some(chunk) = self.pending.pop_front() {
@@ -379,6 +385,9 @@ impl RegionScanner {
                     }
                 }
                 cells.sort_by(|a, b| a.family.cmp(&b.family));
+            }
+            if let Some(reason) = filter.failure() {
+                return Err(self.region.invalid(reason));
             }
             filter.reset();
             self.filter_done = filter.all_remaining();

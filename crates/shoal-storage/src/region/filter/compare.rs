@@ -45,11 +45,12 @@ pub enum Comparator {
     Binary(Bytes),
     /// Bytewise against as many leading bytes of the part (`binaryprefix:`).
     BinaryPrefix(Bytes),
-    /// Contains, ignoring ASCII case (`substring:`); `=` and `!=` only.
+    /// Contains, ignoring ASCII case (`substring:`): a match or not.
     Substring(String),
-    /// A regular expression found anywhere (`regexstring:`); `=` and `!=`.
+    /// A regular expression found anywhere (`regexstring:`): a match or not.
     Regex(regex::bytes::Regex),
-    /// The part is empty (`null:`); `=` and `!=`.
+    /// HBase's `NullComparator` (`null:`): no stored value is null, so
+    /// `=` matches nothing and `!=` everything.
     Null,
     /// The part is an 8-byte big-endian signed number compared numerically
     /// (`long:`, Shoal's spelling of HBase's `LongComparator`); a part of
@@ -72,57 +73,55 @@ impl PartialEq for Comparator {
 }
 
 impl Comparator {
-    /// The part's order against the operand (`part OP operand`); None: the
-    /// part cannot be compared (a `long:` part that is not 8 bytes).
-    fn order(&self, part: &[u8]) -> Option<std::cmp::Ordering> {
+    /// HBase's `compareTo`: the operand's order against the part (`Less`:
+    /// the operand sorts first). The matching comparators (substring,
+    /// regular expression, null) answer `Equal` for a match and `Greater`
+    /// otherwise, as HBase's answer 0 or 1, and the operators then apply to
+    /// that: `<` keeps what does not match, `<=` everything, `>` nothing.
+    /// None: the part cannot be compared (a `long:` part that is not 8
+    /// bytes).
+    fn compare_to(&self, part: &[u8]) -> Option<std::cmp::Ordering> {
         use std::cmp::Ordering;
+        let found = |yes: bool| {
+            if yes {
+                Ordering::Equal
+            } else {
+                Ordering::Greater
+            }
+        };
         Some(match self {
-            Comparator::Binary(b) => part.cmp(&b[..]),
-            Comparator::BinaryPrefix(b) => part[..part.len().min(b.len())].cmp(&b[..]),
+            Comparator::Binary(b) => b[..].cmp(part),
+            Comparator::BinaryPrefix(b) => b[..].cmp(&part[..part.len().min(b.len())]),
             Comparator::Substring(s) => {
                 let hay = part.to_ascii_lowercase();
                 let needle = s.as_bytes();
-                let found = needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle);
-                if found {
-                    Ordering::Equal
-                } else {
-                    Ordering::Greater
-                }
+                found(needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle))
             }
-            Comparator::Regex(r) => {
-                if r.is_match(part) {
-                    Ordering::Equal
-                } else {
-                    Ordering::Greater
-                }
-            }
-            Comparator::Null => {
-                if part.is_empty() {
-                    Ordering::Equal
-                } else {
-                    Ordering::Greater
-                }
-            }
+            Comparator::Regex(r) => found(r.is_match(part)),
+            // HBase's NullComparator: a stored value is never null, even
+            // an empty one.
+            Comparator::Null => Ordering::Greater,
             Comparator::Long(n) => {
                 let bytes: [u8; 8] = part.try_into().ok()?;
-                i64::from_be_bytes(bytes).cmp(n)
+                n.cmp(&i64::from_be_bytes(bytes))
             }
         })
     }
 
-    /// True if `part OP operand` holds.
+    /// True if `part OP operand` holds, as HBase's CompareFilter decides it
+    /// from [`Comparator::compare_to`].
     pub fn matches(&self, op: CompareOp, part: &[u8]) -> bool {
         use std::cmp::Ordering::*;
-        let Some(o) = self.order(part) else {
+        let Some(r) = self.compare_to(part) else {
             return false;
         };
         match op {
-            CompareOp::Less => o == Less,
-            CompareOp::LessOrEqual => o != Greater,
-            CompareOp::Equal => o == Equal,
-            CompareOp::NotEqual => o != Equal,
-            CompareOp::GreaterOrEqual => o != Less,
-            CompareOp::Greater => o == Greater,
+            CompareOp::Less => r == Greater,
+            CompareOp::LessOrEqual => r != Less,
+            CompareOp::Equal => r == Equal,
+            CompareOp::NotEqual => r != Equal,
+            CompareOp::GreaterOrEqual => r != Greater,
+            CompareOp::Greater => r == Less,
             CompareOp::NoOp => false,
         }
     }

@@ -171,6 +171,8 @@ pub(super) enum Node {
         exclude: bool,
         found: bool,
         matched: bool,
+        /// NO_OP met its column: HBase fails the read there.
+        no_op_met: bool,
     },
     Timestamps {
         /// Sorted.
@@ -206,6 +208,15 @@ impl FilterState {
         FilterState {
             node: Node::build(filter, reversed),
         }
+    }
+
+    /// The reason the read must fail, once the filter met what HBase's
+    /// fails on: a SingleColumnValueFilter with NO_OP reaching its column
+    /// ("Unknown Compare op NO_OP").
+    pub fn failure(&self) -> Option<&'static str> {
+        self.node.failed().then_some(
+            "Unknown Compare op NO_OP: a SingleColumnValueFilter with NO_OP met its column",
+        )
     }
 
     /// True once nothing further in this region can pass.
@@ -436,6 +447,7 @@ impl Node {
                 filter_if_missing: *filter_if_missing,
                 latest_version_only: *latest_version_only,
                 exclude: *exclude,
+                no_op_met: false,
                 found: false,
                 matched: false,
             },
@@ -504,6 +516,18 @@ impl Node {
             Node::And(l) => l.is_family_essential(name),
             Node::Or(l) => l.is_family_essential(name),
             _ => true,
+        }
+    }
+
+    /// True once the filter met what HBase's fails on (a
+    /// SingleColumnValueFilter with NO_OP reaching its column).
+    pub(super) fn failed(&self) -> bool {
+        match self {
+            Node::SingleColumnValue { no_op_met, .. } => *no_op_met,
+            Node::While { inner, .. } | Node::Skip { inner, .. } => inner.failed(),
+            Node::And(l) => l.failed(),
+            Node::Or(l) => l.failed(),
+            _ => false,
         }
     }
 
@@ -679,6 +703,7 @@ impl Node {
                 latest_version_only,
                 found,
                 matched,
+                no_op_met,
                 ..
             } => {
                 if *matched {
@@ -691,6 +716,10 @@ impl Node {
                     return Code::Include;
                 }
                 *found = true;
+                if *op == CompareOp::NoOp {
+                    *no_op_met = true;
+                    return Code::NextRow;
+                }
                 if !matches(*op, cmp, &c.value) {
                     return if *latest_version_only {
                         Code::NextRow

@@ -104,6 +104,10 @@ impl AndList {
         self.members.iter().any(Node::all_remaining)
     }
 
+    pub(super) fn failed(&self) -> bool {
+        self.members.iter().any(Node::failed)
+    }
+
     pub(super) fn is_family_essential(&self, family: &[u8]) -> bool {
         self.members.is_empty() || self.members.iter().any(|m| m.is_family_essential(family))
     }
@@ -223,6 +227,10 @@ impl OrList {
 
     pub(super) fn all_remaining(&self) -> bool {
         !self.members.is_empty() && self.members.iter().all(Node::all_remaining)
+    }
+
+    pub(super) fn failed(&self) -> bool {
+        self.members.iter().any(Node::failed)
     }
 
     pub(super) fn is_family_essential(&self, family: &[u8]) -> bool {

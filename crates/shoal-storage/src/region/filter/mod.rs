@@ -113,6 +113,21 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// HBase's `hasFilterRow`: the filter decides on whole rows (it drops
+    /// a row after seeing its cells, or counts rows), so HBase refuses it
+    /// in a scan that returns rows in chunks (`Scan.setBatch`).
+    pub fn has_filter_row(&self) -> bool {
+        match self {
+            Filter::SingleColumnValue { .. }
+            | Filter::Page(_)
+            | Filter::While(_)
+            | Filter::Skip(_)
+            | Filter::RandomRow(_) => true,
+            Filter::List { filters, .. } => filters.iter().any(Filter::has_filter_row),
+            _ => false,
+        }
+    }
+
     /// The filter in HBase's filter language.
     pub fn describe(&self) -> String {
         let q = |b: &[u8]| format!("'{}'", String::from_utf8_lossy(b).replace('\'', "''"));

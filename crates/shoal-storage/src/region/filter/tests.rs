@@ -110,8 +110,17 @@ fn comparators_substring_regex_prefix_null_long() {
     assert!(!c("regexstring:^a").matches(CompareOp::Equal, b"banana"));
     assert!(c("binaryprefix:ban").matches(CompareOp::Equal, b"banana"));
     assert!(c("binaryprefix:bam").matches(CompareOp::Greater, b"banana"));
-    assert!(c("null:").matches(CompareOp::Equal, b""));
-    assert!(!c("null:").matches(CompareOp::Equal, b"x"));
+    // As HBase: no stored value is null, an empty one neither.
+    assert!(!c("null:").matches(CompareOp::Equal, b""));
+    assert!(c("null:").matches(CompareOp::NotEqual, b""));
+    // A match is 0, a miss 1, and the operator applies to that: `<` keeps
+    // misses, `<=` everything, `>` nothing, `>=` matches.
+    assert!(c("regexstring:^b").matches(CompareOp::Less, b"apple"));
+    assert!(!c("regexstring:^b").matches(CompareOp::Less, b"banana"));
+    assert!(c("regexstring:^b").matches(CompareOp::LessOrEqual, b"apple"));
+    assert!(!c("substring:an").matches(CompareOp::Greater, b"banana"));
+    assert!(c("substring:an").matches(CompareOp::GreaterOrEqual, b"banana"));
+    assert!(!c("substring:an").matches(CompareOp::GreaterOrEqual, b"kiwi"));
     assert!(c("long:5").matches(CompareOp::Greater, &7i64.to_be_bytes()));
     assert!(c("long:5").matches(CompareOp::Less, &(-7i64).to_be_bytes()));
     assert!(!c("long:5").matches(CompareOp::Less, b"short"));

@@ -94,6 +94,16 @@ public final class Allow {
               + " returns one TTL-expired version beyond MIN_VERSIONS (its ExplicitColumnTracker"
               + " includes the cell that ends the column); naming the family does not",
           (op, a, b) -> op.java.contains("addColumn(b, ") && extraExpired(a, b), true),
+      new Entry("no-op-error-class", Kind.DIFF,
+          "NO_OP compared with a value (a SingleColumnValueFilter meeting its column, a"
+              + " checkAndMutate on an existing cell): both refuse with \"Unknown Compare op"
+              + " NO_OP\"; HBase's is an internal RuntimeException reaching the client as a plain"
+              + " IOException (retried), Shoal's a DoNotRetryIOException (the answer cannot change)",
+          (op, a, b) -> a.canon().startsWith("ERR IOException")
+              && b.canon().startsWith("ERR DoNotRetryIOException")
+              && a.detail() != null && a.detail().contains("Unknown Compare op NO_OP")
+              && b.detail() != null && b.detail().contains("Unknown Compare op NO_OP"),
+          true),
       new Entry("return-results-false", Kind.DIFF,
           "Increment/Append with setReturnResults(false): HBase answers no cells, Shoal the new cells",
           (op, a, b) -> op.has("no-return") && a.canon().equals("{}"), true));
