@@ -126,6 +126,7 @@ impl ServiceError {
                 | RegionError::Closed { .. }
                 | RegionError::Fenced { .. } => Code::Unavailable,
                 RegionError::Busy { .. } => Code::ResourceExhausted,
+                RegionError::CompareNoOp { .. } => Code::InvalidArgument,
                 RegionError::Wal { .. }
                 | RegionError::Manifest { .. }
                 | RegionError::Sst { .. } => Code::Internal,

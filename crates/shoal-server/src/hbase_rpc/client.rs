@@ -365,7 +365,7 @@ impl NativeRpc {
                 let actions = region.actions.into_iter().map(|a| (a.index, a.plan));
                 answers.push(
                     self.atomic(&view, region.condition, actions.collect(), w)
-                        .await,
+                        .await?,
                 );
                 continue;
             }
@@ -444,6 +444,11 @@ impl NativeRpc {
             let mut out = pb::RegionActionResult::default();
             for (a, r) in region.actions.iter().zip(results) {
                 let r = r.unwrap_or_else(|| Err(RpcError::invalid("action was not run")));
+                if let Err(e) = &r
+                    && e.whole_call
+                {
+                    return Err(e.clone());
+                }
                 out.result_or_exception.push(match r {
                     Ok(answer) => pb::ResultOrException {
                         index: Some(a.index),
@@ -486,21 +491,23 @@ impl NativeRpc {
         condition: Option<pb::Condition>,
         actions: Vec<(u32, Planned)>,
         w: &mut ResultWriter,
-    ) -> pb::RegionActionResult {
+    ) -> Result<pb::RegionActionResult, RpcError> {
         let fail = |e: RpcError| pb::RegionActionResult {
             exception: Some(exception_pair(&e)),
             ..Default::default()
         };
         let changes = match row_changes(&actions) {
             Ok(c) => c,
-            Err(e) => return fail(e),
+            Err(e) => return Ok(fail(e)),
         };
         if !view.holds(&changes.row) {
-            return fail(RpcError::not_serving("row is outside the region named"));
+            return Ok(fail(RpcError::not_serving(
+                "row is outside the region named",
+            )));
         }
         let condition = match condition.map(|c| convert::condition(&c, &changes.row)) {
             Some(Ok(c)) => Some(c),
-            Some(Err(e)) => return fail(e),
+            Some(Err(e)) => return Ok(fail(e)),
             None => None,
         };
         // HBase marks the whole with the last increment's or append's nonce.
@@ -545,13 +552,15 @@ impl NativeRpc {
                     .map(|()| Some(Vec::new())),
             }
         };
-        let cells = match outcome {
+        let cells = match outcome.map_err(RpcError::from) {
             Ok(cells) => cells,
-            Err(e) => return fail(RpcError::from(e)),
+            // HBase's whole call fails (NO_OP compared).
+            Err(e) if e.whole_call => return Err(e),
+            Err(e) => return Ok(fail(e)),
         };
         let processed = cells.is_some();
         let first = cells.filter(|c| !c.is_empty()).map(|c| w.result(&c));
-        pb::RegionActionResult {
+        Ok(pb::RegionActionResult {
             result_or_exception: (0..actions.len())
                 .map(|i| pb::ResultOrException {
                     index: Some(i as u32),
@@ -561,7 +570,7 @@ impl NativeRpc {
                 .collect(),
             processed: Some(processed),
             exception: None,
-        }
+        })
     }
 
     /// `Scan`: opens a scanner on a region (and answers its first rows),
@@ -697,6 +706,16 @@ impl NativeRpc {
                         return Err(e.into());
                     }
                 });
+        // HBase reads no row past a call's limits: when only the look
+        // ahead found the region ended by a done filter, HBase would not
+        // know it yet, and its next call (empty, filter done) ends the whole
+        // scan. Answer as HBase: more in the region.
+        let more_in_region = more_in_region
+            || (!ended
+                && st.ended
+                && !batch.is_empty()
+                && st.rows_left != Some(0)
+                && st.filter_done());
         let heartbeat = heartbeats && more_in_region && batch.is_empty() && wanted > 0;
         // A filter that is done ends its region's scan: HBase's client goes
         // on with the next region (and a fresh filter), unless the call
@@ -797,10 +816,14 @@ impl NativeRpc {
                 })
             }
             Target::Region(view) => {
+                // The Scan is read (and refused as HBase refuses it) even
+                // when its range misses the region.
+                let (mut shoal_scan, filter) = convert::scan(scan, low.clone(), high.clone())?;
                 let Some((low, high)) = convert::clamp(low, high, &view.start, &view.end) else {
                     return Ok(empty(max_result_bytes));
                 };
-                let (shoal_scan, filter) = convert::scan(scan, low, high)?;
+                shoal_scan.start_row = low;
+                shoal_scan.stop_row = high;
                 let stream = self
                     .access()
                     .scan_filtered(&view.table, shoal_scan, filter)?;

@@ -17,6 +17,9 @@ pub struct RpcError {
     pub message: String,
     /// The client must not retry.
     pub do_not_retry: bool,
+    /// HBase fails the whole call, not one action of a batch (an internal
+    /// RuntimeException escapes its per-action handling: NO_OP compared).
+    pub whole_call: bool,
 }
 
 /// `org.apache.hadoop.hbase.DoNotRetryIOException`.
@@ -83,6 +86,7 @@ pub fn from_exception(e: &ExceptionResponse) -> RpcError {
         class,
         message: e.stack_trace.clone().unwrap_or_default(),
         do_not_retry,
+        whole_call: false,
     }
 }
 
@@ -128,6 +132,7 @@ impl RpcError {
             class,
             message: message.into(),
             do_not_retry: true,
+            whole_call: false,
         }
     }
 
@@ -143,6 +148,7 @@ impl RpcError {
             class: NOT_SERVING,
             message: message.into(),
             do_not_retry: false,
+            whole_call: false,
         }
     }
 
@@ -153,6 +159,7 @@ impl RpcError {
             class: NOT_MASTER,
             message: message.into(),
             do_not_retry: false,
+            whole_call: false,
         }
     }
 
@@ -230,6 +237,8 @@ impl From<ServiceError> for RpcError {
                 RegionError::RowOutOfRange { .. }
                 | RegionError::Closed { .. }
                 | RegionError::Fenced { .. } => (NOT_SERVING, false),
+                // HBase's RuntimeException, as its client sees it.
+                RegionError::CompareNoOp { .. } => ("java.io.IOException", true),
                 RegionError::Busy { .. } => {
                     ("org.apache.hadoop.hbase.RegionTooBusyException", false)
                 }
@@ -238,10 +247,12 @@ impl From<ServiceError> for RpcError {
                 | RegionError::Sst { .. } => ("java.io.IOException", false),
             },
         };
+        let whole_call = matches!(e, ServiceError::Region(RegionError::CompareNoOp { .. }));
         RpcError {
             class,
             message,
             do_not_retry,
+            whole_call,
         }
     }
 }

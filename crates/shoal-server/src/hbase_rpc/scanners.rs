@@ -212,6 +212,7 @@ impl Scanners {
                     map.len()
                 ),
                 do_not_retry: false,
+                whole_call: false,
             });
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);

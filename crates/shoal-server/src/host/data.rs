@@ -562,15 +562,16 @@ pub struct ScanStream {
     /// filter per region: a filter that is done (a page full, past a
     /// prefix) ends its region's part and the scan goes on in the next.
     filter: Option<Arc<Filter>>,
-    /// The last region's scan ended because its filter was done.
+    /// The last region's scan ended because its filter was done, at a row
+    /// it did not answer.
     filter_done: bool,
 }
 
 impl ScanStream {
     /// True if the last region scanned ended because its filter was done
-    /// (HBase's `isFilterDone`; a native-RPC scan of one region whose call
-    /// finds no row then ends the whole scan, as HBase's region server
-    /// answers).
+    /// at a row it did not answer (HBase's `isFilterDone` found by reading
+    /// on: a native-RPC call that then answers no row ends the whole scan,
+    /// as HBase's region server answers).
     pub fn filter_done(&self) -> bool {
         self.filter_done
     }
@@ -611,7 +612,7 @@ impl ScanStream {
             let Some(chunk) = scanner.next().await.map_err(ServiceError::Region)? else {
                 // This region is done: go on to the next one if the scan
                 // reaches past its edge.
-                self.filter_done = scanner.filter_done();
+                self.filter_done = scanner.filter_done_past_rows();
                 let (start, end) = (region_start.clone(), region_end.clone());
                 self.current = None;
                 self.skip = 0;

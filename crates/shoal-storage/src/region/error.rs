@@ -32,6 +32,16 @@ pub enum RegionError {
         /// What is wrong.
         reason: String,
     },
+    /// A NO_OP comparison met a value to compare (a SingleColumnValueFilter
+    /// reaching its column, a check of an existing cell with an operand):
+    /// HBase fails the request there ("Unknown Compare op NO_OP").
+    #[error("region {region}: Unknown Compare op NO_OP ({what})")]
+    CompareNoOp {
+        /// Region id.
+        region: String,
+        /// Where it was met.
+        what: &'static str,
+    },
     /// Another server owns the region now; this instance stopped serving it.
     #[error("region {region} was taken over by a newer owner; reopen it to serve it again")]
     Fenced {

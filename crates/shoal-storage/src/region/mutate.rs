@@ -967,7 +967,10 @@ impl Region {
             .await?;
         if condition.op == CompareOp::NoOp && current.is_some() && !condition.value.is_empty() {
             // HBase fails here too ("Unknown Compare op NO_OP").
-            return Err(self.invalid("Unknown Compare op NO_OP: NO_OP cannot compare a value"));
+            return Err(RegionError::CompareNoOp {
+                region: self.id().to_string(),
+                what: "a check of an existing cell with an operand",
+            });
         }
         let passes = condition
             .op

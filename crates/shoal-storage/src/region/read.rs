@@ -32,6 +32,8 @@ pub struct RegionScanner {
     filter: Option<FilterState>,
     /// The filter ended this region's scan.
     filter_done: bool,
+    /// The filter was done right after the last row answered.
+    done_at_answered_row: bool,
     /// Per family: the filter needs it to decide on a row. The others
     /// (HBase's joined heap) are read only for rows the filter let through.
     essential: Vec<bool>,
@@ -247,6 +249,7 @@ impl Region {
             reverse: scan.reverse,
             filter: None,
             filter_done: false,
+            done_at_answered_row: false,
             essential: Vec::new(),
             _guard: guard,
             last_width: 16,
@@ -282,10 +285,12 @@ impl RegionScanner {
         self
     }
 
-    /// True once the scan's filter is done (HBase's `isFilterDone`): the
-    /// region's scan ended there.
-    pub fn filter_done(&self) -> bool {
-        self.filter_done
+    /// True once the scan's filter is done (HBase's `isFilterDone`) at a
+    /// row it did not answer: the region's scan ended past the last row
+    /// answered. (Done right at an answered row, HBase's region scanner
+    /// says so with that row; done further on, only a later call finds it.)
+    pub fn filter_done_past_rows(&self) -> bool {
+        self.filter_done && !self.done_at_answered_row
     }
 
     /// The next row (or chunk of a row, with a batch size), or `None` at the end.
@@ -386,11 +391,17 @@ impl RegionScanner {
                 }
                 cells.sort_by(|a, b| a.family.cmp(&b.family));
             }
-            if let Some(reason) = filter.failure() {
-                return Err(self.region.invalid(reason));
+            // A row left with no cell answers nothing.
+            let dropped = dropped || cells.is_empty();
+            if filter.failed() {
+                return Err(RegionError::CompareNoOp {
+                    region: self.region.id().to_string(),
+                    what: "a SingleColumnValueFilter met its column",
+                });
             }
             filter.reset();
             self.filter_done = filter.all_remaining();
+            self.done_at_answered_row = !dropped;
             if !dropped {
                 self.last_width = cells.len().min(MAX_WIDTH_HINT);
                 return Ok(Some(cells));

@@ -210,13 +210,11 @@ impl FilterState {
         }
     }
 
-    /// The reason the read must fail, once the filter met what HBase's
-    /// fails on: a SingleColumnValueFilter with NO_OP reaching its column
-    /// ("Unknown Compare op NO_OP").
-    pub fn failure(&self) -> Option<&'static str> {
-        self.node.failed().then_some(
-            "Unknown Compare op NO_OP: a SingleColumnValueFilter with NO_OP met its column",
-        )
+    /// True once the filter met what HBase's fails on: a
+    /// SingleColumnValueFilter with NO_OP reaching its column ("Unknown
+    /// Compare op NO_OP"); the read must fail.
+    pub fn failed(&self) -> bool {
+        self.node.failed()
     }
 
     /// True once nothing further in this region can pass.
@@ -268,7 +266,10 @@ impl FilterState {
         if self.node.has_filter_row() {
             self.node.filter_row_cells(cells);
             if cells.is_empty() {
-                return true;
+                // HBase's FilterWrapper does not ask filterRow then: the row
+                // goes on, and families read after the decision (the
+                // joined heap) may still answer for it.
+                return false;
             }
             if self.node.filter_row() {
                 cells.clear();
