@@ -88,7 +88,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     println!("shoal {} serving", env!("CARGO_PKG_VERSION"));
     let cfg = server.host.config();
     {
-        use shoal_server::security_config::TlsListenerName as L;
+        use shoal_server::config::TlsListenerName as L;
         let tls = |l: L| if cfg.tls.covers(l) { " (TLS)" } else { "" };
         let http = if cfg.tls.covers(L::Http) {
             "https"

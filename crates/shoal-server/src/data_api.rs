@@ -15,7 +15,7 @@ use shoal_proto::v1 as pb;
 use std::time::Instant;
 
 /// Largest unary response: the 64 MiB message limit, less room for framing.
-const MAX_RESPONSE_BYTES: usize = crate::request_limits::MAX_MESSAGE_BYTES - (64 << 10);
+const MAX_RESPONSE_BYTES: usize = crate::config::limits::MAX_MESSAGE_BYTES - (64 << 10);
 
 /// Runs `f`, records it as one `op` call (latency, success) and logs a
 /// failure that is the server's own.

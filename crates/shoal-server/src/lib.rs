@@ -13,29 +13,23 @@
 
 pub mod catalog;
 pub mod cluster;
-pub mod cluster_config;
 pub mod config;
 pub(crate) mod data_api;
 pub mod error;
 pub mod frames;
 pub mod grpc;
 pub mod hbase_rpc;
-pub mod hbase_rpc_config;
 pub mod host;
 pub mod http;
 pub mod listen;
 pub mod memory;
 pub mod metrics;
-pub mod object_store_config;
 pub mod process_cpu;
 pub mod proto_convert;
-pub mod request_limits;
 pub mod security;
-pub mod security_config;
 pub mod serve;
 pub mod status;
 pub mod thrift;
-pub mod thrift_config;
 
 pub use config::ServerConfig;
 pub use error::ServiceError;

@@ -127,7 +127,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         None => None,
     };
     {
-        use crate::security_config::TlsListenerName as L;
+        use crate::config::TlsListenerName as L;
         let (tls, auth) = (&config.tls, config.auth.enabled);
         crate::listen::warn_if_exposed(grpc_addr, "gRPC", tls.covers(L::Grpc), auth);
         crate::listen::warn_if_exposed(http_addr, "HTTP", tls.covers(L::Http), auth);
@@ -172,12 +172,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
 
     let routes = tonic::service::Routes::new(
         DataServer::new(DataService::new(host.clone()))
-            .max_decoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES),
+            .max_decoding_message_size(crate::config::limits::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(crate::config::limits::MAX_MESSAGE_BYTES),
     )
     .add_service(
         AdminServer::new(AdminService::new(host.clone()))
-            .max_decoding_message_size(crate::request_limits::MAX_MESSAGE_BYTES),
+            .max_decoding_message_size(crate::config::limits::MAX_MESSAGE_BYTES),
     );
     let budget = crate::grpc::budget::RequestBudget::new(
         host.config().limits.request_bytes_in_flight.0,
@@ -217,7 +217,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
             tls: host
                 .config()
                 .tls
-                .covers(crate::security_config::TlsListenerName::Http),
+                .covers(crate::config::TlsListenerName::Http),
         },
     });
     if let Some(listener) = thrift_listener {

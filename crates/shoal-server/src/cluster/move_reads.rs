@@ -312,7 +312,7 @@ impl Host {
                 .map_err(Asked::Retry)?;
             let admin = shoal_proto::v1::admin_client::AdminClient::new(channel);
             let mut admin = admin.max_decoding_message_size(
-                (HANDED_ROWS_MAX_BYTES as usize) + crate::request_limits::MAX_MESSAGE_BYTES / 16,
+                (HANDED_ROWS_MAX_BYTES as usize) + crate::config::limits::MAX_MESSAGE_BYTES / 16,
             );
             let request = tonic::Request::new(shoal_proto::v1::EndMoveReadsRequest {
                 region: id.to_owned(),
@@ -462,7 +462,7 @@ mod tests {
         });
         let mut config = ServerConfig::default();
         config.server.data_dir = dir.to_path_buf();
-        config.cluster = Some(crate::cluster_config::ClusterSection::default());
+        config.cluster = Some(crate::config::ClusterSection::default());
         let host = Host::open_cluster(config, state.clone(), "wal/me/run1")
             .await
             .expect("host");

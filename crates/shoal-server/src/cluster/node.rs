@@ -3,7 +3,7 @@
 
 use super::regions::Regions;
 use super::state::{ClusterState, Directory, Owner, ServerView};
-use crate::cluster_config::ClusterSection;
+use crate::config::ClusterSection;
 use crate::host::{Host, StartError};
 use shoal_cluster::assignment::RegionState;
 use shoal_cluster::membership::{self, JoinError, Membership};

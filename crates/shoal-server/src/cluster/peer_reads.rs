@@ -324,7 +324,7 @@ mod tests {
             ..Directory::default()
         });
         let config = ServerConfig {
-            cluster: Some(crate::cluster_config::ClusterSection {
+            cluster: Some(crate::config::ClusterSection {
                 peer_read_timeout: timeout,
                 ..Default::default()
             }),

@@ -204,7 +204,7 @@ async fn serve_calls(
 ) -> CloseReason {
     use futures::FutureExt;
     use futures::stream::{FuturesUnordered, StreamExt};
-    let max_frame = crate::request_limits::MAX_MESSAGE_BYTES;
+    let max_frame = crate::config::limits::MAX_MESSAGE_BYTES;
     let (mut reader, mut writer) = tokio::io::split(io);
     let mut running = FuturesUnordered::new();
     let mut buf = BytesMut::with_capacity(16 << 10);

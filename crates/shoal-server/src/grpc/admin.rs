@@ -346,7 +346,7 @@ impl pb::admin_server::Admin for AdminService {
             // At most half the message limit of rows, whatever is asked.
             let max = r
                 .max_row_bytes
-                .min(crate::request_limits::MAX_MESSAGE_BYTES as u64 / 2);
+                .min(crate::config::limits::MAX_MESSAGE_BYTES as u64 / 2);
             let rows = self
                 .host
                 .access(&caller)

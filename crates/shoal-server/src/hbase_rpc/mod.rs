@@ -135,7 +135,7 @@ impl NativeRpc {
             && !host
                 .config()
                 .tls
-                .covers(crate::security_config::TlsListenerName::HbaseRpc);
+                .covers(crate::config::TlsListenerName::HbaseRpc);
         NativeRpc {
             names,
             relay,

@@ -41,7 +41,7 @@ impl Host {
                         "split row must not be empty".into(),
                     ));
                 }
-                crate::request_limits::check_row_key(&row, "split row")?;
+                crate::config::limits::check_row_key(&row, "split row")?;
                 let Some((record, _)) = live.slot_for(&row) else {
                     return Err(ServiceError::Unavailable(format!(
                         "no region of table {table} holds the split row"

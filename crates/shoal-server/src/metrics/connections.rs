@@ -23,8 +23,8 @@ pub enum Listener {
 
 impl Listener {
     /// Its name in `[tls] listeners`.
-    pub fn tls_name(self) -> crate::security_config::TlsListenerName {
-        use crate::security_config::TlsListenerName;
+    pub fn tls_name(self) -> crate::config::TlsListenerName {
+        use crate::config::TlsListenerName;
         match self {
             Listener::Grpc => TlsListenerName::Grpc,
             Listener::Http => TlsListenerName::Http,

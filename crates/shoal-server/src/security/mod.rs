@@ -12,7 +12,7 @@ pub mod tls;
 pub mod tokens;
 
 use crate::catalog::Catalog;
-use crate::security_config::AuthSection;
+use crate::config::AuthSection;
 use audit::{Audit, Outcome};
 use permissions::Acl;
 use std::collections::HashSet;
@@ -151,7 +151,7 @@ impl Security {
     /// `[auth]` and `[tls]` say.
     pub fn load(
         auth: &AuthSection,
-        tls_section: &crate::security_config::TlsSection,
+        tls_section: &crate::config::TlsSection,
     ) -> Result<Security, SecurityError> {
         let tokens = if auth.enabled {
             Tokens::load(&auth.tokens)?
@@ -281,7 +281,7 @@ impl Security {
     }
 
     /// [`Security::hbase_rpc_caller`] from the `[auth]` settings.
-    pub fn hbase_rpc_caller_for(auth: &crate::security_config::AuthSection) -> Option<Caller> {
+    pub fn hbase_rpc_caller_for(auth: &crate::config::AuthSection) -> Option<Caller> {
         if !auth.enabled {
             return Some(Caller::anyone(Via::HbaseRpc));
         }

@@ -4,7 +4,7 @@
 //! configuration current when it is accepted, so a reload changes the
 //! certificate for new connections and leaves open ones alone.
 
-use crate::security_config::{TlsListenerName, TlsSection};
+use crate::config::{TlsListenerName, TlsSection};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::path::Path;

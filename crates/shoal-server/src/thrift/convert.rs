@@ -5,7 +5,7 @@
 //! `[0, ts)`, a delete without a qualifier deletes the family, a batch's puts
 //! of a row apply before its deletes.
 
-use super::handler::Fault;
+use super::fault::Fault;
 use super::wire::{Struct, TType, Value};
 use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema};
 use crate::host::RegionLocation;

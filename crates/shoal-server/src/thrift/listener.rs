@@ -7,7 +7,8 @@
 //! it after a TApplicationException where one can still be framed. On stop,
 //! idle connections close at once and a call in progress finishes.
 
-use super::handler::{FaultKind, Gateway, result_struct};
+use super::fault::{FaultKind, result_struct};
+use super::handler::Gateway;
 use super::wire::{self, AppExceptionKind, Limits, Message, MessageType, Protocol, Transport};
 use crate::listen::{Connections, SharedTcp, Slot};
 use crate::metrics::{CloseReason, Listener};
@@ -101,28 +102,9 @@ async fn serve<IO: AsyncRead + AsyncWrite + Unpin>(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut buf = BytesMut::with_capacity(8 << 10);
-    // Its protocol and transport, from the first bytes.
-    let (proto, transport) = loop {
-        match wire::detect(&buf) {
-            Some(Ok(pt)) => break pt,
-            Some(Err(e)) => {
-                tracing::debug!(error = %e, "not a Thrift connection; closed");
-                return;
-            }
-            None => {}
-        }
-        match fill(&mut tcp, &mut buf, handshake, &mut stop).await {
-            Fill::Data => {}
-            Fill::Closed => return,
-            Fill::Timeout => {
-                slot.set_reason(CloseReason::Handshake);
-                return;
-            }
-            Fill::Stopping => {
-                slot.set_reason(CloseReason::Shutdown);
-                return;
-            }
-        }
+    let Some((proto, transport)) = detect(&mut tcp, &mut buf, slot, handshake, &mut stop).await
+    else {
+        return;
     };
     let mut out = Vec::with_capacity(8 << 10);
     loop {
@@ -158,42 +140,8 @@ async fn serve<IO: AsyncRead + AsyncWrite + Unpin>(
                 return;
             }
         };
-        let reply = match msg.kind {
-            MessageType::Call | MessageType::Oneway => {
-                let outcome = gateway.call(&msg.name, &msg.body).await;
-                if msg.kind == MessageType::Oneway {
-                    continue;
-                }
-                match outcome {
-                    Err(f) if f.kind == FaultKind::UnknownMethod => Message {
-                        name: msg.name,
-                        kind: MessageType::Exception,
-                        seqid: msg.seqid,
-                        body: wire::application_exception(
-                            &f.message,
-                            AppExceptionKind::UnknownMethod,
-                        ),
-                    },
-                    outcome => {
-                        let body = result_struct(&msg.name, outcome);
-                        Message {
-                            name: msg.name,
-                            kind: MessageType::Reply,
-                            seqid: msg.seqid,
-                            body,
-                        }
-                    }
-                }
-            }
-            MessageType::Reply | MessageType::Exception => Message {
-                name: msg.name,
-                kind: MessageType::Exception,
-                seqid: msg.seqid,
-                body: wire::application_exception(
-                    "a server takes calls, not replies",
-                    AppExceptionKind::InvalidMessageType,
-                ),
-            },
+        let Some(reply) = answer(&gateway, msg).await else {
+            continue;
         };
         out.clear();
         wire::encode(&reply, proto, transport, &mut out);
@@ -204,6 +152,79 @@ async fn serve<IO: AsyncRead + AsyncWrite + Unpin>(
         // A large answer's buffer is not kept for the connection's life.
         if out.capacity() > 1 << 20 {
             out = Vec::with_capacity(8 << 10);
+        }
+    }
+}
+
+/// The reply to one message: the call's answer or exception (None for a
+/// oneway call), or an exception for a message that is not a call.
+async fn answer(gateway: &Gateway, msg: Message) -> Option<Message> {
+    Some(match msg.kind {
+        MessageType::Call | MessageType::Oneway => {
+            let outcome = gateway.call(&msg.name, &msg.body).await;
+            if msg.kind == MessageType::Oneway {
+                return None;
+            }
+            match outcome {
+                Err(f) if f.kind == FaultKind::UnknownMethod => Message {
+                    name: msg.name,
+                    kind: MessageType::Exception,
+                    seqid: msg.seqid,
+                    body: wire::application_exception(&f.message, AppExceptionKind::UnknownMethod),
+                },
+                outcome => {
+                    let body = result_struct(&msg.name, outcome);
+                    Message {
+                        name: msg.name,
+                        kind: MessageType::Reply,
+                        seqid: msg.seqid,
+                        body,
+                    }
+                }
+            }
+        }
+        MessageType::Reply | MessageType::Exception => Message {
+            name: msg.name,
+            kind: MessageType::Exception,
+            seqid: msg.seqid,
+            body: wire::application_exception(
+                "a server takes calls, not replies",
+                AppExceptionKind::InvalidMessageType,
+            ),
+        },
+    })
+}
+
+/// The connection's protocol and transport, from its first bytes; None
+/// (the reason set on `slot` where there is one) if they never come or are
+/// not Thrift.
+async fn detect(
+    tcp: &mut (impl AsyncRead + Unpin),
+    buf: &mut BytesMut,
+    slot: &mut Slot,
+    handshake: Duration,
+    stop: &mut watch::Receiver<bool>,
+) -> Option<(Protocol, Transport)> {
+    loop {
+        match wire::detect(buf) {
+            Some(Ok(pt)) => return Some(pt),
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, "not a Thrift connection; closed");
+                return None;
+            }
+            None => {}
+        }
+        match fill(tcp, buf, handshake, stop).await {
+            Fill::Data => {}
+            Fill::Closed => return None,
+            Fill::Timeout => {
+                slot.set_reason(CloseReason::Handshake);
+                return None;
+            }
+            Fill::Stopping => {
+                slot.set_reason(CloseReason::Shutdown);
+                return None;
+            }
         }
     }
 }

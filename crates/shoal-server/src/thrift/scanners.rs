@@ -6,7 +6,7 @@
 //! answer stops growing at a byte budget, however many rows it asked for.
 
 use super::convert;
-use super::handler::Fault;
+use super::fault::Fault;
 use super::wire::Value;
 use crate::host::ScanStream;
 use std::collections::HashMap;

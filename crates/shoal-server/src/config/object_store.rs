@@ -4,7 +4,9 @@
 //! one that does not apply to the URL's store is refused, naming the key.
 
 use serde::Deserialize;
-use shoal_storage::object::{BackendConfig, Emulation, ObjectStoreConfig, Secret};
+use shoal_storage::object::{
+    AzureConfig, BackendConfig, Emulation, ObjectStoreConfig, S3Config, Secret,
+};
 use std::path::Path;
 
 /// `[object_store]`
@@ -49,125 +51,11 @@ impl ObjectStoreSection {
         } else {
             self.with_account_for_url()?
         };
-        let refuse = |key: &'static str, store: &str| {
-            Err((
-                key,
-                format!(
-                    "does not apply to {store} (object_store.url = {:?})",
-                    self.url
-                ),
-            ))
-        };
         match &mut config.backend {
-            BackendConfig::S3(s3) => {
-                if self.account.is_some() {
-                    return refuse("object_store.account", "S3");
-                }
-                if self.access_key.is_some() {
-                    return refuse(
-                        "object_store.access_key",
-                        "S3 (use access_key_id and secret_access_key)",
-                    );
-                }
-                if self.use_emulator {
-                    return refuse("object_store.use_emulator", "S3");
-                }
-                if let Some(e) = &self.endpoint {
-                    s3.endpoint = Some(e.clone());
-                }
-                if let Some(r) = &self.region {
-                    s3.region = Some(r.clone());
-                }
-                s3.allow_http |= self.allow_http;
-                s3.virtual_hosted_style |= self.virtual_hosted_style;
-                match (&self.access_key_id, &self.secret_access_key) {
-                    (Some(id), Some(secret)) => {
-                        s3.access_key_id = Some(id.clone());
-                        s3.secret_access_key = Some(secret.clone());
-                        s3.session_token = self.session_token.clone();
-                    }
-                    (None, None) => {
-                        if self.session_token.is_some() {
-                            return Err((
-                                "object_store.session_token",
-                                "needs access_key_id and secret_access_key".into(),
-                            ));
-                        }
-                    }
-                    (Some(_), None) => {
-                        return Err((
-                            "object_store.secret_access_key",
-                            "is needed with access_key_id".into(),
-                        ));
-                    }
-                    (None, Some(_)) => {
-                        return Err((
-                            "object_store.access_key_id",
-                            "is needed with secret_access_key".into(),
-                        ));
-                    }
-                }
-            }
-            BackendConfig::Azure(az) => {
-                for (key, set) in [
-                    ("object_store.region", self.region.is_some()),
-                    (
-                        "object_store.virtual_hosted_style",
-                        self.virtual_hosted_style,
-                    ),
-                    ("object_store.access_key_id", self.access_key_id.is_some()),
-                    (
-                        "object_store.secret_access_key",
-                        self.secret_access_key.is_some(),
-                    ),
-                    ("object_store.session_token", self.session_token.is_some()),
-                ] {
-                    if set {
-                        return refuse(key, "Azure");
-                    }
-                }
-                if let Some(e) = &self.endpoint {
-                    az.endpoint = Some(e.clone());
-                }
-                if let Some(k) = &self.access_key {
-                    az.access_key = Some(k.clone());
-                }
-                az.use_emulator |= self.use_emulator;
-                if self.allow_http && az.endpoint.is_none() && !az.use_emulator {
-                    return Err((
-                        "object_store.allow_http",
-                        "needs an http:// object_store.endpoint (or use_emulator) for Azure".into(),
-                    ));
-                }
-            }
+            BackendConfig::S3(s3) => self.apply_s3(s3)?,
+            BackendConfig::Azure(az) => self.apply_azure(az)?,
             BackendConfig::Gcs(_) | BackendConfig::Local(_) | BackendConfig::Memory => {
-                let store = if self.url.starts_with("gs://") {
-                    "GCS"
-                } else {
-                    "a local directory"
-                };
-                for (key, set) in [
-                    ("object_store.endpoint", self.endpoint.is_some()),
-                    ("object_store.region", self.region.is_some()),
-                    ("object_store.allow_http", self.allow_http),
-                    (
-                        "object_store.virtual_hosted_style",
-                        self.virtual_hosted_style,
-                    ),
-                    ("object_store.access_key_id", self.access_key_id.is_some()),
-                    (
-                        "object_store.secret_access_key",
-                        self.secret_access_key.is_some(),
-                    ),
-                    ("object_store.session_token", self.session_token.is_some()),
-                    ("object_store.account", self.account.is_some()),
-                    ("object_store.access_key", self.access_key.is_some()),
-                    ("object_store.use_emulator", self.use_emulator),
-                ] {
-                    if set {
-                        return refuse(key, store);
-                    }
-                }
+                self.refuse_any_setting()?
             }
         }
         config.emulate = self.emulate.clone();
@@ -175,6 +63,136 @@ impl ObjectStoreSection {
             .validate()
             .map_err(|e| ("object_store", e.to_string()))?;
         Ok(config)
+    }
+
+    /// `key` was given but does not apply to `store`.
+    fn refused(&self, key: &'static str, store: &str) -> (&'static str, String) {
+        (
+            key,
+            format!(
+                "does not apply to {store} (object_store.url = {:?})",
+                self.url
+            ),
+        )
+    }
+
+    /// The S3 settings given here, over the URL's and the environment's.
+    fn apply_s3(&self, s3: &mut S3Config) -> Result<(), (&'static str, String)> {
+        if self.account.is_some() {
+            return Err(self.refused("object_store.account", "S3"));
+        }
+        if self.access_key.is_some() {
+            return Err(self.refused(
+                "object_store.access_key",
+                "S3 (use access_key_id and secret_access_key)",
+            ));
+        }
+        if self.use_emulator {
+            return Err(self.refused("object_store.use_emulator", "S3"));
+        }
+        if let Some(e) = &self.endpoint {
+            s3.endpoint = Some(e.clone());
+        }
+        if let Some(r) = &self.region {
+            s3.region = Some(r.clone());
+        }
+        s3.allow_http |= self.allow_http;
+        s3.virtual_hosted_style |= self.virtual_hosted_style;
+        match (&self.access_key_id, &self.secret_access_key) {
+            (Some(id), Some(secret)) => {
+                s3.access_key_id = Some(id.clone());
+                s3.secret_access_key = Some(secret.clone());
+                s3.session_token = self.session_token.clone();
+            }
+            (None, None) => {
+                if self.session_token.is_some() {
+                    return Err((
+                        "object_store.session_token",
+                        "needs access_key_id and secret_access_key".into(),
+                    ));
+                }
+            }
+            (Some(_), None) => {
+                return Err((
+                    "object_store.secret_access_key",
+                    "is needed with access_key_id".into(),
+                ));
+            }
+            (None, Some(_)) => {
+                return Err((
+                    "object_store.access_key_id",
+                    "is needed with secret_access_key".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The Azure settings given here, over the URL's and the environment's.
+    fn apply_azure(&self, az: &mut AzureConfig) -> Result<(), (&'static str, String)> {
+        for (key, set) in [
+            ("object_store.region", self.region.is_some()),
+            (
+                "object_store.virtual_hosted_style",
+                self.virtual_hosted_style,
+            ),
+            ("object_store.access_key_id", self.access_key_id.is_some()),
+            (
+                "object_store.secret_access_key",
+                self.secret_access_key.is_some(),
+            ),
+            ("object_store.session_token", self.session_token.is_some()),
+        ] {
+            if set {
+                return Err(self.refused(key, "Azure"));
+            }
+        }
+        if let Some(e) = &self.endpoint {
+            az.endpoint = Some(e.clone());
+        }
+        if let Some(k) = &self.access_key {
+            az.access_key = Some(k.clone());
+        }
+        az.use_emulator |= self.use_emulator;
+        if self.allow_http && az.endpoint.is_none() && !az.use_emulator {
+            return Err((
+                "object_store.allow_http",
+                "needs an http:// object_store.endpoint (or use_emulator) for Azure".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// GCS and local stores take no setting beyond the URL.
+    fn refuse_any_setting(&self) -> Result<(), (&'static str, String)> {
+        let store = if self.url.starts_with("gs://") {
+            "GCS"
+        } else {
+            "a local directory"
+        };
+        for (key, set) in [
+            ("object_store.endpoint", self.endpoint.is_some()),
+            ("object_store.region", self.region.is_some()),
+            ("object_store.allow_http", self.allow_http),
+            (
+                "object_store.virtual_hosted_style",
+                self.virtual_hosted_style,
+            ),
+            ("object_store.access_key_id", self.access_key_id.is_some()),
+            (
+                "object_store.secret_access_key",
+                self.secret_access_key.is_some(),
+            ),
+            ("object_store.session_token", self.session_token.is_some()),
+            ("object_store.account", self.account.is_some()),
+            ("object_store.access_key", self.access_key.is_some()),
+            ("object_store.use_emulator", self.use_emulator),
+        ] {
+            if set {
+                return Err(self.refused(key, store));
+            }
+        }
+        Ok(())
     }
 
     /// The URL's config; an `az://` URL takes its account from `account`

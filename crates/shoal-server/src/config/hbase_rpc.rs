@@ -2,6 +2,7 @@
 //! (`hbase-client` 2.5/2.6 with `RpcConnectionRegistry`), served by `shoal
 //! serve` itself. Defaults as an HBase region server's port: 16020.
 
+use super::units::ByteSize;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -20,21 +21,21 @@ pub struct HbaseRpcSection {
     pub advertise_addr: String,
     /// A scanner nobody asked for rows for this long is closed (default
     /// 60s, HBase's `hbase.client.scanner.timeout.period`).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub scanner_timeout: Duration,
     /// Open scanners at most, across all connections (default 10,000).
     pub max_scanners: usize,
     /// Largest call accepted, bytes (default 256 MiB, HBase's
     /// `hbase.ipc.max.request.size`): a larger declared length closes the
     /// connection after a `RequestTooBigException`.
-    pub max_message_bytes: crate::config::ByteSize,
+    pub max_message_bytes: ByteSize,
     /// Calls one connection may have in progress at once (default 256);
     /// further calls wait to be read.
     pub max_calls_per_connection: usize,
     /// A scan call that has found no row for this long answers a heartbeat
     /// (default 5s; HBase answers after half its scanner timeout), so a
     /// long filtered scan keeps its lease and the client its patience.
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub heartbeat_interval: Duration,
 }
 
@@ -46,7 +47,7 @@ impl Default for HbaseRpcSection {
             advertise_addr: String::new(),
             scanner_timeout: Duration::from_secs(60),
             max_scanners: 10_000,
-            max_message_bytes: crate::config::ByteSize(256 << 20),
+            max_message_bytes: ByteSize(256 << 20),
             max_calls_per_connection: 256,
             heartbeat_interval: Duration::from_secs(5),
         }

@@ -4,6 +4,7 @@
 //! recognised from its first bytes, so clients of any of the four kinds are
 //! served; `transport` and `protocol` only name what is advertised.
 
+use super::units::ByteSize;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -22,14 +23,14 @@ pub struct ThriftSection {
     pub protocol: ThriftProtocol,
     /// A scanner nobody asked for rows for this long is closed (default 60s,
     /// HBase's scanner lease).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub scanner_timeout: Duration,
     /// Open scanners at most, across all connections (default 10,000): one
     /// more is refused with an IOError until one closes or expires.
     pub max_scanners: usize,
     /// Largest Thrift message accepted, bytes (default 64 MiB): a larger
     /// declared frame or message closes the connection.
-    pub max_message_bytes: crate::config::ByteSize,
+    pub max_message_bytes: ByteSize,
 }
 
 /// The transport a `[thrift]` gateway advertises.
@@ -61,7 +62,7 @@ impl Default for ThriftSection {
             protocol: ThriftProtocol::Binary,
             scanner_timeout: Duration::from_secs(60),
             max_scanners: 10_000,
-            max_message_bytes: crate::config::ByteSize(64 << 20),
+            max_message_bytes: ByteSize(64 << 20),
         }
     }
 }

@@ -17,7 +17,7 @@ pub struct ClusterSection {
     pub advertise_addr: String,
     /// The etcd lease: a server that misses it for this long is dead, its
     /// regions move (default 3s).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub lease_ttl: Duration,
     /// Key prefix of this cluster in etcd (default `/shoal`), so clusters can
     /// share an etcd.
@@ -28,26 +28,26 @@ pub struct ClusterSection {
     /// How long a peer has to answer a block read before the object store
     /// is asked instead (default 50ms); a peer that misses it is skipped
     /// for `peer_backoff`.
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub peer_read_timeout: Duration,
     /// How long a peer that failed or missed its deadline is not asked
     /// (default 30s).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub peer_backoff: Duration,
     /// How long after a region moved here its former owner is asked for its
     /// blocks (default 10m; prefetch-on-open has copied them by then).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub peer_window: Duration,
     /// A server that died or drained (a restart) and is back within this
     /// long gets its regions back, where its L2 holds their blocks; they are
     /// served elsewhere meanwhile (default 30s; 0s: never).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub retain: Duration,
     /// Warm handoff: before a move the master decides (balance, drain, a
     /// server's return), the target copies the region's blocks from the
     /// owner's L2 while the owner serves, for at most this long (default
     /// 5s; 0s: moves are immediate and the blocks follow by peer reads).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub handoff_warmup: Duration,
     /// Placement follows caches (default on): a region with no live owner
     /// goes to the server that served it last, the balancer first moves a
@@ -61,7 +61,7 @@ pub struct ClusterSection {
     /// flushed copy until the next owner has opened it and asks it to stop
     /// (before taking a write), for at most this long (default 2s; 0s:
     /// reads wait for the next owner as writes do).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub move_reads: Duration,
     /// Most regions the master keeps in motion at once for the moves it
     /// decides (a drain's, moves home after a restart, balance), drains

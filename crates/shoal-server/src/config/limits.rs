@@ -9,7 +9,7 @@
 //! one response message, and rows larger than a message are streamed in
 //! pieces (see `grpc::data`).
 
-use crate::config::ByteSize;
+use super::units::ByteSize;
 use crate::error::ServiceError;
 use serde::Deserialize;
 use shoal_storage::region::{RowMutation, RowOp};
@@ -46,7 +46,7 @@ pub struct LimitsSection {
     pub request_bytes_in_flight: ByteSize,
     /// A scan whose client takes no message for this long is closed, releasing
     /// its read point and files (default 60s, HBase's scanner timeout).
-    #[serde(with = "crate::config::humantime_serde_compat")]
+    #[serde(with = "crate::config::units::humantime_serde_compat")]
     pub scan_lease: Duration,
     /// A streamed scan message is sent once it holds this many bytes of cells
     /// (default 4MiB); a row larger than this is sent in pieces.
