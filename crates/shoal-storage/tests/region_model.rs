@@ -538,6 +538,7 @@ fn compare_passes(op: CompareOp, current: Option<&[u8]>, given: &[u8]) -> bool {
     let (op, given): (CompareOp, &[u8]) = match op {
         Exists => (NotEqual, b""),
         Missing => (Equal, b""),
+        NoOp if given.is_empty() => (Equal, given),
         op => (op, given),
     };
     match (current, given.is_empty()) {
@@ -551,7 +552,7 @@ fn compare_passes(op: CompareOp, current: Option<&[u8]>, given: &[u8]) -> bool {
             LessOrEqual => c <= given,
             Greater => c > given,
             GreaterOrEqual => c >= given,
-            Exists | Missing => false,
+            Exists | Missing | NoOp => false,
         },
     }
 }

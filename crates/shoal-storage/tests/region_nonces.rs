@@ -393,3 +393,102 @@ async fn a_split_child_takes_over_its_parents_nonces() {
     assert!(incr(&child, 1, nonce(1)).await.repeated);
     assert!(!incr(&child, 1, nonce(2)).await.repeated);
 }
+
+/// HBase's RowMutations holding counters: the increment and append read the
+/// row as it was before the changes, everything lands as one write, the
+/// answer is the counters' cells in the order of the changes; a failed
+/// check writes nothing; a retry with the nonce is answered, not applied;
+/// NO_OP comparing an existing cell fails as HBase's does.
+#[tokio::test]
+async fn row_changes_with_counters_apply_together() {
+    use shoal_storage::region::{RegionError, RowChange, RowChanges, RowOp};
+    let fx = Fixture::new();
+    let (region, _wal) = fx.open().await;
+    region
+        .mutate(
+            RowMutation::new(b("row"))
+                .put_at(b("cf"), b("n"), T0 - 10, 5i64.to_be_bytes().to_vec())
+                .put_at(b("cf"), b("s"), T0 - 10, b("ab")),
+        )
+        .await
+        .unwrap();
+    let changes = RowChanges {
+        row: b("row"),
+        changes: vec![
+            RowChange::Append(vec![(b("cf"), b("s"), b("c"))]),
+            // A put of the counter in the same changes: the increment still
+            // reads 5, as HBase's atomic batch reads before it applies.
+            RowChange::Op(RowOp::Put {
+                family: b("cf"),
+                qualifier: b("other"),
+                timestamp: None,
+                value: b("v"),
+            }),
+            RowChange::Increment(vec![(b("cf"), b("n"), 2)]),
+        ],
+    };
+    assert!(changes.has_counters());
+    let cells = region
+        .mutate_changes(&changes, None, nonce(7))
+        .await
+        .unwrap()
+        .unwrap();
+    let got: Vec<(Bytes, Bytes)> = cells
+        .iter()
+        .map(|c| (c.qualifier.clone(), c.value.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (b("s"), b("abc")),
+            (b("n"), Bytes::copy_from_slice(&7i64.to_be_bytes()))
+        ]
+    );
+    assert!(cells.iter().all(|c| c.seq == cells[0].seq), "one write");
+    // The retry is answered with the current cells and adds nothing.
+    region
+        .mutate_changes(&changes, None, nonce(7))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(counter(&region).await, 7);
+
+    let failing = Condition {
+        family: b("cf"),
+        qualifier: b("other"),
+        op: CompareOp::Equal,
+        value: b("w"),
+    };
+    assert!(
+        region
+            .mutate_changes(&changes, Some(&failing), nonce(8))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(counter(&region).await, 7);
+
+    let no_op = Condition {
+        op: CompareOp::NoOp,
+        ..failing.clone()
+    };
+    let err = region
+        .mutate_changes(&changes, Some(&no_op), nonce(9))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RegionError::CompareNoOp { .. }), "{err}");
+    // NO_OP with an empty operand asks about emptiness, as EQUAL does.
+    let missing = Condition {
+        qualifier: b("absent"),
+        value: Bytes::new(),
+        ..no_op
+    };
+    assert!(
+        region
+            .mutate_changes(&changes, Some(&missing), nonce(10))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(counter(&region).await, 9);
+}
