@@ -264,10 +264,22 @@ impl Region {
         mutation: &RowMutation,
         marked: Option<(Nonce, i64)>,
     ) -> Result<u64, RegionError> {
+        self.apply_marked_at(mutation, marked, self.stamp_now())
+            .await
+    }
+
+    /// [`Region::apply_marked`] with the changes' "now" given (every
+    /// server-stamped change of one atomic batch is stamped alike, as
+    /// HBase's batch stamps them).
+    async fn apply_marked_at(
+        &self,
+        mutation: &RowMutation,
+        marked: Option<(Nonce, i64)>,
+        now: i64,
+    ) -> Result<u64, RegionError> {
         if mutation.ops.is_empty() {
             return Err(self.invalid("a mutation needs at least one change"));
         }
-        let now = self.stamp_now();
         // Resolve "delete the newest version" timestamps before taking a sequence
         // number (they read the row; the row lock keeps the answer stable).
         let mut specs = Vec::with_capacity(mutation.ops.len());
@@ -938,7 +950,7 @@ impl Region {
         }
         let at = self.inner.env.clock.now_ms();
         let marked = nonce.filter(|_| !counters.is_empty()).map(|n| (n, at));
-        let seq = self.apply_marked(&mutation, marked).await?;
+        let seq = self.apply_marked_at(&mutation, marked, now).await?;
         if let Some((n, at)) = marked {
             self.inner.nonces.record(n, at);
         }

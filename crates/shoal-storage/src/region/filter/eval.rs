@@ -373,9 +373,11 @@ impl Skipping {
             Code::IncludeAndNextCol | Code::NextCol => self.rest_of_column(cell),
             Code::IncludeAndSeekNextRow | Code::NextRow => self.rest_of_row(cell),
             Code::SeekNextUsingHint => {
+                // Only a hint ahead of the cell moves the scan (the cell
+                // sorts before it).
                 if let Some(h) = filter.next_cell_hint(cell)
                     && !reversed
-                    && h.cmp_cell(cell) == Ordering::Greater
+                    && h.cmp_cell(cell) == Ordering::Less
                 {
                     self.hint = Some(h);
                 }

@@ -371,3 +371,19 @@ fn hbase_cell_protocol_cases() {
     assert_eq!(v(k), ["cf:a@20=apple"]);
     assert!(w.stopped());
 }
+
+#[test]
+fn a_seek_hint_hides_the_cells_before_it_from_the_filter() {
+    // ColumnPrefixFilter seeks from cf:c0 to cf:q: cf:c1 is never shown to
+    // the list, so ColumnCountGetFilter counts cf:c0, cf:q2 and cg:q2 only
+    // (HBase answers cf:q2 and cg:q2).
+    let cells = vec![
+        cell("r", "cf", "c0", 10, "x"),
+        cell("r", "cf", "c1", 10, "x"),
+        cell("r", "cf", "q2", 10, "x"),
+        cell("r", "cg", "q2", 10, "x"),
+    ];
+    let got = kept(run("ColumnCountGetFilter(3) AND ColumnPrefixFilter('q')").apply(b"r", cells));
+    let cols: Vec<&str> = got.iter().map(|(c, _, _)| c.as_str()).collect();
+    assert_eq!(cols, ["cf:q2", "cg:q2"]);
+}
