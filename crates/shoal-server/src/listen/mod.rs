@@ -37,6 +37,7 @@ mod activity;
 mod connection;
 mod descriptors;
 pub(crate) mod handshake;
+pub(crate) mod pipeline;
 pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
 mod preface;
 mod serving;
@@ -254,7 +255,7 @@ impl Throttled {
 pub(crate) fn serve_grpc(
     listener: TcpListener,
     routes: tonic::service::Routes,
-    budget: Arc<crate::grpc::budget::RequestBudget>,
+    budget: Arc<crate::admission::RequestBudget>,
     connections: Arc<Connections>,
     serving: Option<Arc<ServingThreads>>,
     stop: watch::Receiver<bool>,
@@ -272,12 +273,10 @@ pub(crate) fn serve_grpc(
         .initial_stream_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW);
     let tls = security.tls().cloned();
-    let authenticated = tower_layer::Layer::layer(
-        &crate::grpc::auth::AuthLayer::new(security),
-        routes.prepare(),
-    );
+    let authenticated =
+        tower_layer::Layer::layer(&crate::security::AuthLayer::new(security), routes.prepare());
     let service = TowerToHyperService::new(tower_layer::Layer::layer(
-        &crate::grpc::budget::BudgetLayer::new(budget),
+        &crate::admission::BudgetLayer::new(budget),
         authenticated,
     ));
     tokio::spawn(accept::run(
