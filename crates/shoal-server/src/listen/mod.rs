@@ -27,6 +27,10 @@
 //! - **Serving threads.** Accepted gRPC connections are handed round-robin
 //!   to `serving_threads` single-threaded runtimes (`serving`), so a call is
 //!   read, served and answered on one thread.
+//! - **Pipelined calls.** The raw-protocol doors (the framed transport on
+//!   the gRPC port, HBase's native RPC on its own) read, run and answer a
+//!   connection's calls in one loop, `pipeline`; each brings only its codec
+//!   and its handler.
 //!
 //! Kept from the servers this replaces: TCP_NODELAY on accepted sockets, the
 //! 4 MiB stream / 16 MiB connection HTTP/2 windows on the gRPC port, HTTP/2
