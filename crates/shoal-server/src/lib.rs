@@ -11,6 +11,7 @@
 //! `host`, for the Java client), `security` (tokens, permissions,
 //! audit, TLS; checked in `host::access`).
 
+pub mod admission;
 pub mod catalog;
 pub mod cluster;
 pub mod config;

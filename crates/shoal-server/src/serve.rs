@@ -179,7 +179,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         AdminServer::new(AdminService::new(host.clone()))
             .max_decoding_message_size(crate::config::limits::MAX_MESSAGE_BYTES),
     );
-    let budget = crate::grpc::budget::RequestBudget::new(
+    let budget = crate::admission::RequestBudget::new(
         host.config().limits.request_bytes_in_flight.0,
         host.requests().clone(),
     );

@@ -21,9 +21,10 @@
 
 mod calls;
 
-use crate::grpc::budget::RequestBudget;
+use crate::admission::RequestBudget;
 use crate::host::Host;
 use crate::listen::handshake::{Wait, read_exact};
+use crate::listen::pipeline::{self, Codec, Pipelining, Taken};
 use crate::listen::{ConnIo, SecondProtocol, Slot};
 use crate::metrics::CloseReason;
 use crate::security::{Caller, Via};
@@ -33,7 +34,7 @@ use shoal_proto::frames::{self, FrameFault};
 use shoal_proto::v1 as pb;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
 
 /// The framed transport's side of the gRPC port.
@@ -194,90 +195,48 @@ async fn connection(
     slot
 }
 
+/// How framed calls and answers look on the wire.
+struct FrameCodec;
+
+impl Codec for FrameCodec {
+    type Request = frames::Frame;
+    type Answer = calls::Answer;
+
+    fn take(&self, buf: &mut BytesMut, out: &mut Vec<u8>) -> Taken<frames::Frame> {
+        match frames::take_frame(buf, crate::config::limits::MAX_MESSAGE_BYTES) {
+            Ok(Some(frame)) => Taken::Request(frame),
+            Ok(None) => Taken::More,
+            Err(fault) => {
+                tracing::debug!(error = %fault, "unreadable framed call; connection closed");
+                let code = match fault {
+                    FrameFault::TooLarge { .. } => tonic::Code::ResourceExhausted,
+                    FrameFault::TooShort(_) => tonic::Code::InvalidArgument,
+                };
+                let status = tonic::Status::new(code, fault.to_string());
+                frames::encode_failure(out, frames::HELLO_CALL, &frames::status_to_error(&status));
+                Taken::Unreadable
+            }
+        }
+    }
+
+    fn put(&self, answer: calls::Answer, out: &mut Vec<u8>) {
+        answer.frame(out);
+    }
+}
+
 /// Reads calls, runs them side by side and writes their answers, all on
-/// this connection's task; returns why the connection ended.
+/// this connection's task (`listen::pipeline`); returns why the connection
+/// ended.
 async fn serve_calls(
     door: &FramesDoor,
     caller: &Caller,
     io: Box<dyn ConnIo>,
     stop: &mut watch::Receiver<bool>,
 ) -> CloseReason {
-    use futures::FutureExt;
-    use futures::stream::{FuturesUnordered, StreamExt};
-    let max_frame = crate::config::limits::MAX_MESSAGE_BYTES;
-    let (mut reader, mut writer) = tokio::io::split(io);
-    let mut running = FuturesUnordered::new();
-    let mut buf = BytesMut::with_capacity(16 << 10);
-    let mut out: Vec<u8> = Vec::with_capacity(16 << 10);
-    let reason = 'conn: loop {
-        // Every whole call in the buffer starts, up to the limit.
-        while running.len() < door.max_calls {
-            match frames::take_frame(&mut buf, max_frame) {
-                Ok(Some(frame)) => running.push(calls::run(door, caller, frame)),
-                Ok(None) => break,
-                Err(fault) => {
-                    tracing::debug!(error = %fault, "unreadable framed call; connection closed");
-                    let code = match fault {
-                        FrameFault::TooLarge { .. } => tonic::Code::ResourceExhausted,
-                        FrameFault::TooShort(_) => tonic::Code::InvalidArgument,
-                    };
-                    let status = tonic::Status::new(code, fault.to_string());
-                    frames::encode_failure(
-                        &mut out,
-                        frames::HELLO_CALL,
-                        &frames::status_to_error(&status),
-                    );
-                    break 'conn CloseReason::Client;
-                }
-            }
-        }
-        // With no call running, the connection has `idle` to send the next
-        // (or the rest of one it started).
-        let idle = running.is_empty();
-        let wait = if idle {
-            door.idle
-        } else {
-            Duration::from_secs(3600)
-        };
-        let room = running.len() < door.max_calls;
-        if buf.capacity() - buf.len() < 4 << 10 {
-            buf.reserve(16 << 10);
-        }
-        tokio::select! {
-            r = tokio::time::timeout(wait, reader.read_buf(&mut buf)), if room => match r {
-                Ok(Ok(0)) | Ok(Err(_)) => break CloseReason::Client,
-                Ok(Ok(_)) => {}
-                Err(_) if idle => break CloseReason::Idle,
-                Err(_) => {}
-            },
-            Some(done) = running.next(), if !running.is_empty() => {
-                done.frame(&mut out);
-                // Others ready now go in the same write.
-                while out.len() < 1 << 20 {
-                    match running.next().now_or_never() {
-                        Some(Some(more)) => more.frame(&mut out),
-                        _ => break,
-                    }
-                }
-                if writer.write_all(&out).await.is_err() {
-                    out.clear();
-                    break CloseReason::Client;
-                }
-                out.clear();
-                if out.capacity() > 4 << 20 {
-                    out = Vec::with_capacity(16 << 10);
-                }
-            }
-            _ = crate::listen::stopped(stop) => break CloseReason::Shutdown,
-        }
+    let limits = Pipelining {
+        max_calls: door.max_calls,
+        idle: door.idle,
     };
-    // Calls running finish and are answered.
-    while let Some(done) = running.next().await {
-        done.frame(&mut out);
-    }
-    if !out.is_empty() {
-        let _ = writer.write_all(&out).await;
-    }
-    let _ = writer.shutdown().await;
-    reason
+    let run = |frame| calls::run(door, caller, frame);
+    pipeline::serve(io, &FrameCodec, run, limits, stop).await
 }

@@ -1,58 +1,34 @@
 //! The `Admin` service: tables, regions, server status.
 
+use super::door::Door;
 use crate::error::ServiceError;
 use crate::host::Host;
 use crate::metrics::RequestOp;
 use crate::proto_convert as convert;
-use crate::security::{Caller, Via};
 use bytes::Bytes;
 use shoal_proto::v1 as pb;
-use std::time::Instant;
 use tonic::{Request, Response, Status};
 
 /// Serves `shoal.v1.Admin` from a [`Host`].
 #[derive(Debug, Clone)]
 pub struct AdminService {
-    host: Host,
-    /// The caller with auth off.
-    anyone: Caller,
+    door: Door,
 }
 
 impl AdminService {
     /// A service over `host`.
     pub fn new(host: Host) -> AdminService {
         AdminService {
-            host,
-            anyone: Caller::anyone(Via::Grpc),
+            door: Door::new(host),
         }
     }
 
-    fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
-        super::auth::caller_of(req, self.host.security(), &self.anyone)
-    }
-
-    async fn timed<T>(
-        &self,
-        f: impl std::future::Future<Output = Result<T, ServiceError>>,
-    ) -> Result<Response<T>, Status> {
-        let start = Instant::now();
-        let result = f.await;
-        self.host
-            .requests()
-            .record(RequestOp::Admin, start.elapsed(), result.is_ok());
-        result.map(Response::new).map_err(|e| {
-            if matches!(e.to_status().code(), tonic::Code::Internal) {
-                tracing::error!(error = %e, "admin request failed");
-            }
-            e.to_status()
-        })
-    }
-
     fn describe(&self, name: &str) -> Result<pb::TableDescription, ServiceError> {
-        let status = self.host.status();
+        let status = self.door.host.status();
         let view = status.tables.iter().find(|t| t.name == name);
         let regions = view.map(|v| v.regions.clone()).unwrap_or_default();
         let record = self
+            .door
             .host
             .table_record(name)
             .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))?;
@@ -66,27 +42,29 @@ impl AdminService {
         req: Request<pb::PermissionRequest>,
         revoke: bool,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let p = req.into_inner().permission.unwrap_or_default();
-        self.timed(async {
-            let spec =
-                crate::host::GrantSpec::parse(&p.user, &p.table, &p.family, &p.actions, revoke)?;
-            self.host
-                .access(&caller)
-                .change_grant(&spec, revoke)
-                .await?;
-            Ok(message(if revoke {
-                format!("revoked what {} held on {}", spec.user, spec.scope)
-            } else {
-                format!(
-                    "granted {} {} on {}",
-                    spec.user,
-                    spec.actions.letters(),
-                    spec.scope
-                )
-            }))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let p = r.permission.unwrap_or_default();
+                let spec = crate::host::GrantSpec::parse(
+                    &p.user, &p.table, &p.family, &p.actions, revoke,
+                )?;
+                self.door
+                    .host
+                    .access(&caller)
+                    .change_grant(&spec, revoke)
+                    .await?;
+                Ok(message(if revoke {
+                    format!("revoked what {} held on {}", spec.user, spec.scope)
+                } else {
+                    format!(
+                        "granted {} {} on {}",
+                        spec.user,
+                        spec.actions.letters(),
+                        spec.scope
+                    )
+                }))
+            })
+            .await
     }
 }
 
@@ -100,346 +78,352 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::CreateTableRequest>,
     ) -> Result<Response<pb::CreateTableResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            let families = r
-                .families
-                .into_iter()
-                .map(convert::family_patch)
-                .collect::<Result<Vec<_>, _>>()?;
-            let keys = r.split_keys.into_iter().map(Bytes::from).collect();
-            self.host
-                .access(&caller)
-                .create_table(&r.name, families, keys)
-                .await?;
-            Ok(pb::CreateTableResponse {
-                table: Some(self.describe(&r.name)?),
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let families = r
+                    .families
+                    .into_iter()
+                    .map(convert::family_patch)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let keys = r.split_keys.into_iter().map(Bytes::from).collect();
+                self.door
+                    .host
+                    .access(&caller)
+                    .create_table(&r.name, families, keys)
+                    .await?;
+                Ok(pb::CreateTableResponse {
+                    table: Some(self.describe(&r.name)?),
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn describe_table(
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::DescribeTableResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            self.host.access(&caller).describe_table(&r.name).await?;
-            Ok(pb::DescribeTableResponse {
-                table: Some(self.describe(&r.name)?),
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door
+                    .host
+                    .access(&caller)
+                    .describe_table(&r.name)
+                    .await?;
+                Ok(pb::DescribeTableResponse {
+                    table: Some(self.describe(&r.name)?),
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn alter_table(
         &self,
         req: Request<pb::AlterTableRequest>,
     ) -> Result<Response<pb::AlterTableResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            let upsert = r
-                .upsert_families
-                .into_iter()
-                .map(convert::family_patch)
-                .collect::<Result<Vec<_>, _>>()?;
-            if upsert.is_empty() && r.delete_families.is_empty() {
-                return Err(ServiceError::InvalidArgument(
-                    "alter: nothing to change (give families to add/change or delete)".into(),
-                ));
-            }
-            self.host
-                .access(&caller)
-                .alter_table(&r.name, upsert, r.delete_families)
-                .await?;
-            Ok(pb::AlterTableResponse {
-                table: Some(self.describe(&r.name)?),
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let upsert = r
+                    .upsert_families
+                    .into_iter()
+                    .map(convert::family_patch)
+                    .collect::<Result<Vec<_>, _>>()?;
+                if upsert.is_empty() && r.delete_families.is_empty() {
+                    return Err(ServiceError::InvalidArgument(
+                        "alter: nothing to change (give families to add/change or delete)".into(),
+                    ));
+                }
+                self.door
+                    .host
+                    .access(&caller)
+                    .alter_table(&r.name, upsert, r.delete_families)
+                    .await?;
+                Ok(pb::AlterTableResponse {
+                    table: Some(self.describe(&r.name)?),
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn disable_table(
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            self.host.access(&caller).disable_table(&r.name).await?;
-            Ok(message(format!("table {} disabled", r.name)))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door
+                    .host
+                    .access(&caller)
+                    .disable_table(&r.name)
+                    .await?;
+                Ok(message(format!("table {} disabled", r.name)))
+            })
+            .await
     }
 
     async fn enable_table(
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            self.host.access(&caller).enable_table(&r.name).await?;
-            Ok(message(format!("table {} enabled", r.name)))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door.host.access(&caller).enable_table(&r.name).await?;
+                Ok(message(format!("table {} enabled", r.name)))
+            })
+            .await
     }
 
     async fn truncate_table(
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            self.host.access(&caller).truncate_table(&r.name).await?;
-            Ok(message(format!("table {} truncated", r.name)))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door
+                    .host
+                    .access(&caller)
+                    .truncate_table(&r.name)
+                    .await?;
+                Ok(message(format!("table {} truncated", r.name)))
+            })
+            .await
     }
 
     async fn drop_table(
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            self.host.access(&caller).drop_table(&r.name).await?;
-            Ok(message(format!("table {} dropped", r.name)))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door.host.access(&caller).drop_table(&r.name).await?;
+                Ok(message(format!("table {} dropped", r.name)))
+            })
+            .await
     }
 
     async fn list_tables(
         &self,
         req: Request<pb::ListTablesRequest>,
     ) -> Result<Response<pb::ListTablesResponse>, Status> {
-        let caller = self.caller(&req)?;
-        self.timed(async {
-            let status = self.host.status();
-            let tables = self
-                .host
-                .access(&caller)
-                .list_tables()
-                .await
-                .iter()
-                .map(|t| {
-                    let regions = status
-                        .tables
-                        .iter()
-                        .find(|v| v.name == t.name)
-                        .map(|v| v.regions.clone())
-                        .unwrap_or_default();
-                    convert::table_description(t, &regions)
-                })
-                .collect();
-            Ok(pb::ListTablesResponse { tables })
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, _| {
+                let status = self.door.host.status();
+                let tables = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .list_tables()
+                    .await
+                    .iter()
+                    .map(|t| {
+                        let regions = status
+                            .tables
+                            .iter()
+                            .find(|v| v.name == t.name)
+                            .map(|v| v.regions.clone())
+                            .unwrap_or_default();
+                        convert::table_description(t, &regions)
+                    })
+                    .collect();
+                Ok(pb::ListTablesResponse { tables })
+            })
+            .await
     }
 
     async fn split(
         &self,
         req: Request<pb::SplitRequest>,
     ) -> Result<Response<pb::SplitResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            let children = self
-                .host
-                .access(&caller)
-                .split(&r.table, r.split_row.map(Bytes::from))
-                .await?;
-            let described = self.describe(&r.table)?;
-            Ok(pb::SplitResponse {
-                regions: described
-                    .regions
-                    .into_iter()
-                    .filter(|info| children.iter().any(|c| c.id == info.id))
-                    .collect(),
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let children = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .split(&r.table, r.split_row.map(Bytes::from))
+                    .await?;
+                let described = self.describe(&r.table)?;
+                Ok(pb::SplitResponse {
+                    regions: described
+                        .regions
+                        .into_iter()
+                        .filter(|info| children.iter().any(|c| c.id == info.id))
+                        .collect(),
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn r#move(
         &self,
         req: Request<pb::MoveRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            Ok(message(
-                self.host
-                    .access(&caller)
-                    .move_region(&r.region, &r.server)
-                    .await?,
-            ))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                Ok(message(
+                    self.door
+                        .host
+                        .access(&caller)
+                        .move_region(&r.region, &r.server)
+                        .await?,
+                ))
+            })
+            .await
     }
 
     async fn register_split(
         &self,
         req: Request<pb::RegisterSplitRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            let children = r
-                .children
-                .into_iter()
-                .map(|c| crate::catalog::RegionRecord {
-                    id: c.id,
-                    dir: c.dir,
-                    start_row: c.start_row.into(),
-                    end_row: c.end_row.into(),
-                })
-                .collect();
-            self.host
-                .access(&caller)
-                .register_split(&r.server, &r.table, &r.parent, children)
-                .await?;
-            Ok(message(format!("split of {} registered", r.parent)))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let children = r
+                    .children
+                    .into_iter()
+                    .map(|c| crate::catalog::RegionRecord {
+                        id: c.id,
+                        dir: c.dir,
+                        start_row: c.start_row.into(),
+                        end_row: c.end_row.into(),
+                    })
+                    .collect();
+                self.door
+                    .host
+                    .access(&caller)
+                    .register_split(&r.server, &r.table, &r.parent, children)
+                    .await?;
+                Ok(message(format!("split of {} registered", r.parent)))
+            })
+            .await
     }
 
     async fn peer_blocks(
         &self,
         req: Request<pb::PeerBlocksRequest>,
     ) -> Result<Response<pb::PeerBlocksResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            let mut blocks = Vec::with_capacity(r.blocks.len());
-            for b in &r.blocks {
-                let file = shoal_storage::sst::FileId::parse(&b.file).ok_or_else(|| {
-                    ServiceError::InvalidArgument(format!("{:?} is not a file id", b.file))
-                })?;
-                blocks.push(shoal_storage::sst::BlockAddr {
-                    file,
-                    offset: b.offset,
-                    len: b.len,
-                });
-            }
-            let frames = self.host.access(&caller).peer_blocks(&blocks).await?;
-            Ok(pb::PeerBlocksResponse {
-                frames: frames.into_iter().map(Option::unwrap_or_default).collect(),
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let mut blocks = Vec::with_capacity(r.blocks.len());
+                for b in &r.blocks {
+                    let file = shoal_storage::sst::FileId::parse(&b.file).ok_or_else(|| {
+                        ServiceError::InvalidArgument(format!("{:?} is not a file id", b.file))
+                    })?;
+                    blocks.push(shoal_storage::sst::BlockAddr {
+                        file,
+                        offset: b.offset,
+                        len: b.len,
+                    });
+                }
+                let frames = self.door.host.access(&caller).peer_blocks(&blocks).await?;
+                Ok(pb::PeerBlocksResponse {
+                    frames: frames.into_iter().map(Option::unwrap_or_default).collect(),
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn end_move_reads(
         &self,
         req: Request<pb::EndMoveReadsRequest>,
     ) -> Result<Response<pb::EndMoveReadsResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            // At most half the message limit of rows, whatever is asked.
-            let max = r
-                .max_row_bytes
-                .min(crate::config::limits::MAX_MESSAGE_BYTES as u64 / 2);
-            let rows = self
-                .host
-                .access(&caller)
-                .end_move_reads(&r.region, &r.server, max, r.keep_reads)
-                .await?;
-            let message = if r.keep_reads {
-                format!("rows of {} handed over; its reads go on here", r.region)
-            } else {
-                format!("reads of {} ended here", r.region)
-            };
-            if r.bundle || rows.is_empty() {
-                return Ok(pb::EndMoveReadsResponse {
-                    message,
-                    row_bundle: rows.into_bytes(),
-                    ..Default::default()
-                });
-            }
-            // A next owner of an earlier version: the rows in the per-cell
-            // form, converted on a blocking thread (megabytes of rows).
-            let packed = r.packed;
-            let (rows, packed_rows) = self
-                .host
-                .spawn_move_work(move || {
-                    let rows = rows.to_rows()?;
-                    Ok::<_, shoal_storage::region::RowBundleError>(if packed {
-                        (Vec::new(), crate::cluster::move_reads::pack(rows, max))
-                    } else {
-                        (
-                            crate::cluster::move_reads::to_wire(rows, max),
-                            bytes::Bytes::new(),
-                        )
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                // At most half the message limit of rows, whatever is asked.
+                let max = r
+                    .max_row_bytes
+                    .min(crate::config::limits::MAX_MESSAGE_BYTES as u64 / 2);
+                let rows = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .end_move_reads(&r.region, &r.server, max, r.keep_reads)
+                    .await?;
+                let message = if r.keep_reads {
+                    format!("rows of {} handed over; its reads go on here", r.region)
+                } else {
+                    format!("reads of {} ended here", r.region)
+                };
+                if r.bundle || rows.is_empty() {
+                    return Ok(pb::EndMoveReadsResponse {
+                        message,
+                        row_bundle: rows.into_bytes(),
+                        ..Default::default()
+                    });
+                }
+                // A next owner of an earlier version: the rows in the per-cell
+                // form, converted on a blocking thread (megabytes of rows).
+                let packed = r.packed;
+                let (rows, packed_rows) = self
+                    .door
+                    .host
+                    .spawn_move_work(move || {
+                        let rows = rows.to_rows()?;
+                        Ok::<_, shoal_storage::region::RowBundleError>(if packed {
+                            (Vec::new(), crate::cluster::move_reads::pack(rows, max))
+                        } else {
+                            (
+                                crate::cluster::move_reads::to_wire(rows, max),
+                                bytes::Bytes::new(),
+                            )
+                        })
                     })
+                    .await
+                    .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?
+                    .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?;
+                Ok(pb::EndMoveReadsResponse {
+                    message,
+                    rows,
+                    packed_rows,
+                    row_bundle: bytes::Bytes::new(),
                 })
-                .await
-                .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?
-                .map_err(|e| ServiceError::Unavailable(format!("packing handed rows: {e}")))?;
-            Ok(pb::EndMoveReadsResponse {
-                message,
-                rows,
-                packed_rows,
-                row_bundle: bytes::Bytes::new(),
             })
-        })
-        .await
+            .await
     }
 
     async fn balance_switch(
         &self,
         req: Request<pb::BalanceSwitchRequest>,
     ) -> Result<Response<pb::BalanceSwitchResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            Ok(pb::BalanceSwitchResponse {
-                previous: self.host.access(&caller).balance_switch(r.on).await?,
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                Ok(pb::BalanceSwitchResponse {
+                    previous: self.door.host.access(&caller).balance_switch(r.on).await?,
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn flush(
         &self,
         req: Request<pb::TableRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            let n = self.host.access(&caller).flush_table(&r.name).await?;
-            Ok(message(format!("flushed {n} region(s) of {}", r.name)))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let n = self.door.host.access(&caller).flush_table(&r.name).await?;
+                Ok(message(format!("flushed {n} region(s) of {}", r.name)))
+            })
+            .await
     }
 
     async fn compact(
         &self,
         req: Request<pb::CompactRequest>,
     ) -> Result<Response<pb::AdminResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            let n = self
-                .host
-                .access(&caller)
-                .compact_table(&r.table, r.major)
-                .await?;
-            let kind = if r.major {
-                "major-compacted"
-            } else {
-                "compacted"
-            };
-            Ok(message(format!("{kind} {n} region(s) of {}", r.table)))
-        })
-        .await
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let n = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .compact_table(&r.table, r.major)
+                    .await?;
+                let kind = if r.major {
+                    "major-compacted"
+                } else {
+                    "compacted"
+                };
+                Ok(message(format!("{kind} {n} region(s) of {}", r.table)))
+            })
+            .await
     }
 
     async fn grant(
@@ -460,28 +444,28 @@ impl pb::admin_server::Admin for AdminService {
         &self,
         req: Request<pb::UserPermissionRequest>,
     ) -> Result<Response<pb::UserPermissionResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let r = req.into_inner();
-        self.timed(async {
-            let grants = self
-                .host
-                .access(&caller)
-                .user_permissions(&r.table, &r.user)
-                .await?;
-            Ok(pb::UserPermissionResponse {
-                permissions: grants
-                    .into_iter()
-                    .map(|g| pb::Permission {
-                        user: g.user,
-                        table: g.table.unwrap_or_default(),
-                        family: g.family.unwrap_or_default(),
-                        actions: g.actions,
-                    })
-                    .collect(),
-                caller: caller.user().to_string(),
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let grants = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .user_permissions(&r.table, &r.user)
+                    .await?;
+                Ok(pb::UserPermissionResponse {
+                    permissions: grants
+                        .into_iter()
+                        .map(|g| pb::Permission {
+                            user: g.user,
+                            table: g.table.unwrap_or_default(),
+                            family: g.family.unwrap_or_default(),
+                            actions: g.actions,
+                        })
+                        .collect(),
+                    caller: caller.user().to_string(),
+                })
             })
-        })
-        .await
+            .await
     }
 
     async fn status(
@@ -490,60 +474,60 @@ impl pb::admin_server::Admin for AdminService {
     ) -> Result<Response<pb::StatusResponse>, Status> {
         // Any authenticated caller may read the status (as HBase's
         // cluster metrics); the layer has refused the others.
-        self.caller(&req)?;
-        self.timed(async {
-            let s = self.host.status();
-            let (l1_ratio, l2_ratio, l1_bytes, l2_bytes, gets) = match &s.cache {
-                Some(c) => {
-                    let pools = [&c.data, &c.in_memory, &c.meta, &c.rows];
-                    let l1_hits: u64 = pools.iter().map(|p| p.hits).sum();
-                    let l1_lookups = l1_hits + pools.iter().map(|p| p.misses).sum::<u64>();
-                    let l2_lookups = c.l2_hits + c.l2_misses;
-                    (
-                        ratio(l1_hits, l1_lookups),
-                        ratio(c.l2_hits, l2_lookups),
-                        pools.iter().map(|p| p.bytes_used).sum(),
-                        c.l2.as_ref().map_or(0, |l2| l2.bytes_used),
-                        c.object_store_gets,
-                    )
-                }
-                None => (0.0, 0.0, 0, 0, 0),
-            };
-            Ok(pb::StatusResponse {
-                version: s.version.to_string(),
-                uptime_seconds: s.uptime.as_secs(),
-                data_location: s.data_location.clone(),
-                tables: s.tables.len() as u32,
-                regions: s.tables.iter().map(|t| t.regions.len() as u32).sum(),
-                memstore_bytes: s.memstore_bytes,
-                store_bytes: s
-                    .tables
-                    .iter()
-                    .flat_map(|t| t.regions.iter().map(|r| r.size_bytes))
-                    .sum(),
-                l1_hit_ratio: l1_ratio,
-                l2_hit_ratio: l2_ratio,
-                l1_bytes,
-                l2_bytes,
-                requests: s.requests.total_requests(),
-                object_store_gets: gets,
-                cluster_name: s
-                    .cluster
-                    .as_ref()
-                    .map(|c| c.name.clone())
-                    .unwrap_or_default(),
-                master: s
-                    .cluster
-                    .as_ref()
-                    .and_then(|c| c.master.as_ref().map(|m| m.0.clone()))
-                    .unwrap_or_default(),
-                balancer_on: s.cluster.as_ref().is_some_and(|c| c.balancer_on),
-                servers: self.host.cluster_servers(),
-                cpu_user_seconds: s.cpu.user.as_secs_f64(),
-                cpu_system_seconds: s.cpu.system.as_secs_f64(),
+        self.door
+            .unary(req, RequestOp::Admin, async |_, _| {
+                let s = self.door.host.status();
+                let (l1_ratio, l2_ratio, l1_bytes, l2_bytes, gets) = match &s.cache {
+                    Some(c) => {
+                        let pools = [&c.data, &c.in_memory, &c.meta, &c.rows];
+                        let l1_hits: u64 = pools.iter().map(|p| p.hits).sum();
+                        let l1_lookups = l1_hits + pools.iter().map(|p| p.misses).sum::<u64>();
+                        let l2_lookups = c.l2_hits + c.l2_misses;
+                        (
+                            ratio(l1_hits, l1_lookups),
+                            ratio(c.l2_hits, l2_lookups),
+                            pools.iter().map(|p| p.bytes_used).sum(),
+                            c.l2.as_ref().map_or(0, |l2| l2.bytes_used),
+                            c.object_store_gets,
+                        )
+                    }
+                    None => (0.0, 0.0, 0, 0, 0),
+                };
+                Ok(pb::StatusResponse {
+                    version: s.version.to_string(),
+                    uptime_seconds: s.uptime.as_secs(),
+                    data_location: s.data_location.clone(),
+                    tables: s.tables.len() as u32,
+                    regions: s.tables.iter().map(|t| t.regions.len() as u32).sum(),
+                    memstore_bytes: s.memstore_bytes,
+                    store_bytes: s
+                        .tables
+                        .iter()
+                        .flat_map(|t| t.regions.iter().map(|r| r.size_bytes))
+                        .sum(),
+                    l1_hit_ratio: l1_ratio,
+                    l2_hit_ratio: l2_ratio,
+                    l1_bytes,
+                    l2_bytes,
+                    requests: s.requests.total_requests(),
+                    object_store_gets: gets,
+                    cluster_name: s
+                        .cluster
+                        .as_ref()
+                        .map(|c| c.name.clone())
+                        .unwrap_or_default(),
+                    master: s
+                        .cluster
+                        .as_ref()
+                        .and_then(|c| c.master.as_ref().map(|m| m.0.clone()))
+                        .unwrap_or_default(),
+                    balancer_on: s.cluster.as_ref().is_some_and(|c| c.balancer_on),
+                    servers: self.door.host.cluster_servers(),
+                    cpu_user_seconds: s.cpu.user.as_secs_f64(),
+                    cpu_system_seconds: s.cpu.system.as_secs_f64(),
+                })
             })
-        })
-        .await
+            .await
     }
 }
 

@@ -1,12 +1,13 @@
-//! The `Data` service over gRPC: each unary call authenticates, then runs
+//! The `Data` service over gRPC: each unary call takes its caller, then runs
 //! the transport-neutral handler in [`crate::data_api`] (shared with the
-//! framed transport); scans stream from here.
+//! framed transport), through the shape written once in `super::door`;
+//! scans stream from here.
 
+use super::door::Door;
 use crate::data_api;
 use crate::host::Host;
 use crate::metrics::RequestOp;
 use crate::proto_convert as convert;
-use crate::security::{Caller, Via};
 use shoal_proto::v1 as pb;
 use std::pin::Pin;
 use std::time::Instant;
@@ -18,35 +19,16 @@ const DEFAULT_ROWS_PER_MESSAGE: usize = 100;
 /// Serves `shoal.v1.Data` from a [`Host`].
 #[derive(Debug, Clone)]
 pub struct DataService {
-    host: Host,
-    /// The caller with auth off (cloned, never allocated per call).
-    anyone: Caller,
+    door: Door,
 }
 
 impl DataService {
     /// A service over `host`.
     pub fn new(host: Host) -> DataService {
         DataService {
-            host,
-            anyone: Caller::anyone(Via::Grpc),
+            door: Door::new(host),
         }
     }
-
-    fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
-        super::auth::caller_of(req, self.host.security(), &self.anyone)
-    }
-}
-
-/// Runs a handler for the gRPC answer.
-async fn answer<T>(
-    host: &Host,
-    op: RequestOp,
-    f: impl std::future::Future<Output = Result<T, crate::error::ServiceError>>,
-) -> Result<Response<T>, Status> {
-    data_api::timed(host, op, f)
-        .await
-        .map(Response::new)
-        .map_err(|e| e.to_status())
 }
 
 type ScanBody = Pin<Box<super::scan::ScanBody>>;
@@ -54,95 +36,94 @@ type ScanBody = Pin<Box<super::scan::ScanBody>>;
 #[tonic::async_trait]
 impl pb::data_server::Data for DataService {
     async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::GetResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let h = &self.host;
-        answer(
-            h,
-            RequestOp::Get,
-            data_api::get(h, &caller, req.into_inner()),
-        )
-        .await
+        let h = &self.door.host;
+        self.door
+            .unary(req, RequestOp::Get, async move |caller, r| {
+                data_api::get(h, &caller, r).await
+            })
+            .await
     }
 
     async fn multi_get(
         &self,
         req: Request<pb::MultiGetRequest>,
     ) -> Result<Response<pb::MultiGetResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let h = &self.host;
-        answer(
-            h,
-            RequestOp::MultiGet,
-            data_api::multi_get(h, &caller, req.into_inner()),
-        )
-        .await
+        let h = &self.door.host;
+        self.door
+            .unary(req, RequestOp::MultiGet, async move |caller, r| {
+                data_api::multi_get(h, &caller, r).await
+            })
+            .await
     }
 
     async fn mutate(
         &self,
         req: Request<pb::MutateRequest>,
     ) -> Result<Response<pb::MutateResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let h = &self.host;
-        answer(
-            h,
-            RequestOp::Mutate,
-            data_api::mutate(h, &caller, req.into_inner()),
-        )
-        .await
+        let h = &self.door.host;
+        self.door
+            .unary(req, RequestOp::Mutate, async move |caller, r| {
+                data_api::mutate(h, &caller, r).await
+            })
+            .await
     }
 
     async fn multi_mutate(
         &self,
         req: Request<pb::MultiMutateRequest>,
     ) -> Result<Response<pb::MultiMutateResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let h = &self.host;
-        let f = data_api::multi_mutate(h, &caller, req.into_inner());
-        answer(h, RequestOp::MultiMutate, f).await
+        let h = &self.door.host;
+        self.door
+            .unary(req, RequestOp::MultiMutate, async move |caller, r| {
+                data_api::multi_mutate(h, &caller, r).await
+            })
+            .await
     }
 
     async fn increment(
         &self,
         req: Request<pb::IncrementRequest>,
     ) -> Result<Response<pb::IncrementResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let h = &self.host;
-        let f = data_api::increment(h, &caller, req.into_inner());
-        answer(h, RequestOp::Increment, f).await
+        let h = &self.door.host;
+        self.door
+            .unary(req, RequestOp::Increment, async move |caller, r| {
+                data_api::increment(h, &caller, r).await
+            })
+            .await
     }
 
     async fn append(
         &self,
         req: Request<pb::AppendRequest>,
     ) -> Result<Response<pb::AppendResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let h = &self.host;
-        answer(
-            h,
-            RequestOp::Append,
-            data_api::append(h, &caller, req.into_inner()),
-        )
-        .await
+        let h = &self.door.host;
+        self.door
+            .unary(req, RequestOp::Append, async move |caller, r| {
+                data_api::append(h, &caller, r).await
+            })
+            .await
     }
 
     async fn check_and_mutate(
         &self,
         req: Request<pb::CheckAndMutateRequest>,
     ) -> Result<Response<pb::CheckAndMutateResponse>, Status> {
-        let caller = self.caller(&req)?;
-        let h = &self.host;
-        let f = data_api::check_and_mutate(h, &caller, req.into_inner());
-        answer(h, RequestOp::CheckAndMutate, f).await
+        let h = &self.door.host;
+        self.door
+            .unary(req, RequestOp::CheckAndMutate, async move |caller, r| {
+                data_api::check_and_mutate(h, &caller, r).await
+            })
+            .await
     }
 
     async fn region_map(
         &self,
         req: Request<pb::RegionMapRequest>,
     ) -> Result<Response<pb::RegionMapResponse>, Status> {
-        let caller = self.caller(&req)?;
+        let caller = self.door.caller(&req)?;
         let r = req.into_inner();
         let regions = self
+            .door
             .host
             .access(&caller)
             .region_map(&r.table)
@@ -158,7 +139,7 @@ impl pb::data_server::Data for DataService {
                     epoch: l.epoch,
                 })
                 .collect(),
-            answered_by: self.host.address().to_owned(),
+            answered_by: self.door.host.address().to_owned(),
         }))
     }
 
@@ -169,18 +150,20 @@ impl pb::data_server::Data for DataService {
         req: Request<pb::ScanRequest>,
     ) -> Result<Response<Self::ScanStream>, Status> {
         let start = Instant::now();
-        let caller = self.caller(&req)?;
+        let caller = self.door.caller(&req)?;
         let r = req.into_inner();
         let opened = convert::scan(&r).and_then(|scan| {
             let filter = convert::filter(&r.filter)?;
-            self.host
+            self.door
+                .host
                 .access(&caller)
                 .scan_filtered(&r.table, scan, filter)
         });
         let stream = match opened {
             Ok(s) => s,
             Err(e) => {
-                self.host
+                self.door
+                    .host
                     .requests()
                     .record(RequestOp::Scan, start.elapsed(), false);
                 return Err(e.to_status());
@@ -191,7 +174,7 @@ impl pb::data_server::Data for DataService {
             n => n as usize,
         };
         Ok(Response::new(Box::pin(super::scan::serve(
-            self.host.clone(),
+            self.door.host.clone(),
             stream,
             per_message,
         ))))

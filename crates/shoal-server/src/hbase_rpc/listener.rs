@@ -13,6 +13,7 @@ use super::errors::{self, RpcError};
 use super::wire::{self, Preamble};
 use super::{NativeRpc, Service};
 use crate::listen::handshake::{Wait, read_exact};
+use crate::listen::pipeline::{self, Codec, Pipelining, Taken};
 use crate::listen::{Connections, SharedTcp, Slot};
 use crate::metrics::{CloseReason, Listener};
 use bytes::BytesMut;
@@ -20,7 +21,7 @@ use prost::Message;
 use shoal_proto::hbase::ConnectionHeader;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -263,10 +264,60 @@ fn frame(out: &mut Vec<u8>, a: Answered) {
     }
 }
 
+/// How native RPC calls and answers look on the wire.
+struct NativeCodec {
+    /// Largest call, bytes.
+    max_message_bytes: usize,
+}
+
+impl Codec for NativeCodec {
+    type Request = wire::Call;
+    type Answer = Answered;
+
+    fn take(&self, buf: &mut BytesMut, out: &mut Vec<u8>) -> Taken<wire::Call> {
+        let Some(len) = wire::frame_length(buf) else {
+            return Taken::More;
+        };
+        let len = len as usize;
+        if len > self.max_message_bytes {
+            tracing::debug!(
+                len,
+                "native RPC call over the size limit; connection closed"
+            );
+            let e = RpcError::fatal(
+                errors::REQUEST_TOO_BIG,
+                format!(
+                    "a call of {len} bytes is over hbase_rpc.max_message_bytes ({})",
+                    self.max_message_bytes
+                ),
+            );
+            wire::encode_answer(out, wire::NO_CALL, Err(&e.to_exception()));
+            return Taken::Unreadable;
+        }
+        if buf.len() < 4 + len {
+            buf.reserve(4 + len - buf.len());
+            return Taken::More;
+        }
+        let _ = buf.split_to(4);
+        let body = buf.split_to(len).freeze();
+        match wire::decode_call(body) {
+            Ok(call) => Taken::Request(call),
+            Err(e) => {
+                // Closed without an answer: the call's id is unknown.
+                tracing::debug!(error = %e, "malformed native RPC call; connection closed");
+                Taken::Unreadable
+            }
+        }
+    }
+
+    fn put(&self, answer: Answered, out: &mut Vec<u8>) {
+        frame(out, answer);
+    }
+}
+
 /// Reads calls, runs them side by side and writes their answers, all on
-/// this connection's one task: no task per call and no hand-off to a
-/// writer, so a call is read, served and answered without a cross-thread
-/// wake-up, and answers ready together go out in one write.
+/// this connection's one task (`listen::pipeline`), the Java client's
+/// calls answered in completion order by call id.
 async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     io: IO,
     rpc: Arc<NativeRpc>,
@@ -275,96 +326,15 @@ async fn calls<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(
     mut stop: watch::Receiver<bool>,
     kind: Kind,
 ) {
-    use futures::FutureExt;
-    use futures::stream::{FuturesUnordered, StreamExt};
-    let (mut reader, mut writer) = tokio::io::split(io);
-    let mut running = FuturesUnordered::new();
-    let mut buf = BytesMut::with_capacity(16 << 10);
-    let mut out: Vec<u8> = Vec::with_capacity(16 << 10);
-    let reason = 'conn: loop {
-        // Every whole call in the buffer starts, up to the limit.
-        while running.len() < limits.max_calls {
-            let Some(len) = wire::frame_length(&buf) else {
-                break;
-            };
-            let len = len as usize;
-            if len > limits.max_message_bytes {
-                tracing::debug!(
-                    len,
-                    "native RPC call over the size limit; connection closed"
-                );
-                let e = RpcError::fatal(
-                    errors::REQUEST_TOO_BIG,
-                    format!(
-                        "a call of {len} bytes is over hbase_rpc.max_message_bytes ({})",
-                        limits.max_message_bytes
-                    ),
-                );
-                wire::encode_answer(&mut out, wire::NO_CALL, Err(&e.to_exception()));
-                break 'conn CloseReason::Client;
-            }
-            if buf.len() < 4 + len {
-                buf.reserve(4 + len - buf.len());
-                break;
-            }
-            let _ = buf.split_to(4);
-            let body = buf.split_to(len).freeze();
-            match wire::decode_call(body) {
-                Ok(call) => running.push(answer(rpc.clone(), kind, call)),
-                Err(e) => {
-                    tracing::debug!(error = %e, "malformed native RPC call; connection closed");
-                    break 'conn CloseReason::Client;
-                }
-            }
-        }
-        // With no call in progress, the connection has `idle_timeout` to
-        // send the next (or the rest of one it started).
-        let idle = running.is_empty();
-        let wait = if idle {
-            limits.idle
-        } else {
-            Duration::from_secs(3600)
-        };
-        let room = running.len() < limits.max_calls;
-        if buf.capacity() - buf.len() < 4 << 10 {
-            buf.reserve(16 << 10);
-        }
-        tokio::select! {
-            r = tokio::time::timeout(wait, reader.read_buf(&mut buf)), if room => match r {
-                Ok(Ok(0)) | Ok(Err(_)) => break CloseReason::Client,
-                Ok(Ok(_)) => {}
-                Err(_) if idle => break CloseReason::Idle,
-                Err(_) => {}
-            },
-            Some(done) = running.next(), if !running.is_empty() => {
-                frame(&mut out, done);
-                // Others ready now go in the same write.
-                while out.len() < 1 << 20 {
-                    match running.next().now_or_never() {
-                        Some(Some(more)) => frame(&mut out, more),
-                        _ => break,
-                    }
-                }
-                if writer.write_all(&out).await.is_err() {
-                    out.clear();
-                    break CloseReason::Client;
-                }
-                out.clear();
-                if out.capacity() > 4 << 20 {
-                    out = Vec::with_capacity(16 << 10);
-                }
-            }
-            _ = crate::listen::stopped(&mut stop) => break CloseReason::Shutdown,
-        }
+    let codec = NativeCodec {
+        max_message_bytes: limits.max_message_bytes,
     };
-    // Calls in progress finish and are answered (with any final error).
-    while let Some(done) = running.next().await {
-        frame(&mut out, done);
-    }
-    if !out.is_empty() {
-        let _ = writer.write_all(&out).await;
-    }
-    let _ = writer.shutdown().await;
+    let pipelining = Pipelining {
+        max_calls: limits.max_calls,
+        idle: limits.idle,
+    };
+    let run = |call| answer(rpc.clone(), kind, call);
+    let reason = pipeline::serve(io, &codec, run, pipelining, &mut stop).await;
     slot.set_reason(reason);
 }
 

@@ -27,6 +27,10 @@
 //! - **Serving threads.** Accepted gRPC connections are handed round-robin
 //!   to `serving_threads` single-threaded runtimes (`serving`), so a call is
 //!   read, served and answered on one thread.
+//! - **Pipelined calls.** The raw-protocol doors (the framed transport on
+//!   the gRPC port, HBase's native RPC on its own) read, run and answer a
+//!   connection's calls in one loop, `pipeline`; each brings only its codec
+//!   and its handler.
 //!
 //! Kept from the servers this replaces: TCP_NODELAY on accepted sockets, the
 //! 4 MiB stream / 16 MiB connection HTTP/2 windows on the gRPC port, HTTP/2
@@ -37,6 +41,7 @@ mod activity;
 mod connection;
 mod descriptors;
 pub(crate) mod handshake;
+pub(crate) mod pipeline;
 pub use descriptors::{MIN_OPEN_FILES, OpenFilesLimit, raise_open_files_limit};
 mod preface;
 mod serving;
@@ -254,7 +259,7 @@ impl Throttled {
 pub(crate) fn serve_grpc(
     listener: TcpListener,
     routes: tonic::service::Routes,
-    budget: Arc<crate::grpc::budget::RequestBudget>,
+    budget: Arc<crate::admission::RequestBudget>,
     connections: Arc<Connections>,
     serving: Option<Arc<ServingThreads>>,
     stop: watch::Receiver<bool>,
@@ -272,12 +277,10 @@ pub(crate) fn serve_grpc(
         .initial_stream_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW);
     let tls = security.tls().cloned();
-    let authenticated = tower_layer::Layer::layer(
-        &crate::grpc::auth::AuthLayer::new(security),
-        routes.prepare(),
-    );
+    let authenticated =
+        tower_layer::Layer::layer(&crate::security::AuthLayer::new(security), routes.prepare());
     let service = TowerToHyperService::new(tower_layer::Layer::layer(
-        &crate::grpc::budget::BudgetLayer::new(budget),
+        &crate::admission::BudgetLayer::new(budget),
         authenticated,
     ));
     tokio::spawn(accept::run(

@@ -3,13 +3,17 @@
 //! done and refused (`audit`), and TLS on the listeners (`tls`). The front
 //! doors only find out who calls (`Security::authenticate`); every check is
 //! made in the host API (`host::access`), so gRPC, Thrift and HTTP answer
-//! alike. See `docs/security.md`.
+//! alike; the gRPC port's HTTP/2 finds its callers with `AuthLayer`. See
+//! `docs/security.md`.
 
 pub mod audit;
+mod auth_layer;
 pub mod peer;
 pub mod permissions;
 pub mod tls;
 pub mod tokens;
+
+pub use auth_layer::{AuthLayer, AuthService};
 
 use crate::catalog::Catalog;
 use crate::config::AuthSection;

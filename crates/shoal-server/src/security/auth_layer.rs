@@ -1,16 +1,19 @@
-//! Who makes a gRPC call: a tower layer in front of the services reads the
-//! `authorization: Bearer TOKEN` header, answers UNAUTHENTICATED without a
-//! valid token (auth on), and hands the [`Caller`] to the service in the
-//! request's extensions. The services pass it to the host API
-//! (`host::access`), where permissions are checked.
+//! Who makes a call on the gRPC port's HTTP/2: a tower layer in front of
+//! the services reads the `authorization: Bearer TOKEN` header, answers
+//! UNAUTHENTICATED without a valid token (auth on), and hands the
+//! [`Caller`](super::Caller) to the service in the request's extensions.
+//! The services pass it to the host API (`host::access`), where
+//! permissions are checked.
+//! (The framed transport on the same port checks the same token in its
+//! hello, `crate::frames`.)
 
-use crate::security::{Caller, Security, Via};
+use super::{Security, Via};
 use futures::future::{Either, Ready, ready};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tonic::body::Body;
 
-/// Puts a [`Caller`] in every request, or refuses it.
+/// Puts a [`Caller`](super::Caller) in every request, or refuses it.
 #[derive(Debug, Clone)]
 pub struct AuthLayer {
     security: Arc<Security>,
@@ -70,21 +73,5 @@ where
             )
             .into_http()))),
         }
-    }
-}
-
-/// The caller of a gRPC request: the one the layer found, or with auth off
-/// `anyone` (kept by the service, so no call allocates one).
-pub(crate) fn caller_of<T>(
-    req: &tonic::Request<T>,
-    security: &Security,
-    anyone: &Caller,
-) -> Result<Caller, tonic::Status> {
-    match req.extensions().get::<Caller>() {
-        Some(c) => Ok(c.clone()),
-        None if !security.auth_enabled() => Ok(anyone.clone()),
-        None => Err(tonic::Status::unauthenticated(
-            crate::security::AuthFailure::Missing.message(),
-        )),
     }
 }

@@ -1,6 +1,5 @@
-//! The server-wide budget of request bytes in flight
-//! (`limits.request_bytes_in_flight`), as a tower layer in front of every
-//! gRPC service.
+//! The request budget (`super::budget`) as a tower layer in front of the
+//! gRPC port's HTTP/2 services.
 //!
 //! Each request body is counted as its frames arrive, before a message is
 //! decoded; the bytes stay counted until the call has answered (the decoded
@@ -13,7 +12,7 @@
 //! with OUT_OF_RANGE) with RESOURCE_EXHAUSTED, the code the API documents for
 //! a request over a size limit; no Shoal call answers OUT_OF_RANGE otherwise.
 
-use crate::metrics::RequestMetrics;
+use super::RequestBudget;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http_body::{Body as HttpBody, Frame, SizeHint};
@@ -22,87 +21,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use tonic::body::Body;
-
-/// The budget shared by every connection.
-#[derive(Debug)]
-pub struct RequestBudget {
-    limit: u64,
-    held: AtomicU64,
-    metrics: Arc<RequestMetrics>,
-}
-
-impl RequestBudget {
-    /// A budget of `limit` bytes, reported in `metrics`.
-    pub fn new(limit: u64, metrics: Arc<RequestMetrics>) -> Arc<RequestBudget> {
-        Arc::new(RequestBudget {
-            limit,
-            held: AtomicU64::new(0),
-            metrics,
-        })
-    }
-
-    /// Takes `n` bytes if they fit.
-    fn try_take(&self, n: u64) -> bool {
-        let mut held = self.held.load(Ordering::Relaxed);
-        loop {
-            let Some(next) = held.checked_add(n).filter(|&t| t <= self.limit) else {
-                return false;
-            };
-            match self
-                .held
-                .compare_exchange_weak(held, next, Ordering::AcqRel, Ordering::Relaxed)
-            {
-                Ok(_) => {
-                    self.metrics.set_bytes_in_flight(next);
-                    return true;
-                }
-                Err(now) => held = now,
-            }
-        }
-    }
-
-    fn give(&self, n: u64) {
-        let before = self.held.fetch_sub(n, Ordering::AcqRel);
-        self.metrics.set_bytes_in_flight(before.saturating_sub(n));
-    }
-
-    /// Bytes held now.
-    pub fn held(&self) -> u64 {
-        self.held.load(Ordering::Acquire)
-    }
-
-    /// The limit, bytes.
-    pub fn limit(&self) -> u64 {
-        self.limit
-    }
-
-    /// Holds `n` bytes until the returned guard drops, if they fit; a
-    /// refusal is counted (the framed transport's calls, which arrive whole).
-    pub(crate) fn hold(self: &Arc<Self>, n: u64) -> Option<HeldBytes> {
-        if self.try_take(n) {
-            Some(HeldBytes {
-                budget: self.clone(),
-                n,
-            })
-        } else {
-            self.metrics.record_refused_bytes_in_flight();
-            None
-        }
-    }
-}
-
-/// Bytes held against the budget until dropped.
-#[derive(Debug)]
-pub(crate) struct HeldBytes {
-    budget: Arc<RequestBudget>,
-    n: u64,
-}
-
-impl Drop for HeldBytes {
-    fn drop(&mut self) {
-        self.budget.give(self.n);
-    }
-}
 
 /// What one call holds; gives its bytes back when the body and the answer
 /// are both gone.
@@ -178,11 +96,11 @@ where
             })
         });
         let answer = self.inner.call(req);
-        let limit = self.budget.limit;
+        let limit = self.budget.limit();
         Box::pin(async move {
             let response = answer.await?;
             if call.refused.load(Ordering::Acquire) {
-                call.budget.metrics.record_refused_bytes_in_flight();
+                call.budget.record_refused();
                 return Ok(tonic::Status::resource_exhausted(format!(
                     "the server holds {limit} bytes of requests already \
                      (limits.request_bytes_in_flight); retry later"
@@ -262,19 +180,6 @@ impl HttpBody for CountedBody {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_budget_refuses_what_does_not_fit_and_takes_back_what_is_given() {
-        let b = RequestBudget::new(100, Arc::default());
-        assert!(b.try_take(60));
-        assert!(!b.try_take(41));
-        assert!(b.try_take(40));
-        assert!(!b.try_take(1));
-        b.give(60);
-        assert_eq!(b.held(), 40);
-        assert!(b.try_take(60));
-        assert!(!b.try_take(u64::MAX), "no overflow");
-    }
 
     #[test]
     fn a_call_gives_back_its_bytes_when_dropped() {
