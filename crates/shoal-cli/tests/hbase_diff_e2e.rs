@@ -112,13 +112,7 @@ fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
 }
 
-// Not yet in CI: against HBase 2.6.1 the driver still finds divergence
-// classes Shoal has to fix (checkAndMutate results inside batches,
-// RowMutations with counters, a filter row in batches; see the closing note
-// of issue 43). Run it with `cargo test -p shoal-cli --test hbase_diff_e2e
-// -- --ignored`, or `scripts/hbase-diff` for the long mode.
 #[test]
-#[ignore = "divergences from HBase 2.6.1 remain to be fixed (issue 43)"]
 fn shoal_answers_as_hbase_does() {
     let started = Instant::now();
     // HBase takes the longest to come up: start it while the driver compiles.

@@ -176,6 +176,9 @@ impl NativeRpc {
         // HBase's client marks increments and appends: a retry of one
         // applied already is answered, not applied again.
         let nonce = convert::nonce(req.nonce_group, &req.mutation);
+        // Increment/Append with setReturnResults(false): HBase answers an
+        // empty result.
+        let returns = convert::returns_results(&req.mutation);
         let view = match self.resolve(&req.region).await? {
             Target::Meta => {
                 return Err(RpcError::invalid("hbase:meta is read-only on Shoal"));
@@ -234,14 +237,14 @@ impl NativeRpc {
             (Mutation::Increment(row, cols), None) => {
                 let cells = self.increment(&view.table, row, cols, nonce).await?;
                 Ok(pb::MutateResponse {
-                    result: Some(w.result(&cells)),
+                    result: Some(w.result(if returns { &cells } else { &[] })),
                     processed: Some(true),
                 })
             }
             (Mutation::Append(row, cols), None) => {
                 let cells = self.append(&view.table, row, cols, nonce).await?;
                 Ok(pb::MutateResponse {
-                    result: Some(w.result(&cells)),
+                    result: Some(w.result(if returns { &cells } else { &[] })),
                     processed: Some(true),
                 })
             }
@@ -290,6 +293,9 @@ impl NativeRpc {
         struct PlannedAction {
             index: u32,
             plan: Planned,
+            /// An increment's or append's answer carries its cells
+            /// (`setReturnResults`).
+            returns: bool,
         }
         struct PlannedRegion {
             target: Result<std::sync::Arc<meta::RegionView>, RpcError>,
@@ -328,7 +334,12 @@ impl NativeRpc {
                         "coprocessor service calls are not supported",
                     ))
                 };
-                actions.push(PlannedAction { index, plan });
+                let returns = a.mutation.as_ref().is_none_or(convert::returns_results);
+                actions.push(PlannedAction {
+                    index,
+                    plan,
+                    returns,
+                });
             }
             regions.push(PlannedRegion {
                 target,
@@ -439,7 +450,9 @@ impl NativeRpc {
                     }
                     _ => continue,
                 };
-                results[i] = Some(r.map(Answer::Cells));
+                // setReturnResults(false): HBase answers an empty result.
+                let returns = region.actions[i].returns;
+                results[i] = Some(r.map(|c| Answer::Cells(if returns { c } else { Vec::new() })));
             }
             let mut out = pb::RegionActionResult::default();
             for (a, r) in region.actions.iter().zip(results) {

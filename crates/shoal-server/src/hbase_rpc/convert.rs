@@ -250,6 +250,15 @@ pub fn nonce(group: Option<u64>, m: &pb::MutationProto) -> Option<Nonce> {
     Nonce::new(group.unwrap_or(0), m.nonce?)
 }
 
+/// False when the client asked an Increment or Append not to answer its
+/// cells (`Mutation.setReturnResults(false)`: the attribute `_rr_` holding
+/// a false boolean).
+pub fn returns_results(m: &pb::MutationProto) -> bool {
+    !m.attribute
+        .iter()
+        .any(|a| a.name == "_rr_" && a.value.as_deref() == Some(&[0u8][..]))
+}
+
 /// Reads a mutation; `block` yields the call's cell-block cells in order.
 pub fn mutation(
     m: &pb::MutationProto,

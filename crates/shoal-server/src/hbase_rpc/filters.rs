@@ -59,17 +59,27 @@ pub fn comparator(c: &pb::Comparator) -> Result<Comparator, RpcError> {
                     r.engine
                 )));
             }
-            // java.util.regex.Pattern flags.
-            let regex = regex::bytes::RegexBuilder::new(&r.pattern)
-                .case_insensitive(r.pattern_flags & 0x02 != 0)
-                .multi_line(r.pattern_flags & 0x08 != 0)
-                .dot_matches_new_line(r.pattern_flags & 0x20 != 0)
-                .size_limit(1 << 20)
-                .build()
-                .map_err(|e| {
-                    RpcError::invalid(format!("RegexStringComparator {:?}: {e}", r.pattern))
-                })?;
-            Comparator::Regex(regex)
+            // Values read in the comparator's charset (UTF-8 by default,
+            // or ISO-8859-1), with java.util.regex.Pattern flags.
+            let flags = shoal_storage::region::filter::JavaRegexFlags::from_bits(r.pattern_flags);
+            let bad = |e: regex::Error| {
+                RpcError::invalid(format!("RegexStringComparator {:?}: {e}", r.pattern))
+            };
+            if r.charset.eq_ignore_ascii_case("ISO-8859-1") {
+                Comparator::Regex(
+                    shoal_storage::region::filter::java_regex(&r.pattern, flags).map_err(bad)?,
+                )
+            } else if r.charset.is_empty() || r.charset.eq_ignore_ascii_case("UTF-8") {
+                Comparator::RegexText(
+                    shoal_storage::region::filter::java_text_regex(&r.pattern, flags)
+                        .map_err(bad)?,
+                )
+            } else {
+                return Err(RpcError::invalid(format!(
+                    "RegexStringComparator charset {:?} is not served (UTF-8 or ISO-8859-1)",
+                    r.charset
+                )));
+            }
         }
         "NullComparator" => Comparator::Null,
         "LongComparator" => {
@@ -210,7 +220,11 @@ fn filter_at(f: &pb::Filter, depth: usize) -> Result<Filter, RpcError> {
             }
         }
         "TimestampsFilter" => {
-            Filter::Timestamps(decode::<pb::TimestampsFilter>(class, bytes)?.timestamps)
+            let t = decode::<pb::TimestampsFilter>(class, bytes)?;
+            Filter::Timestamps {
+                ts: t.timestamps,
+                can_hint: t.can_hint.unwrap_or(false),
+            }
         }
         "RandomRowFilter" => {
             let chance = decode::<pb::RandomRowFilter>(class, bytes)?.chance;

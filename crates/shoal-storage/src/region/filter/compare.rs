@@ -47,7 +47,11 @@ pub enum Comparator {
     BinaryPrefix(Bytes),
     /// Contains, ignoring ASCII case (`substring:`): a match or not.
     Substring(String),
-    /// A regular expression found anywhere (`regexstring:`): a match or not.
+    /// A regular expression found anywhere in the value read as UTF-8
+    /// (`regexstring:`, HBase's default): a match or not.
+    RegexText(regex::Regex),
+    /// A regular expression found anywhere in the value read as ISO-8859-1
+    /// (a `RegexStringComparator` with that charset): a match or not.
     Regex(regex::bytes::Regex),
     /// HBase's `NullComparator` (`null:`): no stored value is null, so
     /// `=` matches nothing and `!=` everything.
@@ -65,6 +69,7 @@ impl PartialEq for Comparator {
             (Comparator::BinaryPrefix(a), Comparator::BinaryPrefix(b)) => a == b,
             (Comparator::Substring(a), Comparator::Substring(b)) => a == b,
             (Comparator::Regex(a), Comparator::Regex(b)) => a.as_str() == b.as_str(),
+            (Comparator::RegexText(a), Comparator::RegexText(b)) => a.as_str() == b.as_str(),
             (Comparator::Null, Comparator::Null) => true,
             (Comparator::Long(a), Comparator::Long(b)) => a == b,
             _ => false,
@@ -98,6 +103,7 @@ impl Comparator {
                 found(needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle))
             }
             Comparator::Regex(r) => found(r.is_match(part)),
+            Comparator::RegexText(r) => found(r.is_match(&String::from_utf8_lossy(part))),
             // HBase's NullComparator: a stored value is never null, even
             // an empty one.
             Comparator::Null => Ordering::Greater,
@@ -134,8 +140,139 @@ impl Comparator {
             Comparator::BinaryPrefix(b) => format!("binaryprefix:{}", text(b)),
             Comparator::Substring(s) => format!("substring:{}", text(s.as_bytes())),
             Comparator::Regex(r) => format!("regexstring:{}", text(r.as_str().as_bytes())),
+            Comparator::RegexText(r) => format!("regexstring:{}", text(r.as_str().as_bytes())),
             Comparator::Null => "null:".to_string(),
             Comparator::Long(n) => format!("long:{n}"),
         }
+    }
+}
+
+/// `java.util.regex.Pattern` flags HBase's `RegexStringComparator` carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JavaRegexFlags {
+    /// `CASE_INSENSITIVE` (ASCII letters, as Java's default).
+    pub case_insensitive: bool,
+    /// `MULTILINE`.
+    pub multi_line: bool,
+    /// `DOTALL`.
+    pub dot_all: bool,
+    /// `UNIX_LINES`: only `\n` ends a line.
+    pub unix_lines: bool,
+}
+
+impl JavaRegexFlags {
+    /// From `Pattern`'s flag bits.
+    pub fn from_bits(bits: i32) -> JavaRegexFlags {
+        JavaRegexFlags {
+            unix_lines: bits & 0x01 != 0,
+            case_insensitive: bits & 0x02 != 0,
+            multi_line: bits & 0x08 != 0,
+            dot_all: bits & 0x20 != 0,
+        }
+    }
+}
+
+/// A regular expression that matches values as HBase's
+/// `RegexStringComparator` with the charset `ISO-8859-1`: the value read one
+/// character per byte, `.` not matching Java's line terminators in that
+/// charset (`\n`, `\r`, `\x85`) unless `DOTALL`, `\w`, `\d`, `\s` and case
+/// folding in ASCII as Java's defaults. A pattern character from U+0080 to
+/// U+00FF stands for its byte; one beyond cannot occur in such a value.
+pub fn java_regex(
+    pattern: &str,
+    flags: JavaRegexFlags,
+) -> Result<regex::bytes::Regex, regex::Error> {
+    regex::bytes::RegexBuilder::new(&java_pattern(pattern, flags, true))
+        .unicode(false)
+        .case_insensitive(flags.case_insensitive)
+        .multi_line(flags.multi_line)
+        .dot_matches_new_line(flags.dot_all)
+        .size_limit(1 << 20)
+        .build()
+}
+
+/// A regular expression that matches values as HBase's
+/// `RegexStringComparator` with its default charset, UTF-8: the value
+/// decoded (malformed bytes read as U+FFFD, as Java decodes them), `.` not
+/// matching Java's line terminators unless `DOTALL`.
+pub fn java_text_regex(pattern: &str, flags: JavaRegexFlags) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(&java_pattern(pattern, flags, false))
+        .case_insensitive(flags.case_insensitive)
+        .multi_line(flags.multi_line)
+        .dot_matches_new_line(flags.dot_all)
+        .size_limit(1 << 20)
+        .build()
+}
+
+/// A Java pattern in the regex crate's syntax: `.` as Java reads it, and
+/// (for ISO-8859-1) pattern characters as the bytes they stand for.
+fn java_pattern(pattern: &str, flags: JavaRegexFlags, latin1: bool) -> String {
+    // DOTALL: `.` is left as written (the builder matches newlines), so
+    // the pattern reads back as given.
+    let dot = if flags.dot_all {
+        "."
+    } else if flags.unix_lines {
+        "[^\\n]"
+    } else if latin1 {
+        "[^\\n\\r\\x85]"
+    } else {
+        "[^\\n\\r\\x{85}\\x{2028}\\x{2029}]"
+    };
+    let literal = |out: &mut String, c: char| {
+        if latin1 {
+            push_latin1(out, c)
+        } else {
+            out.push(c)
+        }
+    };
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(next) if next.is_ascii() => {
+                    out.push('\\');
+                    out.push(next);
+                }
+                // An escaped non-ASCII character is itself.
+                Some(next) => literal(&mut out, next),
+                None => out.push('\\'),
+            },
+            '[' if !in_class => {
+                in_class = true;
+                out.push('[');
+                // A `]` or `^]` right after the bracket is a literal.
+                let rest = chars.as_str();
+                if let Some(stripped) = rest.strip_prefix("^]") {
+                    out.push_str("^\\]");
+                    chars = stripped.chars();
+                } else if let Some(stripped) = rest.strip_prefix(']') {
+                    out.push_str("\\]");
+                    chars = stripped.chars();
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            '.' if !in_class => out.push_str(dot),
+            c => literal(&mut out, c),
+        }
+    }
+    out
+}
+
+/// A pattern character as the ISO-8859-1 byte it stands for.
+fn push_latin1(out: &mut String, c: char) {
+    use std::fmt::Write;
+    match c as u32 {
+        0..=0x7f => out.push(c),
+        // `write!` to a String cannot fail.
+        b @ 0x80..=0xff => {
+            let _ = write!(out, "\\x{b:02X}");
+        }
+        // No ISO-8859-1 value holds it: an empty class never matches.
+        _ => out.push_str("[^\\x00-\\xFF]"),
     }
 }

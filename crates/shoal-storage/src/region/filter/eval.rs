@@ -73,6 +73,27 @@ impl Hint {
         }
     }
 
+    /// The first cell of the column at `ts` (HBase's
+    /// `createFirstOnRowColTS`).
+    pub fn on_column_at(family: Bytes, qualifier: Bytes, ts: i64) -> Hint {
+        Hint {
+            family,
+            qualifier,
+            ts,
+            after_column: false,
+        }
+    }
+
+    /// Past every cell of the column (HBase's `createLastOnRowCol`).
+    pub fn past_column(family: Bytes, qualifier: Bytes) -> Hint {
+        Hint {
+            family,
+            qualifier,
+            ts: i64::MIN,
+            after_column: true,
+        }
+    }
+
     /// The order of `cell` against the hint, in forward key order.
     pub fn cmp_cell(&self, cell: &Cell) -> Ordering {
         cell.family
@@ -177,6 +198,7 @@ pub(super) enum Node {
     Timestamps {
         /// Sorted.
         ts: Vec<i64>,
+        can_hint: bool,
     },
     RandomRow {
         chance: f32,
@@ -454,11 +476,14 @@ impl Node {
                 found: false,
                 matched: false,
             },
-            Filter::Timestamps(ts) => {
+            Filter::Timestamps { ts, can_hint } => {
                 let mut ts = ts.clone();
                 ts.sort_unstable();
                 ts.dedup();
-                Node::Timestamps { ts }
+                Node::Timestamps {
+                    ts,
+                    can_hint: *can_hint,
+                }
             }
             Filter::RandomRow(p) => Node::RandomRow {
                 chance: *p,
@@ -733,11 +758,13 @@ impl Node {
                 *matched = true;
                 Code::Include
             }
-            Node::Timestamps { ts } => {
+            Node::Timestamps { ts, can_hint } => {
                 if ts.binary_search(&c.timestamp).is_ok() {
                     Code::Include
                 } else if ts.first().is_none_or(|min| c.timestamp < *min) {
                     Code::NextCol
+                } else if *can_hint {
+                    Code::SeekNextUsingHint
                 } else {
                     Code::Skip
                 }
@@ -796,11 +823,20 @@ impl Node {
                 c.family.clone(),
                 min.clone().unwrap_or_default(),
             )),
+            // The next listed timestamp below the cell's, in its column
+            // (past the column when none is).
+            Node::Timestamps { ts, can_hint: true } => {
+                let below = ts.partition_point(|t| *t < c.timestamp);
+                Some(match below.checked_sub(1) {
+                    Some(i) => Hint::on_column_at(c.family.clone(), c.qualifier.clone(), ts[i]),
+                    None => Hint::past_column(c.family.clone(), c.qualifier.clone()),
+                })
+            }
             Node::And(l) => l.next_cell_hint(c),
             Node::Or(l) => l.next_cell_hint(c),
-            // TimestampsFilter hints only when built with `canHint`, which
-            // the client does not send by default; WhileMatchFilter and
-            // SkipFilter do not pass their filter's hint on.
+            // A TimestampsFilter without `canHint` (the client's default)
+            // does not hint; WhileMatchFilter and SkipFilter do not pass
+            // their filter's hint on.
             _ => None,
         }
     }

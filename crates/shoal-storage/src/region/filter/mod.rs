@@ -19,7 +19,7 @@ mod parse;
 #[cfg(test)]
 mod tests;
 
-pub use compare::{Comparator, CompareOp};
+pub use compare::{Comparator, CompareOp, JavaRegexFlags, java_regex, java_text_regex};
 pub use eval::{Code, FilterState, Hint, Skipping};
 pub use parse::{FilterError, parse};
 
@@ -80,7 +80,14 @@ pub enum Filter {
         exclude: bool,
     },
     /// `TimestampsFilter`: cells with one of these timestamps.
-    Timestamps(Vec<i64>),
+    Timestamps {
+        /// The timestamps.
+        ts: Vec<i64>,
+        /// HBase's `canHint`: seek to the next timestamp of the list instead
+        /// of skipping the versions between (the versions skipped are then
+        /// not counted against the family's limit, as in HBase).
+        can_hint: bool,
+    },
     /// `RandomRowFilter`: each row kept with this probability.
     RandomRow(f32),
     /// `ColumnRangeFilter`: cells whose qualifier is within the bounds.
@@ -193,7 +200,7 @@ impl Filter {
                 op.symbol(),
                 q(comparator.describe().as_bytes())
             ),
-            Filter::Timestamps(ts) => format!(
+            Filter::Timestamps { ts, .. } => format!(
                 "TimestampsFilter({})",
                 ts.iter()
                     .map(|t| t.to_string())

@@ -426,7 +426,10 @@ fn build(name: &str, at: usize, args: Vec<(usize, Arg)>) -> Result<Filter, Filte
             }
         }
         "TimestampsFilter" => {
-            Filter::Timestamps((0..args.len()).map(number).collect::<Result<_, _>>()?)
+            Filter::Timestamps {
+                ts: (0..args.len()).map(number).collect::<Result<_, _>>()?,
+                can_hint: false,
+            }
         }
         "RandomRowFilter" => {
             count(1)?;
@@ -472,11 +475,14 @@ fn comparator(text: &[u8], at: usize) -> Result<Comparator, FilterError> {
         b"regexstring" => {
             let pattern = std::str::from_utf8(value)
                 .map_err(|_| syntax(at, "a regular expression must be UTF-8"))?;
-            let re = regex::bytes::RegexBuilder::new(pattern)
-                .size_limit(1 << 20)
-                .build()
+            // As HBase's ParseFilter builds it: UTF-8, DOTALL.
+            let flags = super::JavaRegexFlags {
+                dot_all: true,
+                ..super::JavaRegexFlags::default()
+            };
+            let re = super::java_text_regex(pattern, flags)
                 .map_err(|e| syntax(at, format!("bad regular expression: {e}")))?;
-            Comparator::Regex(re)
+            Comparator::RegexText(re)
         }
         b"null" => Comparator::Null,
         b"long" => Comparator::Long(

@@ -387,3 +387,36 @@ fn a_seek_hint_hides_the_cells_before_it_from_the_filter() {
     let cols: Vec<&str> = got.iter().map(|(c, _, _)| c.as_str()).collect();
     assert_eq!(cols, ["cf:q2", "cg:q2"]);
 }
+
+#[test]
+fn regular_expressions_read_values_as_iso_8859_1_as_hbase() {
+    let re = |p: &str| java_regex(p, JavaRegexFlags::default()).unwrap();
+    // Any byte is a character: an 8-byte counter matches `.`.
+    assert!(re(".").is_match(&(-2i64).to_be_bytes()));
+    // Java's line terminators are not matched by `.` (unless DOTALL).
+    assert!(!re("^.$").is_match(b"\r"));
+    assert!(!re("^.$").is_match(&[0x85]));
+    let dotall = JavaRegexFlags {
+        dot_all: true,
+        ..JavaRegexFlags::default()
+    };
+    assert!(java_regex("^.$", dotall).unwrap().is_match(b"\r"));
+    // HBase's default charset, UTF-8: malformed bytes read as U+FFFD,
+    // which `.` matches (the language's `regexstring:` is DOTALL).
+    let text = java_text_regex(".", dotall).unwrap();
+    assert!(text.is_match(&String::from_utf8_lossy(&(-2i64).to_be_bytes())));
+    let lang = |p: &str| match parse(&format!("ValueFilter(=, 'regexstring:{p}')")).unwrap() {
+        Filter::Value(_, c) => c,
+        other => panic!("{other:?}"),
+    };
+    assert!(lang(".").matches(CompareOp::Equal, &(-2i64).to_be_bytes()));
+    assert!(lang("^caf.$").matches(CompareOp::Equal, "café".as_bytes()));
+    // A pattern character of ISO-8859-1 stands for its byte.
+    assert!(re("caf\u{e9}").is_match(b"caf\xe9"));
+    assert!(!re("caf\u{e9}").is_match("café".as_bytes()));
+    assert!(re("[\u{e9}x]$").is_match(b"\xe9"));
+    // Beyond it, nothing in such a value can match.
+    assert!(!re("\u{20ac}").is_match("€".as_bytes()));
+    assert!(re("[]a]").is_match(b"]"));
+    assert!(re("\\d+").is_match(b"v12"));
+}

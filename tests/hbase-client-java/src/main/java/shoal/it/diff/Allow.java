@@ -93,20 +93,7 @@ public final class Allow {
           "HBase erratic: a read naming a column (addColumn) of a family with MIN_VERSIONS and a TTL"
               + " returns one TTL-expired version beyond MIN_VERSIONS (its ExplicitColumnTracker"
               + " includes the cell that ends the column); naming the family does not",
-          (op, a, b) -> op.java.contains("addColumn(b, ") && extraExpired(a, b), true),
-      new Entry("no-op-error-class", Kind.DIFF,
-          "NO_OP compared with a value (a SingleColumnValueFilter meeting its column, a"
-              + " checkAndMutate on an existing cell): both refuse with \"Unknown Compare op"
-              + " NO_OP\"; HBase's is an internal RuntimeException reaching the client as a plain"
-              + " IOException (retried), Shoal's a DoNotRetryIOException (the answer cannot change)",
-          (op, a, b) -> a.canon().startsWith("ERR IOException")
-              && b.canon().startsWith("ERR DoNotRetryIOException")
-              && a.detail() != null && a.detail().contains("Unknown Compare op NO_OP")
-              && b.detail() != null && b.detail().contains("Unknown Compare op NO_OP"),
-          true),
-      new Entry("return-results-false", Kind.DIFF,
-          "Increment/Append with setReturnResults(false): HBase answers no cells, Shoal the new cells",
-          (op, a, b) -> op.has("no-return") && a.canon().equals("{}"), true));
+          (op, a, b) -> op.java.contains("addColumn(b, ") && extraExpired(a, b), true));
 
   /** A has every cell B has, and more, all of them in family b with an ancient (TTL-expired) stamp. */
   private static boolean extraExpired(Op.Answer a, Op.Answer b) {

@@ -60,10 +60,5 @@ final class KnownBugs {
               + " PrefixFilter rejects every row, a RowFilter none) and drops the row on any answer but"
               + " INCLUDE",
           true,
-          (op, a, b) -> spelled(op, "new SkipFilter\\(")),
-      known("column-count-get-versions",
-          "issue 43 #4: ColumnCountGetFilter: HBase keeps only the newest version of each of the first"
-              + " n columns (INCLUDE_AND_NEXT_COL)",
-          true,
-          (op, a, b) -> spelled(op, "new ColumnCountGetFilter\\(")));
+          (op, a, b) -> spelled(op, "new SkipFilter\\(")));
 }
