@@ -1,7 +1,9 @@
 //! The cluster node: joins at start, then one loop of rounds until stop.
 //! See the module comment of `crate::cluster`.
 
-use super::regions::Regions;
+use super::cache_report::cache_report;
+use super::peer_reads::PeerReads;
+use super::regions::RegionsDriver;
 use super::state::{ClusterState, Directory, Owner, ServerView};
 use crate::cluster_config::ClusterSection;
 use crate::host::{Host, StartError};
@@ -190,6 +192,24 @@ fn watch_lease(membership: &Membership, state: &Arc<ClusterState>) {
     });
 }
 
+/// With `cluster.peer_reads` on and a block cache: the cache's peer tier
+/// (blocks of a region that moved here are asked of its former owner before
+/// the object store), wired into `host`'s cache before any region opens.
+fn wire_peer_reads(host: &Host, state: &Arc<ClusterState>) -> Option<Arc<PeerReads>> {
+    let cache = host.cache()?;
+    if !host.config().cluster.as_ref().is_some_and(|c| c.peer_reads) {
+        return None;
+    }
+    let reads = Arc::new(PeerReads::new(
+        host.config().clone(),
+        host.security().clone(),
+        state.clone(),
+    ));
+    cache.set_peer_tier(Some(reads.clone()));
+    state.set_peer_reads(&reads);
+    Some(reads)
+}
+
 /// The running node.
 pub struct ClusterNode {
     stop: tokio::sync::watch::Sender<bool>,
@@ -205,6 +225,8 @@ impl std::fmt::Debug for ClusterNode {
 
 struct Loop {
     host: Host,
+    /// Opens and closes the regions the rounds assign here.
+    regions: RegionsDriver,
     etcd: Etcd,
     section: ClusterSection,
     state: Arc<ClusterState>,
@@ -229,11 +251,15 @@ struct Loop {
 }
 
 impl ClusterNode {
-    /// Starts the node's loop for `host`, which was opened on `joined`'s run.
+    /// Starts the node's loop for `host`, which was opened on `joined`'s run
+    /// (with `joined.state` as its seam), after wiring the peer reads into
+    /// its block cache.
     pub fn start(joined: JoinedCluster, host: Host) -> ClusterNode {
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let peer_reads = wire_peer_reads(&host, &joined.state);
         let mut l = Loop {
             host: host.clone(),
+            regions: RegionsDriver::new(host.clone(), joined.state.clone(), peer_reads),
             etcd: joined.etcd,
             section: joined.section,
             state: joined.state,
@@ -341,7 +367,7 @@ impl Loop {
         self.state.set_master(is_master);
         if is_master && !self.was_master {
             // A new master starts from what the object store and etcd hold.
-            let mut catalog = self.host.inner.catalog.lock().await;
+            let mut catalog = self.host.lock_catalog().await;
             if let Err(e) = self.host.reload_catalog(&mut catalog).await {
                 tracing::warn!(error = %e, "reading the catalog as the new master failed");
                 return;
@@ -390,8 +416,7 @@ impl Loop {
         self.state.set_servers(servers.clone());
         let run = self.run.clone();
         let name = self.state.name.clone();
-        let round = match server_round(&self.etcd, &prefix, &name, &run, &Regions(&self.host)).await
-        {
+        let round = match server_round(&self.etcd, &prefix, &name, &run, &self.regions).await {
             Ok(r) => r,
             Err(e) => {
                 self.etcd_failed("this server's round", &e);
@@ -456,7 +481,7 @@ impl Loop {
         let (host, state) = (self.host.clone(), self.state.clone());
         let started = Instant::now();
         let Ok(report) =
-            tokio::task::spawn_blocking(move || host.cache_report(&state.name, &state.departed))
+            tokio::task::spawn_blocking(move || cache_report(&host, &state.name, &state.departed))
                 .await
         else {
             return Ok(Duration::ZERO);
@@ -472,7 +497,7 @@ impl Loop {
         let state = self.state.clone();
         let _exclusive = state.master_work.lock().await;
         let (version, catalog) = {
-            let c = self.host.inner.catalog.lock().await;
+            let c = self.host.lock_catalog().await;
             (c.version(), c.current().clone())
         };
         let key = catalog_key(prefix);
@@ -557,7 +582,7 @@ impl Loop {
             needed.extend(a.replay.iter().cloned());
             needed.extend(a.owner_wal.iter().cloned());
         }
-        let bucket = &self.host.inner.env.bucket;
+        let bucket = self.host.bucket();
         let objects = match bucket.list("wal/").await {
             Ok(o) => o,
             Err(e) => {
@@ -609,7 +634,7 @@ impl Loop {
         let published = String::from_utf8_lossy(&kv.value)
             .parse::<u64>()
             .unwrap_or(0);
-        let mut catalog = self.host.inner.catalog.lock().await;
+        let mut catalog = self.host.lock_catalog().await;
         if published > catalog.version()
             && let Err(e) = self.host.reload_catalog(&mut catalog).await
         {
@@ -647,11 +672,7 @@ impl Loop {
                 return;
             }
         };
-        let wal = match Wal::open(WalOptions::object(
-            self.host.inner.env.bucket.clone(),
-            run.clone(),
-        ))
-        .await
+        let wal = match Wal::open(WalOptions::object(self.host.bucket().clone(), run.clone())).await
         {
             Ok(w) => w,
             Err(e) => {
