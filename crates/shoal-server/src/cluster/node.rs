@@ -8,7 +8,7 @@ use super::state::{ClusterState, Directory, Owner, ServerView};
 use crate::cluster_config::ClusterSection;
 use crate::host::{Host, StartError};
 use shoal_cluster::assignment::RegionState;
-use shoal_cluster::membership::{self, JoinError, Membership};
+use shoal_cluster::membership::{self, JoinError, MemberInfo, Membership};
 use shoal_cluster::rounds::{master_round, server_round};
 use shoal_cluster::{Etcd, LeaseState};
 use shoal_storage::wal::{ForeignWal, Wal, WalOptions};
@@ -347,45 +347,20 @@ impl Loop {
         }
     }
 
+    /// One round: lead (campaign, and take over as master), publish the
+    /// cache report when due, the master's work or following the catalog,
+    /// then this server's round over its assignments, and the directory
+    /// clients are pointed with. A lost lease fences and rejoins instead.
     async fn round(&mut self) {
         if !self.held() {
             self.fence_and_rejoin().await;
             return;
         }
         let prefix = self.section.prefix.clone();
-        let Some(membership) = self.membership.as_ref() else {
+        let Some((master, is_master)) = self.lead().await else {
             return;
         };
-        let master = match membership.campaign_for_master().await {
-            Ok(m) => m,
-            Err(e) => {
-                self.etcd_failed("campaigning for master", &e);
-                return;
-            }
-        };
-        let is_master = master.as_deref() == Some(membership.info().name.as_str());
-        self.state.set_master(is_master);
-        if is_master && !self.was_master {
-            // A new master starts from what the object store and etcd hold.
-            let mut catalog = self.host.lock_catalog().await;
-            if let Err(e) = self.host.reload_catalog(&mut catalog).await {
-                tracing::warn!(error = %e, "reading the catalog as the new master failed");
-                return;
-            }
-        }
-        self.was_master = is_master;
-        if self
-            .last_report
-            .is_none_or(|t| t.elapsed() >= self.report_every)
-        {
-            self.last_report = Some(Instant::now());
-            match self.publish_cache_report(&prefix).await {
-                Ok(took) => {
-                    self.report_every = super::cache_report::REPORT_EVERY.max(took * 20);
-                }
-                Err(e) => self.etcd_failed("publishing the cache report", &e),
-            }
-        }
+        self.publish_cache_report_when_due(&prefix).await;
         if is_master {
             if let Err(e) = self.master_work(&prefix).await {
                 self.etcd_failed("the master's round", &e);
@@ -428,44 +403,53 @@ impl Loop {
         self.moving = round.records.values().any(|(a, _)| {
             a.to.is_some() || matches!(a.state, RegionState::Opening | RegionState::Closing)
         });
-        // Who is master: as the campaign at the start of this round found it.
-        let mut d = Directory {
-            servers,
-            ..Directory::default()
-        };
-        for (region, (a, _)) in &round.records {
-            let Some(owner) = a.owner.clone() else {
-                continue;
-            };
-            let (addr, hbase) = members
-                .iter()
-                .find(|m| m.name == owner)
-                .map(|m| (m.addr.clone(), m.hbase.clone()))
-                .unwrap_or_default();
-            let open = a.state == RegionState::Open && !addr.is_empty();
-            if open && let Some(s) = d.servers.iter_mut().find(|s| s.name == owner) {
-                s.regions += 1;
+        self.state
+            .set_directory(directory(&round, &members, servers, master));
+    }
+
+    /// Campaigns for master (one transaction: take the key if free, else
+    /// read who holds it) and notes whether this server is master; a new
+    /// master first reads the catalog, starting from what the object store
+    /// and etcd hold. Returns who is master (`None` inside: nobody) and
+    /// whether it is this server, or `None` if the round cannot go on.
+    async fn lead(&mut self) -> Option<(Option<String>, bool)> {
+        let membership = self.membership.as_ref()?;
+        let master = match membership.campaign_for_master().await {
+            Ok(m) => m,
+            Err(e) => {
+                self.etcd_failed("campaigning for master", &e);
+                return None;
             }
-            d.owners.insert(
-                region.clone(),
-                Owner {
-                    name: owner,
-                    addr,
-                    hbase,
-                    epoch: a.epoch,
-                    open,
-                },
-            );
+        };
+        let is_master = master.as_deref() == Some(membership.info().name.as_str());
+        self.state.set_master(is_master);
+        if is_master && !self.was_master {
+            // A new master starts from what the object store and etcd hold.
+            let mut catalog = self.host.lock_catalog().await;
+            if let Err(e) = self.host.reload_catalog(&mut catalog).await {
+                tracing::warn!(error = %e, "reading the catalog as the new master failed");
+                return None;
+            }
         }
-        d.master = master.map(|name| {
-            let addr = members
-                .iter()
-                .find(|m| m.name == name)
-                .map(|m| m.addr.clone())
-                .unwrap_or_default();
-            (name, addr)
-        });
-        self.state.set_directory(d);
+        self.was_master = is_master;
+        Some((master, is_master))
+    }
+
+    /// Publishes the cache report if the last is older than the interval
+    /// (which grows to 20 times what making the report took).
+    async fn publish_cache_report_when_due(&mut self, prefix: &str) {
+        if self
+            .last_report
+            .is_none_or(|t| t.elapsed() >= self.report_every)
+        {
+            self.last_report = Some(Instant::now());
+            match self.publish_cache_report(prefix).await {
+                Ok(took) => {
+                    self.report_every = super::cache_report::REPORT_EVERY.max(took * 20);
+                }
+                Err(e) => self.etcd_failed("publishing the cache report", &e),
+            }
+        }
     }
 
     /// Publishes what this server's cache holds per region (bound to its
@@ -687,4 +671,53 @@ impl Loop {
         self.run = run;
         self.membership = Some(membership);
     }
+}
+
+/// The directory clients are pointed with, from this server's `round`:
+/// each region's owner (by the `members`' addresses; open once it says it
+/// serves and is a live member), the live `servers` with the regions each
+/// serves, and `master` as the campaign at the start of the round found it.
+fn directory(
+    round: &shoal_cluster::rounds::ServerRound,
+    members: &[MemberInfo],
+    servers: Vec<ServerView>,
+    master: Option<String>,
+) -> Directory {
+    let mut d = Directory {
+        servers,
+        ..Directory::default()
+    };
+    for (region, (a, _)) in &round.records {
+        let Some(owner) = a.owner.clone() else {
+            continue;
+        };
+        let (addr, hbase) = members
+            .iter()
+            .find(|m| m.name == owner)
+            .map(|m| (m.addr.clone(), m.hbase.clone()))
+            .unwrap_or_default();
+        let open = a.state == RegionState::Open && !addr.is_empty();
+        if open && let Some(s) = d.servers.iter_mut().find(|s| s.name == owner) {
+            s.regions += 1;
+        }
+        d.owners.insert(
+            region.clone(),
+            Owner {
+                name: owner,
+                addr,
+                hbase,
+                epoch: a.epoch,
+                open,
+            },
+        );
+    }
+    d.master = master.map(|name| {
+        let addr = members
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.addr.clone())
+            .unwrap_or_default();
+        (name, addr)
+    });
+    d
 }
