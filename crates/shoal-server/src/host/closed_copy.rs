@@ -5,7 +5,7 @@
 //! slot and lifetime on this server, and its answer to the next owner
 //! (`Admin/EndMoveReads`: the copy's cached rows, then the end of its
 //! reads). When to keep reads, and the next owner's side of ending them,
-//! are the cluster's (`crate::cluster`, `move_reads.rs`).
+//! are the cluster's (`cluster/move_reads.rs`).
 //!
 //! Invariant: once the slot leaves `Closing` no read is routed to the copy,
 //! and one already routed to it fails as closed (and is retried), so the

@@ -3,11 +3,12 @@
 //! table changes that must settle across servers, moves, the balancer, a
 //! split's registration, and the cluster as the directory shows it. The
 //! host holds it as `Option<Arc<dyn ClusterRole>>` (`None` on a single
-//! server) and names no cluster type; `crate::cluster` implements it.
+//! server) and names no cluster type; the cluster (`cluster/`) implements
+//! it.
 //!
 //! Each `Host` method here is the single-server answer, or a call through
 //! the seam in cluster mode. Nothing here decides anything about the
-//! cluster: the decisions are `crate::cluster`'s and `shoal-cluster`'s.
+//! cluster: the decisions are the cluster's (`cluster/`, `shoal-cluster`).
 
 use super::{Host, LiveTable, NativeCluster, RegionLocation};
 use crate::catalog::{Catalog, RegionRecord, TableRecord};

@@ -9,9 +9,9 @@
 //! catalog lock.
 //!
 //! The host knows nothing of the cluster but its seam, defined here and
-//! implemented by `crate::cluster`: `ownership` (may this server serve and
-//! acknowledge for its regions now?) and `cluster_role` (what the host asks
-//! of the cluster it is a member of). What the cluster drives in turn is a
+//! implemented by the cluster (`cluster/`): `ownership` (may this server
+//! serve and acknowledge for its regions now?) and `cluster_role` (what the
+//! host asks of the cluster it is a member of). What the cluster drives in turn is a
 //! narrow host API: the slots (`slots`), the catalog kept in step
 //! (`catalog_sync`), closed copies of regions moving away (`closed_copy`),
 //! L2 frames for peers (`peer_frames`), and the environment a region opens

@@ -6,7 +6,7 @@
 //!
 //! Two implementations: [`SingleNode`] (here), where every region open here
 //! is this server's for good; and the cluster's lease-backed one
-//! (`crate::cluster::ClusterState`), where ownership lasts while the etcd
+//! (`ClusterState`, in `cluster/`), where ownership lasts while the etcd
 //! lease held when the work began is still held by this server's own clock
 //! (docs/cluster.md, rule 3: "no answer without the lease").
 //!

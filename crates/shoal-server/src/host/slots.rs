@@ -1,6 +1,6 @@
 //! The slots of the live tables as something else drives them: the narrow
 //! API the cluster's assignment rounds use to serve what they were given
-//! (`crate::cluster`). Serve a catalog with every region elsewhere except
+//! (`cluster/`). Serve a catalog with every region elsewhere except
 //! those open here; find a region; set or change one slot; list what is
 //! open or in motion here; give one region, or every region, up without
 //! flushing.
