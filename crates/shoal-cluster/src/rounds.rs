@@ -9,6 +9,7 @@ use crate::assignment::{self, Assignment, MoveReads, RegionState, Step};
 use crate::cache_facts::CacheFacts;
 use crate::etcd::{Etcd, EtcdError};
 use crate::membership;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 
 /// What a server does with regions: the host implements it.
@@ -94,11 +95,21 @@ pub struct MasterRound {
     pub conflicts: usize,
 }
 
+/// The assignment records as a round reads them: region → (record, etcd
+/// revision).
+type Records = BTreeMap<String, (Assignment, i64)>;
+
 /// One round of the master. `regions`: every region that must be served
 /// (enabled tables); `known`: every region the catalog still has (a
 /// disabled table's too), whose unflushed edits must stay findable.
 /// `policy`: balance, retained assignment, warm moves; `facts`: what each
 /// server's cache holds (placement follows it when `policy.cache_aware`).
+///
+/// In order: retire the records of regions no longer served, send a closed
+/// region that was moving to its target, count warm handoffs on their
+/// targets (dropping those whose target left), plan placements and
+/// balance, move draining servers' regions, pace the moves, write every
+/// step.
 pub async fn master_round(
     etcd: &Etcd,
     prefix: &str,
@@ -107,23 +118,86 @@ pub async fn master_round(
     policy: Policy,
     facts: &CacheFacts,
 ) -> Result<MasterRound, EtcdError> {
-    let (max_moves, retain) = (policy.max_moves, policy.retain);
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     let members = membership::members(etcd, prefix).await?;
     let live: Vec<String> = members.iter().map(|m| m.name.clone()).collect();
-    let runs: std::collections::HashMap<&str, &str> = members
+    let runs: HashMap<&str, &str> = members
         .iter()
         .map(|m| (m.name.as_str(), m.wal.as_str()))
         .collect();
     let records = assignment::read_all(etcd, prefix).await?;
     let mut round = MasterRound::default();
-    let required: std::collections::HashSet<&str> = regions.iter().map(String::as_str).collect();
-    // Regions no longer to be served: close them where they are served,
-    // keep the dead owners' WAL runs of the others for replay, and forget
-    // those the catalog dropped.
-    for (region, (a, revision)) in &records {
+    let required: HashSet<&str> = regions.iter().map(String::as_str).collect();
+    retire_unneeded(etcd, prefix, &records, &required, &live, known, &mut round).await?;
+    let (mut steps, mut planned) = finish_moves(&records, &required, &live);
+    // A draining server (stopping gracefully) keeps what it serves until it
+    // has closed it: its regions move, none is given to it. A region of a
+    // live server is never given to another before its owner closed it
+    // (its writes are acknowledged until then).
+    let draining = membership::draining(etcd, prefix).await?;
+    let moving = Moving {
+        live: &live,
+        draining: &draining,
+    };
+    count_handoffs(etcd, prefix, &records, moving, &mut planned, &mut round).await?;
+    let targets: Vec<String> = live
+        .iter()
+        .filter(|n| !draining.contains(n))
+        .cloned()
+        .collect();
+    let (drained, placeable) = split_drained(regions, &planned, &draining);
+    // As HBase's balancer, none while regions are in transition: a move
+    // planned from counts that a transition is about to change is a move
+    // the next round would undo. Moves home and placements still happen.
+    let in_transition = regions.iter().any(|r| {
+        records
+            .get(r)
+            .is_none_or(|(a, _)| a.state != RegionState::Open || a.to.is_some())
+    });
+    steps.extend(assignment::plan(
+        &placeable,
+        &targets,
+        &planned,
+        if in_transition { 0 } else { policy.max_moves },
+        assignment::Placement {
+            now_ms,
+            bound_ms: policy.retain.as_millis() as u64,
+            cache_aware: policy.cache_aware,
+        },
+        facts,
+    ));
+    steps.extend(drain_moves(drained, &targets, &planned, facts, policy));
+    if policy.max_moving > 0 {
+        pace_moves(&mut steps, &records, &required, policy.max_moving);
+    }
+    let writer = StepWriter {
+        records: &records,
+        runs: &runs,
+        warm_moves: policy.warm_moves,
+        now_ms,
+    };
+    for step in steps {
+        writer.write(etcd, prefix, step, &mut round).await?;
+    }
+    Ok(round)
+}
+
+/// Regions no longer to be served (not in `required`): close them where
+/// they are served, keep the dead owners' WAL runs of the others for
+/// replay, and forget those the catalog dropped (not in `known`) or with
+/// nothing to replay.
+async fn retire_unneeded(
+    etcd: &Etcd,
+    prefix: &str,
+    records: &Records,
+    required: &HashSet<&str>,
+    live: &[String],
+    known: &std::collections::BTreeSet<String>,
+    round: &mut MasterRound,
+) -> Result<(), EtcdError> {
+    for (region, (a, revision)) in records {
         if required.contains(region.as_str()) {
             continue;
         }
@@ -169,14 +243,24 @@ pub async fn master_round(
             }
         }
     }
+    Ok(())
+}
+
+/// The required regions' records as the round plans from them, and the
+/// first steps: a closed region that was moving goes to the server it was
+/// moving to (if that server is live), and counts there.
+fn finish_moves(
+    records: &Records,
+    required: &HashSet<&str>,
+    live: &[String],
+) -> (Vec<Step>, Records) {
     let mut steps = Vec::new();
-    // A closed region that was moving goes to the server it was moving to.
-    let mut planned: std::collections::BTreeMap<String, (Assignment, i64)> = records
+    let mut planned: Records = records
         .iter()
         .filter(|(r, _)| required.contains(r.as_str()))
         .map(|(r, v)| (r.clone(), v.clone()))
         .collect();
-    for (region, (a, _)) in &records {
+    for (region, (a, _)) in records {
         if a.state == RegionState::Offline
             && required.contains(region.as_str())
             && let Some(to) = a.to.as_ref().filter(|t| live.contains(t))
@@ -191,25 +275,45 @@ pub async fn master_round(
             planned.insert(region.clone(), (placed, 0));
         }
     }
-    // A draining server (stopping gracefully) keeps what it serves until it
-    // has closed it: its regions move, none is given to it. A region of a
-    // live server is never given to another before its owner closed it
-    // (its writes are acknowledged until then).
-    let draining = membership::draining(etcd, prefix).await?;
-    // Warm handoffs under way: the region counts on its target. One whose
-    // target is gone (dead or draining) stays where it is; one whose owner
-    // died is placed as any region of a dead server (the assignment drops
-    // the handoff).
-    for (region, (a, revision)) in &records {
+    (steps, planned)
+}
+
+/// The live members, and those of them draining.
+#[derive(Clone, Copy)]
+struct Moving<'a> {
+    live: &'a [String],
+    draining: &'a [String],
+}
+
+impl Moving<'_> {
+    /// True if `to` may take a region now: live and not draining.
+    fn can_take(&self, to: &String) -> bool {
+        self.live.contains(to) && !self.draining.contains(to)
+    }
+}
+
+/// Warm handoffs under way, and regions their owner is closing for a
+/// target: the region counts on its target in `planned`. A handoff whose
+/// target is gone (dead or draining) is dropped and the region stays where
+/// it is; one whose owner died is placed as any region of a dead server
+/// (the assignment drops the handoff).
+async fn count_handoffs(
+    etcd: &Etcd,
+    prefix: &str,
+    records: &Records,
+    members: Moving<'_>,
+    planned: &mut Records,
+    round: &mut MasterRound,
+) -> Result<(), EtcdError> {
+    for (region, (a, revision)) in records {
         // Its owner is closing it for the target: it counts there too. (Not if
         // the owner died while closing it: nobody will finish the close, so
         // the region is placed as any region of a dead server, its WAL run
         // replayed. Counting it on the target left it closing, unserved.)
         if a.state == RegionState::Closing
-            && a.owner.as_ref().is_some_and(|o| live.contains(o))
+            && a.owner.as_ref().is_some_and(|o| members.live.contains(o))
             && let Some(to) = a.to.as_ref()
-            && live.contains(to)
-            && !draining.contains(to)
+            && members.can_take(to)
         {
             if let Some((placed, _)) = planned.get_mut(region) {
                 placed.owner = Some(to.clone());
@@ -219,10 +323,10 @@ pub async fn master_round(
         let Some(to) = a.to.as_ref().filter(|_| a.state == RegionState::Open) else {
             continue;
         };
-        if !a.owner.as_ref().is_some_and(|o| live.contains(o)) {
+        if !a.owner.as_ref().is_some_and(|o| members.live.contains(o)) {
             continue;
         }
-        if live.contains(to) && !draining.contains(to) {
+        if members.can_take(to) {
             if let Some((placed, _)) = planned.get_mut(region) {
                 placed.owner = Some(to.clone());
             }
@@ -238,11 +342,16 @@ pub async fn master_round(
             }
         }
     }
-    let targets: Vec<String> = live
-        .iter()
-        .filter(|n| !draining.contains(n))
-        .cloned()
-        .collect();
+    Ok(())
+}
+
+/// `regions` split in two: those a draining server serves (with their
+/// planned record), which move away, and the rest, which the plan places.
+fn split_drained(
+    regions: &[String],
+    planned: &Records,
+    draining: &[String],
+) -> (Vec<(String, Assignment)>, Vec<String>) {
     let mut drained = Vec::new();
     let mut placeable = Vec::new();
     for region in regions {
@@ -256,28 +365,22 @@ pub async fn master_round(
             _ => placeable.push(region.clone()),
         }
     }
-    // As HBase's balancer, none while regions are in transition: a move
-    // planned from counts that a transition is about to change is a move
-    // the next round would undo. Moves home and placements still happen.
-    let in_transition = regions.iter().any(|r| {
-        records
-            .get(r)
-            .is_none_or(|(a, _)| a.state != RegionState::Open || a.to.is_some())
-    });
-    steps.extend(assignment::plan(
-        &placeable,
-        &targets,
-        &planned,
-        if in_transition { 0 } else { max_moves },
-        assignment::Placement {
-            now_ms,
-            bound_ms: retain.as_millis() as u64,
-            cache_aware: policy.cache_aware,
-        },
-        facts,
-    ));
-    let mut load: std::collections::BTreeMap<&str, usize> =
-        targets.iter().map(|t| (t.as_str(), 0)).collect();
+    (drained, placeable)
+}
+
+/// Moves of the draining servers' serving regions to `targets`, each to
+/// the least loaded (counting `planned`), or with `policy.cache_aware` to
+/// the server whose cache holds the most of it (else the one that served
+/// it before) if that one is not busier by two.
+fn drain_moves(
+    drained: Vec<(String, Assignment)>,
+    targets: &[String],
+    planned: &Records,
+    facts: &CacheFacts,
+    policy: Policy,
+) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut load: BTreeMap<&str, usize> = targets.iter().map(|t| (t.as_str(), 0)).collect();
     for (a, _) in planned.values() {
         if let Some(n) = a.owner.as_deref().and_then(|o| load.get_mut(o)) {
             *n += 1;
@@ -315,87 +418,39 @@ pub async fn master_round(
             why: assignment::MoveWhy::Drain,
         });
     }
-    if policy.max_moving > 0 {
-        pace_moves(&mut steps, &records, &required, policy.max_moving);
-    }
-    for step in steps {
+    steps
+}
+
+/// Writes a master round's steps as records, each a compare-and-swap on
+/// the revision the round read.
+struct StepWriter<'a> {
+    records: &'a Records,
+    /// Each live member's WAL run.
+    runs: &'a HashMap<&'a str, &'a str>,
+    warm_moves: bool,
+    now_ms: u64,
+}
+
+impl StepWriter<'_> {
+    /// Writes `step` (nothing for a move of a region not serving, or
+    /// already in a warm handoff), counting it in `round`.
+    async fn write(
+        &self,
+        etcd: &Etcd,
+        prefix: &str,
+        step: Step,
+        round: &mut MasterRound,
+    ) -> Result<(), EtcdError> {
         let (region, next) = match &step {
-            Step::Assign { region, to } => {
-                let (prev, _) = records
-                    .get(region)
-                    .cloned()
-                    .unwrap_or_else(|| (Assignment::new(region), 0));
-                let mut replay = prev.replay.clone();
-                // A dead owner may have unflushed edits in its WAL run.
-                if let Some(wal) = &prev.owner_wal
-                    && prev.state != RegionState::Offline
-                    && !replay.contains(wal)
-                {
-                    replay.push(wal.clone());
-                }
-                (
-                    region,
-                    Assignment {
-                        owner: Some(to.clone()),
-                        epoch: prev.epoch + 1,
-                        state: RegionState::Opening,
-                        replay,
-                        // The run the new owner will log this region's edits
-                        // to: replayed if it dies, even before it says open.
-                        owner_wal: runs
-                            .get(to.as_str())
-                            .filter(|w| !w.is_empty())
-                            .map(|w| (*w).to_owned()),
-                        to: None,
-                        // A dead owner's L2 may come back with it; if it
-                        // does within the retain bound, so does the region.
-                        left_at_ms: match &prev.owner {
-                            Some(o) if o != to && prev.state != RegionState::Offline => {
-                                Some(now_ms)
-                            }
-                            _ => prev.left_at_ms,
-                        },
-                        last_owner: prev
-                            .owner
-                            .clone()
-                            .filter(|o| o != to)
-                            .or_else(|| prev.last_owner.clone()),
-                        ..prev
-                    },
-                )
-            }
+            Step::Assign { region, to } => (region, self.assigned(region, to)),
             Step::Move {
                 region, to, why, ..
-            } => {
-                let Some((prev, _)) = records.get(region).cloned() else {
-                    continue;
-                };
-                if prev.state != RegionState::Open {
-                    continue; // only a serving region is moved
-                }
-                if prev.to.is_some() {
-                    continue; // a warm handoff is under way
-                }
-                (
-                    region,
-                    Assignment {
-                        // Warm: the owner serves on until the target is warm
-                        // (the target's round then asks it to close).
-                        state: if policy.warm_moves {
-                            RegionState::Open
-                        } else {
-                            RegionState::Closing
-                        },
-                        to: Some(to.clone()),
-                        // Only a drained owner gets the region back when it
-                        // returns; a balance or homecoming move is final.
-                        left_at_ms: (*why == assignment::MoveWhy::Drain).then_some(now_ms),
-                        ..prev
-                    },
-                )
-            }
+            } => match self.moved(region, to, *why) {
+                Some(next) => (region, next),
+                None => return Ok(()),
+            },
         };
-        let revision = records.get(region).map_or(0, |(_, rev)| *rev);
+        let revision = self.records.get(region).map_or(0, |(_, rev)| *rev);
         if assignment::write(etcd, prefix, &next, revision).await? {
             match step {
                 Step::Assign { .. } => round.assigned += 1,
@@ -405,8 +460,78 @@ pub async fn master_round(
         } else {
             round.conflicts += 1;
         }
+        Ok(())
     }
-    Ok(round)
+
+    /// The record that gives `region` to `to`: a new epoch, opening there,
+    /// logging to `to`'s WAL run, with a dead owner's run to replay.
+    fn assigned(&self, region: &str, to: &String) -> Assignment {
+        let (prev, _) = self
+            .records
+            .get(region)
+            .cloned()
+            .unwrap_or_else(|| (Assignment::new(region), 0));
+        let mut replay = prev.replay.clone();
+        // A dead owner may have unflushed edits in its WAL run.
+        if let Some(wal) = &prev.owner_wal
+            && prev.state != RegionState::Offline
+            && !replay.contains(wal)
+        {
+            replay.push(wal.clone());
+        }
+        Assignment {
+            owner: Some(to.clone()),
+            epoch: prev.epoch + 1,
+            state: RegionState::Opening,
+            replay,
+            // The run the new owner will log this region's edits
+            // to: replayed if it dies, even before it says open.
+            owner_wal: self
+                .runs
+                .get(to.as_str())
+                .filter(|w| !w.is_empty())
+                .map(|w| (*w).to_owned()),
+            to: None,
+            // A dead owner's L2 may come back with it; if it
+            // does within the retain bound, so does the region.
+            left_at_ms: match &prev.owner {
+                Some(o) if o != to && prev.state != RegionState::Offline => Some(self.now_ms),
+                _ => prev.left_at_ms,
+            },
+            last_owner: prev
+                .owner
+                .clone()
+                .filter(|o| o != to)
+                .or_else(|| prev.last_owner.clone()),
+            ..prev
+        }
+    }
+
+    /// The record that moves serving `region` to `to`, or `None` if it is
+    /// not serving or a warm handoff is under way.
+    fn moved(&self, region: &str, to: &str, why: assignment::MoveWhy) -> Option<Assignment> {
+        let (prev, _) = self.records.get(region).cloned()?;
+        if prev.state != RegionState::Open {
+            return None; // only a serving region is moved
+        }
+        if prev.to.is_some() {
+            return None; // a warm handoff is under way
+        }
+        Some(Assignment {
+            // Warm: the owner serves on until the target is warm
+            // (the target's round then asks it to close).
+            state: if self.warm_moves {
+                RegionState::Open
+            } else {
+                RegionState::Closing
+            },
+            to: Some(to.to_owned()),
+            // Only a drained owner gets the region back when it
+            // returns; a balance or homecoming move is final.
+            left_at_ms: (why == assignment::MoveWhy::Drain).then_some(self.now_ms),
+            ..prev
+        })
+    }
 }
 
 /// What a server round did.
@@ -483,6 +608,11 @@ async fn handover(
 /// A region its record says this server serves but that is not open here
 /// (this server restarted, or lost its lease and gave its regions up) is
 /// opened again, replaying the run it was logged to.
+///
+/// In order: close what is open here but assigned elsewhere, claim records
+/// of an earlier run of this server's, open what was given here, close
+/// what must go, write the outcomes (ending the reads of a closed copy
+/// whose record was not written), then warm handoffs to this server.
 pub async fn server_round<H: RegionHost>(
     etcd: &Etcd,
     prefix: &str,
@@ -494,116 +624,16 @@ pub async fn server_round<H: RegionHost>(
     let records = assignment::read_all(etcd, prefix).await?;
     // Live, non-draining members and their WAL runs, read once if a
     // handover needs them.
-    let mut targets: Option<std::collections::HashMap<String, String>> = None;
-    // A region open here that its record no longer gives to this server
-    // (reassigned while this server was cut off, or its open lost a race):
-    // close it. Its manifest is fenced by the new owner's epoch anyway.
-    let open_here: std::collections::HashSet<String> = host.open_regions().into_iter().collect();
-    for region in &open_here {
-        let mine = records.get(region).is_some_and(|(a, _)| {
-            a.owner.as_deref() == Some(me) && a.state != RegionState::Offline
-        });
-        if !mine {
-            tracing::warn!(region = %region, "open here but assigned elsewhere; closing it");
-            if host.close(region, false).await.is_ok() {
-                round.closed += 1;
-            }
-        }
-    }
-    // Records that give this server a region under an earlier WAL run of
-    // its own (it lost its lease, or restarted, since they were written):
-    // claimed for this run before the region opens, and opened next round.
-    // Opening first would let a master that read this server as dead (before
-    // it rejoined) hand the region to another server, whose replay would
-    // miss the writes acknowledged here meanwhile (they are in this run, not
-    // the one the record names); after the claim, that master's write loses
-    // the compare-and-swap instead.
-    let mut claimed = std::collections::HashSet::new();
-    for (region, (a, revision)) in &records {
-        let to_open_here = a.owner.as_deref() == Some(me)
-            && (a.state == RegionState::Opening
-                || (a.state == RegionState::Open && !open_here.contains(region)));
-        if !to_open_here || a.owner_wal.as_deref().is_none_or(|w| w == my_wal) {
-            continue;
-        }
-        let next = Assignment {
-            state: RegionState::Opening,
-            owner_wal: Some(my_wal.to_owned()),
-            replay: replay_for(a, my_wal),
-            ..a.clone()
-        };
-        if assignment::write(etcd, prefix, &next, *revision).await? {
-            tracing::info!(region = %region, "region claimed for this server's new WAL run; opening it next round");
-        }
-        claimed.insert(region.clone());
-    }
-    // Regions to open this round: opened concurrently (a dead server's
-    // regions come back together, not one after another).
-    let to_open: Vec<(&String, &Assignment)> = records
-        .iter()
-        .filter(|(region, (a, _))| {
-            a.owner.as_deref() == Some(me)
-                && !claimed.contains(*region)
-                && (a.state == RegionState::Opening
-                    || (a.state == RegionState::Open && !open_here.contains(*region)))
-        })
-        .map(|(region, (a, _))| (region, a))
-        .collect();
-    let opened: std::collections::HashMap<String, Result<(), String>> =
-        futures::future::join_all(to_open.iter().map(|(region, a)| async move {
-            let replay = replay_for(a, my_wal);
-            let last = a.last_owner.as_deref().filter(|l| *l != me);
-            (
-                (*region).clone(),
-                host.open(region, a.epoch, &replay, last, a.reads_at.as_ref())
-                    .await,
-            )
-        }))
-        .await
-        .into_iter()
-        .collect();
-    // Regions to close this round, closed concurrently: a moved region
-    // answers nothing from its close here to its open on the target, and in
-    // a loaded cluster every client soon waits on a region in that gap, so
-    // gaps that overlap cost one stall instead of one each. For the same
-    // reason a move's close waits while another region of this server is
-    // still warming on its target (a drain or a homecoming hands several
-    // over at once): they then close together once the last is warm. The
-    // wait is bounded by the targets' warm-up bound (`warm_up` gives up at
-    // it and the target asks for the close); a target that leaves has its
-    // handoff dropped by the master. Closes with no target (a table
-    // disabled or altered) never wait.
-    let warming = records.iter().any(|(region, (a, _))| {
-        a.owner.as_deref() == Some(me)
-            && a.state == RegionState::Open
-            && a.to.is_some()
-            && open_here.contains(region)
-    });
-    let to_close: Vec<&String> = records
-        .iter()
-        .filter(|(region, (a, _))| {
-            a.owner.as_deref() == Some(me)
-                && a.state == RegionState::Closing
-                && open_here.contains(*region)
-                && !(warming && a.to.is_some())
-        })
-        .map(|(region, _)| region)
-        .collect();
-    // A close for a move may keep answering reads from the flushed copy
-    // until the next owner opens (and ends them): only the moves' closes.
-    type Closed = Result<Option<std::time::Duration>, String>;
-    let closes: std::collections::HashMap<String, Closed> =
-        futures::future::join_all(to_close.iter().map(|region| async {
-            let handoff = records.get(*region).is_some_and(|(a, _)| a.to.is_some());
-            ((*region).clone(), host.close(region, handoff).await)
-        }))
-        .await
-        .into_iter()
-        .collect();
+    let mut targets: Option<HashMap<String, String>> = None;
+    let open_here: HashSet<String> = host.open_regions().into_iter().collect();
+    close_strays(host, me, &records, &open_here, &mut round).await;
+    let claimed = claim_for_run(etcd, prefix, me, my_wal, &records, &open_here).await?;
+    let opened = open_given(host, me, my_wal, &records, &claimed, &open_here).await;
+    let closes = close_given(host, me, &records, &open_here).await;
     // Regions whose reads go on here: each needs a written record that says
     // so (the next owner ends them before its first write); one whose
     // record was not written stops reading at once.
-    let mut reading: std::collections::HashSet<String> = closes
+    let mut reading: HashSet<String> = closes
         .iter()
         .filter(|(_, r)| matches!(r, Ok(Some(_))))
         .map(|(region, _)| region.clone())
@@ -634,9 +664,173 @@ pub async fn server_round<H: RegionHost>(
         host.end_reads(region);
     }
     writes?;
-    // Warm handoffs to this server: copy while the owner serves, then ask
-    // the owner to close (the move then proceeds as any other).
-    for (region, (a, revision)) in &records {
+    warm_handoffs(etcd, prefix, me, &records, host, &mut round).await?;
+    round.records = records;
+    // What this round wrote, so the server's directory names a region's new
+    // owner at once (a client that met the region moving is pointed there).
+    for next in written {
+        if let Some(entry) = round.records.get_mut(&next.region) {
+            entry.0 = next;
+        }
+    }
+    Ok(round)
+}
+
+/// A region open here that its record no longer gives to this server
+/// (reassigned while this server was cut off, or its open lost a race):
+/// close it. Its manifest is fenced by the new owner's epoch anyway.
+async fn close_strays<H: RegionHost>(
+    host: &H,
+    me: &str,
+    records: &Records,
+    open_here: &HashSet<String>,
+    round: &mut ServerRound,
+) {
+    for region in open_here {
+        let mine = records.get(region).is_some_and(|(a, _)| {
+            a.owner.as_deref() == Some(me) && a.state != RegionState::Offline
+        });
+        if !mine {
+            tracing::warn!(region = %region, "open here but assigned elsewhere; closing it");
+            if host.close(region, false).await.is_ok() {
+                round.closed += 1;
+            }
+        }
+    }
+}
+
+/// Records that give this server a region under an earlier WAL run of
+/// its own (it lost its lease, or restarted, since they were written):
+/// claimed for this run before the region opens, and opened next round.
+/// Opening first would let a master that read this server as dead (before
+/// it rejoined) hand the region to another server, whose replay would
+/// miss the writes acknowledged here meanwhile (they are in this run, not
+/// the one the record names); after the claim, that master's write loses
+/// the compare-and-swap instead. Returns the regions claimed (tried).
+async fn claim_for_run(
+    etcd: &Etcd,
+    prefix: &str,
+    me: &str,
+    my_wal: &str,
+    records: &Records,
+    open_here: &HashSet<String>,
+) -> Result<HashSet<String>, EtcdError> {
+    let mut claimed = HashSet::new();
+    for (region, (a, revision)) in records {
+        let to_open_here = a.owner.as_deref() == Some(me)
+            && (a.state == RegionState::Opening
+                || (a.state == RegionState::Open && !open_here.contains(region)));
+        if !to_open_here || a.owner_wal.as_deref().is_none_or(|w| w == my_wal) {
+            continue;
+        }
+        let next = Assignment {
+            state: RegionState::Opening,
+            owner_wal: Some(my_wal.to_owned()),
+            replay: replay_for(a, my_wal),
+            ..a.clone()
+        };
+        if assignment::write(etcd, prefix, &next, *revision).await? {
+            tracing::info!(region = %region, "region claimed for this server's new WAL run; opening it next round");
+        }
+        claimed.insert(region.clone());
+    }
+    Ok(claimed)
+}
+
+/// Regions to open this round (given here, not claimed, not open here
+/// yet): opened concurrently (a dead server's regions come back together,
+/// not one after another). Returns each one's outcome.
+async fn open_given<H: RegionHost>(
+    host: &H,
+    me: &str,
+    my_wal: &str,
+    records: &Records,
+    claimed: &HashSet<String>,
+    open_here: &HashSet<String>,
+) -> HashMap<String, Result<(), String>> {
+    let to_open: Vec<(&String, &Assignment)> = records
+        .iter()
+        .filter(|(region, (a, _))| {
+            a.owner.as_deref() == Some(me)
+                && !claimed.contains(*region)
+                && (a.state == RegionState::Opening
+                    || (a.state == RegionState::Open && !open_here.contains(*region)))
+        })
+        .map(|(region, (a, _))| (region, a))
+        .collect();
+    futures::future::join_all(to_open.iter().map(|(region, a)| async move {
+        let replay = replay_for(a, my_wal);
+        let last = a.last_owner.as_deref().filter(|l| *l != me);
+        (
+            (*region).clone(),
+            host.open(region, a.epoch, &replay, last, a.reads_at.as_ref())
+                .await,
+        )
+    }))
+    .await
+    .into_iter()
+    .collect()
+}
+
+/// What a close returned: how long the closed copy goes on answering reads
+/// (`Some`: a move's close kept them on), or why it failed.
+type Closed = Result<Option<std::time::Duration>, String>;
+
+/// Regions to close this round, closed concurrently: a moved region
+/// answers nothing from its close here to its open on the target, and in
+/// a loaded cluster every client soon waits on a region in that gap, so
+/// gaps that overlap cost one stall instead of one each. For the same
+/// reason a move's close waits while another region of this server is
+/// still warming on its target (a drain or a homecoming hands several
+/// over at once): they then close together once the last is warm. The
+/// wait is bounded by the targets' warm-up bound (`warm_up` gives up at
+/// it and the target asks for the close); a target that leaves has its
+/// handoff dropped by the master. Closes with no target (a table
+/// disabled or altered) never wait. Returns each one's outcome.
+async fn close_given<H: RegionHost>(
+    host: &H,
+    me: &str,
+    records: &Records,
+    open_here: &HashSet<String>,
+) -> HashMap<String, Closed> {
+    let warming = records.iter().any(|(region, (a, _))| {
+        a.owner.as_deref() == Some(me)
+            && a.state == RegionState::Open
+            && a.to.is_some()
+            && open_here.contains(region)
+    });
+    let to_close: Vec<&String> = records
+        .iter()
+        .filter(|(region, (a, _))| {
+            a.owner.as_deref() == Some(me)
+                && a.state == RegionState::Closing
+                && open_here.contains(*region)
+                && !(warming && a.to.is_some())
+        })
+        .map(|(region, _)| region)
+        .collect();
+    // A close for a move may keep answering reads from the flushed copy
+    // until the next owner opens (and ends them): only the moves' closes.
+    futures::future::join_all(to_close.iter().map(|region| async {
+        let handoff = records.get(*region).is_some_and(|(a, _)| a.to.is_some());
+        ((*region).clone(), host.close(region, handoff).await)
+    }))
+    .await
+    .into_iter()
+    .collect()
+}
+
+/// Warm handoffs to this server: copy while the owner serves, then ask
+/// the owner to close (the move then proceeds as any other).
+async fn warm_handoffs<H: RegionHost>(
+    etcd: &Etcd,
+    prefix: &str,
+    me: &str,
+    records: &Records,
+    host: &H,
+    round: &mut ServerRound,
+) -> Result<(), EtcdError> {
+    for (region, (a, revision)) in records {
         if a.state != RegionState::Open || a.to.as_deref() != Some(me) {
             continue;
         }
@@ -653,15 +847,7 @@ pub async fn server_round<H: RegionHost>(
             }
         }
     }
-    round.records = records;
-    // What this round wrote, so the server's directory names a region's new
-    // owner at once (a client that met the region moving is pointed there).
-    for next in written {
-        if let Some(entry) = round.records.get_mut(&next.region) {
-            entry.0 = next;
-        }
-    }
-    Ok(round)
+    Ok(())
 }
 
 /// The records a server round writes for the opens and closes it made
@@ -673,12 +859,12 @@ async fn write_outcomes(
     prefix: &str,
     me: &str,
     my_wal: &str,
-    records: &std::collections::BTreeMap<String, (Assignment, i64)>,
-    claimed: &std::collections::HashSet<String>,
-    open_here: &std::collections::HashSet<String>,
-    opened: &std::collections::HashMap<String, Result<(), String>>,
-    closes: &std::collections::HashMap<String, Result<Option<std::time::Duration>, String>>,
-    targets: &mut Option<std::collections::HashMap<String, String>>,
+    records: &Records,
+    claimed: &HashSet<String>,
+    open_here: &HashSet<String>,
+    opened: &HashMap<String, Result<(), String>>,
+    closes: &HashMap<String, Closed>,
+    targets: &mut Option<HashMap<String, String>>,
     round: &mut ServerRound,
     written: &mut Vec<Assignment>,
 ) -> Result<(), EtcdError> {
@@ -691,36 +877,11 @@ async fn write_outcomes(
             RegionState::Opening | RegionState::Open
                 if !is_open || a.state == RegionState::Opening =>
             {
-                let replay = replay_for(&a, my_wal);
                 let result = opened
                     .get(&region)
                     .cloned()
                     .unwrap_or_else(|| Err("not opened this round".into()));
-                match result {
-                    Ok(()) => {
-                        round.opened += 1;
-                        Assignment {
-                            state: RegionState::Open,
-                            owner_wal: Some(my_wal.to_owned()),
-                            // Replayed and logged again in `my_wal`.
-                            replay: Vec::new(),
-                            // The open ended the former owner's reads.
-                            reads_at: None,
-                            ..a
-                        }
-                    }
-                    Err(reason) => {
-                        tracing::warn!(region = %region, %reason, "opening an assigned region failed");
-                        round.failed += 1;
-                        Assignment {
-                            state: RegionState::Offline,
-                            owner: None,
-                            owner_wal: None,
-                            replay,
-                            ..a
-                        }
-                    }
-                }
+                opened_record(&region, a, result, my_wal, round)
             }
             RegionState::Closing if !is_open => {
                 // Not open here (this server gave it up): the next owner
@@ -736,41 +897,9 @@ async fn write_outcomes(
             RegionState::Closing => match closes.get(&region).cloned() {
                 // Waits for the regions of this server still warming.
                 None => continue,
-                Some(result) => match result {
-                    Ok(reads) => {
-                        round.closed += 1;
-                        // Flushed: nothing of it is left to replay. Its blocks
-                        // are still in this server's L2 for the next owner.
-                        let closed = Assignment {
-                            state: RegionState::Offline,
-                            owner: None,
-                            owner_wal: None,
-                            last_owner: Some(me.to_owned()),
-                            reads_at: reads.map(|bound| MoveReads {
-                                server: me.to_owned(),
-                                bound_ms: bound.as_millis() as u64,
-                            }),
-                            ..a
-                        };
-                        // A move the master decided names its target: hand the
-                        // region over directly (as the master's next round
-                        // would), so the target opens it in its next round
-                        // without waiting for the master's.
-                        match handover(etcd, prefix, &closed, targets).await? {
-                            Some(next) => next,
-                            None => closed,
-                        }
-                    }
-                    Err(reason) => {
-                        tracing::warn!(region = %region, %reason, "closing a region failed; it stays open here");
-                        round.failed += 1;
-                        Assignment {
-                            state: RegionState::Open,
-                            to: None,
-                            ..a
-                        }
-                    }
-                },
+                Some(result) => {
+                    closed_record(etcd, prefix, me, &region, a, result, targets, round).await?
+                }
             },
             RegionState::Opening | RegionState::Open | RegionState::Offline => continue,
         };
@@ -780,6 +909,94 @@ async fn write_outcomes(
         }
     }
     Ok(())
+}
+
+/// The record for `a` (of `region`) after this round's open of it:
+/// serving here, logging to `my_wal`, or offline with its runs to replay
+/// if the open failed.
+fn opened_record(
+    region: &str,
+    a: Assignment,
+    result: Result<(), String>,
+    my_wal: &str,
+    round: &mut ServerRound,
+) -> Assignment {
+    let replay = replay_for(&a, my_wal);
+    match result {
+        Ok(()) => {
+            round.opened += 1;
+            Assignment {
+                state: RegionState::Open,
+                owner_wal: Some(my_wal.to_owned()),
+                // Replayed and logged again in `my_wal`.
+                replay: Vec::new(),
+                // The open ended the former owner's reads.
+                reads_at: None,
+                ..a
+            }
+        }
+        Err(reason) => {
+            tracing::warn!(region = %region, %reason, "opening an assigned region failed");
+            round.failed += 1;
+            Assignment {
+                state: RegionState::Offline,
+                owner: None,
+                owner_wal: None,
+                replay,
+                ..a
+            }
+        }
+    }
+}
+
+/// The record for `a` (of `region`) after this round's close of it: closed
+/// and flushed (handed straight to its move's target if it names one), or
+/// still open here if the close failed.
+#[allow(clippy::too_many_arguments)]
+async fn closed_record(
+    etcd: &Etcd,
+    prefix: &str,
+    me: &str,
+    region: &str,
+    a: Assignment,
+    result: Closed,
+    targets: &mut Option<HashMap<String, String>>,
+    round: &mut ServerRound,
+) -> Result<Assignment, EtcdError> {
+    match result {
+        Ok(reads) => {
+            round.closed += 1;
+            // Flushed: nothing of it is left to replay. Its blocks
+            // are still in this server's L2 for the next owner.
+            let closed = Assignment {
+                state: RegionState::Offline,
+                owner: None,
+                owner_wal: None,
+                last_owner: Some(me.to_owned()),
+                reads_at: reads.map(|bound| MoveReads {
+                    server: me.to_owned(),
+                    bound_ms: bound.as_millis() as u64,
+                }),
+                ..a
+            };
+            // A move the master decided names its target: hand the
+            // region over directly (as the master's next round
+            // would), so the target opens it in its next round
+            // without waiting for the master's.
+            Ok(handover(etcd, prefix, &closed, targets)
+                .await?
+                .unwrap_or(closed))
+        }
+        Err(reason) => {
+            tracing::warn!(region = %region, %reason, "closing a region failed; it stays open here");
+            round.failed += 1;
+            Ok(Assignment {
+                state: RegionState::Open,
+                to: None,
+                ..a
+            })
+        }
+    }
 }
 
 /// Keeps at most `max_moving` regions in motion: counts those already moving

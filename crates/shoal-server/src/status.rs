@@ -54,7 +54,7 @@ pub struct ClusterView {
     /// The master's name and address.
     pub master: Option<(String, String)>,
     /// Live servers with their region counts.
-    pub servers: Vec<crate::cluster::ServerView>,
+    pub servers: Vec<ServerView>,
     /// True while this server holds its lease.
     pub lease_held: bool,
     /// Seconds since the lease was last renewed.
@@ -74,9 +74,49 @@ pub struct ClusterView {
     /// The balancer's switch (as the master last read it).
     pub balancer_on: bool,
     /// The last failovers here.
-    pub recent: Vec<crate::cluster::Failover>,
+    pub recent: Vec<Failover>,
     /// Peer reads (blocks of moved regions asked of their former owner).
-    pub peer_calls: crate::cluster::PeerCallStats,
+    pub peer_calls: PeerCallStats,
+}
+
+/// One live server of the cluster (cluster mode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerView {
+    /// Name.
+    pub name: String,
+    /// gRPC address.
+    pub addr: String,
+    /// Native-RPC address ("" if it serves none).
+    pub hbase: String,
+    /// Regions it serves.
+    pub regions: usize,
+}
+
+/// A region this server opened after its former owner died (cluster mode).
+#[derive(Debug, Clone)]
+pub struct Failover {
+    /// The region.
+    pub region: String,
+    /// The dead owner's WAL runs it replayed.
+    pub replayed_runs: usize,
+    /// How long the open took, in ms.
+    pub open_ms: u64,
+    /// When, as seconds since this server started.
+    pub at_s: u64,
+}
+
+/// Peer reads, the asking side: blocks of moved regions asked of their
+/// former owner (cluster mode), for `/metrics`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PeerCallStats {
+    /// `PeerBlocks` calls made.
+    pub calls: u64,
+    /// Calls that failed or missed their deadline.
+    pub failures: u64,
+    /// Total time of the calls, in microseconds.
+    pub micros: u64,
+    /// Regions whose former owner is asked now.
+    pub hinted_regions: u64,
 }
 
 /// The write path: memstore limits, backpressure, flushes and in-memory

@@ -63,71 +63,68 @@ impl Departed {
     }
 }
 
-impl Host {
-    /// This server's cache report as `name`. Walks every block of every
-    /// region it serves or remembers (a hash lookup per block per tier):
-    /// call it off the async runtime. Departed regions whose blocks are
-    /// all gone from the cache are forgotten.
-    pub(crate) fn cache_report(&self, name: &str, departed: &Departed) -> CacheReport {
-        let mut report = CacheReport {
-            v: 1,
-            server: name.to_owned(),
-            at_ms: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
-            ..CacheReport::default()
-        };
-        let Some(cache) = self.cache() else {
-            return report;
-        };
-        if let Some(disk) = &self.inner.disk_cache {
-            let m = disk.metrics();
-            report.l2_free = m.bytes_free;
-            report.l2_capacity = m.bytes_used + m.bytes_free;
-        }
-        let open: Vec<_> = self
-            .tables()
-            .iter()
-            .flat_map(|t| t.open_regions())
-            .collect();
-        for region in open.into_iter().take(MAX_REPORTED_REGIONS) {
-            let f = cache.footprint(&region.data_blocks());
-            report
-                .regions
-                .insert(region.id().to_owned(), entry(f, true));
-        }
-        let mut gone = Vec::new();
-        for (id, blocks) in departed.snapshot() {
-            if report.regions.contains_key(&id) {
-                continue;
-            }
-            let f = cache.footprint(blocks.iter());
-            if f.cached == 0 {
-                gone.push(id);
-                continue;
-            }
-            report.regions.insert(id, entry(f, false));
-        }
-        for id in gone {
-            departed.forget(&id);
-        }
-        if report.regions.len() > MAX_REPORTED_REGIONS {
-            // Keep the open ones, then the departed ones holding the most.
-            let mut departed_ones: Vec<(String, u64)> = report
-                .regions
-                .iter()
-                .filter(|(_, c)| !c.open)
-                .map(|(k, c)| (k.clone(), c.cached))
-                .collect();
-            departed_ones.sort_by_key(|(_, cached)| std::cmp::Reverse(*cached));
-            let room =
-                MAX_REPORTED_REGIONS.saturating_sub(report.regions.len() - departed_ones.len());
-            for (id, _) in departed_ones.into_iter().skip(room) {
-                report.regions.remove(&id);
-            }
-        }
-        report
+/// `host`'s cache report as `name`. Walks every block of every region it
+/// serves or remembers (a hash lookup per block per tier): call it off the
+/// async runtime. Departed regions whose blocks are all gone from the cache
+/// are forgotten.
+pub(crate) fn cache_report(host: &Host, name: &str, departed: &Departed) -> CacheReport {
+    let mut report = CacheReport {
+        v: 1,
+        server: name.to_owned(),
+        at_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
+        ..CacheReport::default()
+    };
+    let Some(cache) = host.cache() else {
+        return report;
+    };
+    if let Some(disk) = host.disk_cache() {
+        let m = disk.metrics();
+        report.l2_free = m.bytes_free;
+        report.l2_capacity = m.bytes_used + m.bytes_free;
     }
+    let open: Vec<_> = host
+        .tables()
+        .iter()
+        .flat_map(|t| t.open_regions())
+        .collect();
+    for region in open.into_iter().take(MAX_REPORTED_REGIONS) {
+        let f = cache.footprint(&region.data_blocks());
+        report
+            .regions
+            .insert(region.id().to_owned(), entry(f, true));
+    }
+    let mut gone = Vec::new();
+    for (id, blocks) in departed.snapshot() {
+        if report.regions.contains_key(&id) {
+            continue;
+        }
+        let f = cache.footprint(blocks.iter());
+        if f.cached == 0 {
+            gone.push(id);
+            continue;
+        }
+        report.regions.insert(id, entry(f, false));
+    }
+    for id in gone {
+        departed.forget(&id);
+    }
+    if report.regions.len() > MAX_REPORTED_REGIONS {
+        // Keep the open ones, then the departed ones holding the most.
+        let mut departed_ones: Vec<(String, u64)> = report
+            .regions
+            .iter()
+            .filter(|(_, c)| !c.open)
+            .map(|(k, c)| (k.clone(), c.cached))
+            .collect();
+        departed_ones.sort_by_key(|(_, cached)| std::cmp::Reverse(*cached));
+        let room = MAX_REPORTED_REGIONS.saturating_sub(report.regions.len() - departed_ones.len());
+        for (id, _) in departed_ones.into_iter().skip(room) {
+            report.regions.remove(&id);
+        }
+    }
+    report
 }
 
 /// A region's line in the report.

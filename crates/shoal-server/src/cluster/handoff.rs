@@ -9,7 +9,7 @@
 //! Only what the owner's L2 holds is copied from it; blocks it lacks are
 //! read from the object store, as any prefetch does.
 
-use crate::host::Host;
+use super::regions::RegionsDriver;
 use shoal_storage::cache::FamilyCachePolicy;
 use shoal_storage::manifest::{Manifest, ManifestStore};
 use shoal_storage::sst::{SstFile, SstReader};
@@ -43,19 +43,18 @@ impl Handoffs {
 /// Handoffs are forgotten this long after they started.
 const FORGET_AFTER: Duration = Duration::from_secs(600);
 
-impl Host {
+impl RegionsDriver {
     /// Starts (on the first call) or checks the warm-up of region `id` at
     /// `epoch`, served by `owner`; true once it finished or gave up.
     pub(crate) fn warm_up(&self, id: &str, epoch: u64, owner: &str) -> bool {
-        let Some(state) = &self.inner.cluster else {
-            return true;
-        };
+        let state = &self.state;
         let bound = self
+            .host
             .config()
             .cluster
             .as_ref()
             .map_or(Duration::ZERO, |c| c.handoff_warmup);
-        if bound.is_zero() || self.inner.peer_reads.is_none() {
+        if bound.is_zero() || self.peer_reads.is_none() {
             return true;
         }
         let mut tasks = state
@@ -70,10 +69,10 @@ impl Host {
         let done = Arc::new(AtomicBool::new(false));
         tasks.insert((id.to_owned(), epoch), (Instant::now(), done.clone()));
         drop(tasks);
-        let (host, id, owner) = (self.clone(), id.to_owned(), owner.to_owned());
+        let (driver, id, owner) = (self.clone(), id.to_owned(), owner.to_owned());
         tokio::spawn(async move {
             let started = Instant::now();
-            match tokio::time::timeout(bound, host.copy_from_owner(&id, &owner)).await {
+            match tokio::time::timeout(bound, driver.copy_from_owner(&id, &owner)).await {
                 Ok(Ok((files, peer, fetched))) => tracing::info!(
                     region = %id, %owner, files, peer_blocks = peer, object_store_blocks = fetched,
                     ms = started.elapsed().as_millis() as u64, "warm handoff: region copied before the move"
@@ -93,27 +92,26 @@ impl Host {
     /// Copies region `id`'s blocks into L2, from `owner`'s L2 first.
     /// Returns (files, blocks from the peer, blocks from the object store).
     async fn copy_from_owner(&self, id: &str, owner: &str) -> Result<(usize, u64, u64), String> {
-        let (Some(cache), Some(reads)) = (self.cache(), &self.inner.peer_reads) else {
+        let host = &self.host;
+        let (Some(cache), Some(reads)) = (host.cache(), &self.peer_reads) else {
             return Ok((0, 0, 0));
         };
-        let Some((table, record)) = self.find_region(id) else {
+        let Some((table, record)) = host.find_region(id) else {
             return Err(format!("region {id} is in no table this server knows"));
         };
-        let dir = self.region_config(&table, &record).region_dir;
+        let dir = host.region_config(&table, &record).region_dir;
         reads.hint(&dir, owner);
-        let manifest = ManifestStore::new(self.inner.env.bucket.clone(), dir.clone())
+        let manifest = ManifestStore::new(host.bucket().clone(), dir.clone())
             .load_latest()
             .await
             .map_err(|e| format!("reading the manifest of {dir}: {e}"))?
             .ok_or_else(|| format!("region {id} has no manifest yet"))?;
-        if let Some(state) = &self.inner.cluster {
-            state
-                .handoffs
-                .hints
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(id.to_owned(), (manifest.clone(), Instant::now()));
-        }
+        self.state
+            .handoffs
+            .hints
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_owned(), (manifest.clone(), Instant::now()));
         let fetcher = cache.family(FamilyCachePolicy::default());
         let mut files = Vec::new();
         for f in manifest.files() {
@@ -135,11 +133,8 @@ impl Host {
             });
         }
         let count = files.len();
-        let handle = cache.prefetch_counted(
-            files,
-            self.inner.env.prefetch_bytes_per_sec,
-            Some(self.block_sources(id)),
-        );
+        let handle =
+            cache.prefetch_counted(files, host.prefetch_rate(), Some(host.block_sources(id)));
         let progress = handle.progress();
         handle.wait().await;
         Ok((

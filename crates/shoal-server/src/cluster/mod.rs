@@ -19,15 +19,26 @@
 //! what its cache holds of each region it serves or served, for the
 //! master's placement.
 //!
+//! The host knows the cluster only through its seam (`crate::host`'s
+//! `RegionOwnership` and `ClusterRole`), which [`ClusterState`] implements
+//! (`seam.rs`): the lease (`state.rs`), table changes, moves and splits
+//! (`admin.rs`) and what the directory tells (`views.rs`). The cluster in
+//! turn drives the host through a narrow API: the regions driver
+//! (`regions.rs`) opens an assigned region as named steps — replay, warm,
+//! open, hand over, serve — and closes one for a move.
+//!
 //! The protocol itself (records, rounds, membership) is `shoal-cluster`.
 
+mod admin;
 mod cache_report;
 mod handoff;
 pub(crate) mod move_reads;
 mod node;
 mod peer_reads;
 mod regions;
+mod seam;
 mod state;
+mod views;
 
 pub use handoff::Handoffs;
 pub use node::{ClusterNode, JoinedCluster, join};

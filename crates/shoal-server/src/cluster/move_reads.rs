@@ -11,15 +11,16 @@
 //! read-only client sees no gap in a move at all. Writes wait through the
 //! move as before.
 //!
-//! This module owns the closed copy's lifetime on the former owner and the
-//! ending of its reads on the next owner.
+//! This module owns the ending of the reads on the next owner, and the
+//! forms handed rows travel in. The closed copy's slot and lifetime on the
+//! former owner, and its answer to the next owner, are the host's
+//! (`host/closed_copy.rs`): reads are routed there.
 
-use crate::error::ServiceError;
-use crate::host::{Host, Slot};
+use super::regions::RegionsDriver;
 use shoal_cluster::assignment::MoveReads;
 use shoal_proto::v1 as pb;
 use shoal_storage::cell::{Cell, CellType};
-use shoal_storage::region::{HandedRow, Region, RowBundle};
+use shoal_storage::region::{HandedRow, RowBundle};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -43,176 +44,14 @@ enum Asked {
     Refused(String),
 }
 
-impl Host {
+impl RegionsDriver {
     /// How long a close for a move keeps answering reads (zero: off).
     pub(crate) fn move_reads_bound(&self) -> Duration {
-        self.config()
+        self.host
+            .config()
             .cluster
             .as_ref()
             .map_or(Duration::ZERO, |c| c.move_reads)
-    }
-
-    /// Counts a read answered by a region being closed here for a move.
-    pub(crate) fn count_move_read(&self) {
-        if let Some(c) = &self.inner.cluster {
-            c.move_reads.fetch_add(1, Relaxed);
-        }
-    }
-
-    /// Region `id` was closed here for a move keeping its reads
-    /// (`region.close_keeping_reads()`): its closed copy answers them for at
-    /// most `bound` from now, unless the next owner ends them first.
-    pub(crate) fn keep_move_reads(&self, id: &str, region: Region, bound: Duration) {
-        let until = Instant::now() + bound;
-        self.set_slot(
-            id,
-            Slot::Closing {
-                region: region.clone(),
-                reads_until: Some(until),
-            },
-        );
-        let host = self.clone();
-        let id = id.to_owned();
-        tokio::spawn(async move {
-            tokio::time::sleep_until(until.into()).await;
-            // Routing already stopped at `until`; this drops the copy's
-            // state. Ending a newer copy's reads early would be safe too.
-            region.end_reads();
-            if host.end_closed_copy(&id).is_ok() {
-                tracing::debug!(region = %id, "reads of a region moved away reached their bound");
-            }
-        });
-    }
-
-    /// Closed copies here still answering reads (a draining server waits
-    /// for their next owners to end them before it leaves, so they need not
-    /// wait out the bound).
-    pub(crate) fn closed_copies(&self) -> usize {
-        self.tables()
-            .iter()
-            .flat_map(|t| t.regions.values())
-            .filter(|(_, s)| {
-                matches!(
-                    s,
-                    Slot::Closing {
-                        reads_until: Some(until),
-                        ..
-                    } if Instant::now() < *until
-                )
-            })
-            .count()
-    }
-
-    /// For region `id`'s next owner (`next_owner`, for the logs): stops
-    /// answering reads of `id` from a copy closed here for a move. Ok once
-    /// this server answers none (also when it had none to answer); a
-    /// region still in its closing flush answers UNAVAILABLE (ask again),
-    /// one open here FAILED_PRECONDITION.
-    ///
-    /// The closed copy's cached rows come back first, up to `max_row_bytes`
-    /// (its row cache's entries, as of the region's final state); with
-    /// `keep_reads` only they do, and the copy goes on answering reads.
-    pub async fn end_move_reads(
-        &self,
-        id: &str,
-        next_owner: &str,
-        max_row_bytes: u64,
-        keep_reads: bool,
-    ) -> Result<RowBundle, ServiceError> {
-        let rows = if max_row_bytes > 0 {
-            self.closed_copy_rows(id, max_row_bytes).await?
-        } else {
-            RowBundle::default()
-        };
-        if keep_reads {
-            tracing::debug!(region = %id, next_owner = %crate::error::shown(next_owner), rows = rows.len(), "rows of a region moving away handed over");
-            return Ok(rows);
-        }
-        self.end_closed_copy(id)?;
-        tracing::debug!(region = %id, next_owner = %crate::error::shown(next_owner), rows = rows.len(), "reads of a region moved away ended");
-        Ok(rows)
-    }
-
-    /// Runs the CPU-heavy part of a move (building or taking its handed
-    /// rows) on the background runtime's blocking pool, at its lower
-    /// priority: reads of the moving region go on meanwhile (the former
-    /// owner's copy answers them), and on a busy machine they get the CPU
-    /// first. Rolling-restart run 43 had readers waiting on servers whose
-    /// cores were taken by this work.
-    pub(crate) fn spawn_move_work<F, R>(&self, f: F) -> tokio::task::JoinHandle<R>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        shoal_storage::background::spawn_blocking(self.inner.env.background.as_ref(), f)
-    }
-
-    /// The cached rows of region `id`'s closed copy here, up to
-    /// `max_row_bytes` (none if it has no copy here); the copy goes on.
-    ///
-    /// Collected as move work (`spawn_move_work`): megabytes of rows take
-    /// a runtime worker for tens of milliseconds, and the reads this server
-    /// still answers (the copy's among them) would wait behind them.
-    async fn closed_copy_rows(
-        &self,
-        id: &str,
-        max_row_bytes: u64,
-    ) -> Result<RowBundle, ServiceError> {
-        let max = max_row_bytes.min(usize::MAX as u64) as usize;
-        let Some(region) = self.closed_copy(id, false)? else {
-            return Ok(RowBundle::default());
-        };
-        self.spawn_move_work(move || region.handed_rows(max))
-            .await
-            .map_err(|e| {
-                ServiceError::Unavailable(format!(
-                    "collecting region {id}'s cached rows failed: {e}"
-                ))
-            })
-    }
-
-    /// Ends the reads of region `id`'s closed copy, if it has one here.
-    pub(crate) fn end_closed_copy(&self, id: &str) -> Result<(), ServiceError> {
-        // After the slot changed: no read is routed to the copy any more,
-        // and one already routed to it fails as closed (and is retried).
-        if let Some(region) = self.closed_copy(id, true)? {
-            region.end_reads();
-        }
-        Ok(())
-    }
-
-    /// Region `id`'s copy closed here for a move that still answers reads,
-    /// if it has one; with `stop_routing`, no read is routed to it after
-    /// this. A region still in its closing flush is UNAVAILABLE (ask
-    /// again), one open here FAILED_PRECONDITION.
-    fn closed_copy(&self, id: &str, stop_routing: bool) -> Result<Option<Region>, ServiceError> {
-        let mut copy: Option<Region> = None;
-        let mut outcome = Ok(());
-        self.update_slot(id, |slot| match slot {
-            Slot::Closing {
-                region,
-                reads_until: Some(_),
-            } => {
-                copy = Some(region.clone());
-                if stop_routing {
-                    *slot = Slot::Elsewhere;
-                }
-            }
-            Slot::Closing {
-                reads_until: None, ..
-            } => {
-                outcome = Err(ServiceError::Unavailable(format!(
-                    "region {id} is still being closed here; ask again"
-                )));
-            }
-            Slot::Open(_) => {
-                outcome = Err(ServiceError::FailedPrecondition(format!(
-                    "region {id} is open here"
-                )));
-            }
-            Slot::Moving | Slot::Elsewhere => {}
-        });
-        outcome.map(|()| copy)
     }
 
     /// On region `id`'s next owner, after it opened the region and before
@@ -227,9 +66,7 @@ impl Host {
         reads: &MoveReads,
         since: Instant,
     ) -> Result<RowBundle, String> {
-        let Some(state) = &self.inner.cluster else {
-            return Ok(RowBundle::default());
-        };
+        let state = &self.state;
         let bound = Duration::from_millis(reads.bound_ms);
         // The former owner's bound began before it wrote the record, so
         // before `since`: past this it answers none by its own clock (the
@@ -239,7 +76,8 @@ impl Host {
         // region's reads: the gap between its last read and the first here
         // does not carry them. One try, bounded; a move goes on without.
         let rows = if reads.server == state.name {
-            self.closed_copy_rows(id, HANDED_ROWS_MAX_BYTES)
+            self.host
+                .closed_copy_rows(id, HANDED_ROWS_MAX_BYTES)
                 .await
                 .unwrap_or_default()
         } else {
@@ -250,7 +88,8 @@ impl Host {
         };
         let last = loop {
             let asked = if reads.server == state.name {
-                self.end_closed_copy(id)
+                self.host
+                    .end_closed_copy(id)
                     .map(|()| RowBundle::default())
                     .map_err(|e| Asked::Retry(e.to_string()))
             } else {
@@ -293,9 +132,7 @@ impl Host {
         deadline: Instant,
         rows: u64,
     ) -> Result<RowBundle, Asked> {
-        let Some(state) = &self.inner.cluster else {
-            return Ok(RowBundle::default());
-        };
+        let (host, state) = (&self.host, &self.state);
         let addr = state
             .directory()
             .servers
@@ -307,7 +144,7 @@ impl Host {
             .saturating_duration_since(Instant::now())
             .min(Duration::from_secs(1));
         let call = async {
-            let channel = crate::security::peer::connect(self.config(), &addr, budget)
+            let channel = crate::security::peer::connect(host.config(), &addr, budget)
                 .await
                 .map_err(Asked::Retry)?;
             let admin = shoal_proto::v1::admin_client::AdminClient::new(channel);
@@ -323,7 +160,7 @@ impl Host {
                 bundle: rows > 0,
             });
             match admin
-                .end_move_reads(crate::security::peer::authorize(self.security(), request))
+                .end_move_reads(crate::security::peer::authorize(host.security(), request))
                 .await
             {
                 Ok(answer) => {
@@ -336,7 +173,7 @@ impl Host {
                     }
                     // A former owner of an earlier version: its rows in the
                     // per-cell form, decoded off the runtime.
-                    self.spawn_move_work(move || {
+                    host.spawn_move_work(move || {
                         let rows = if answer.packed_rows.is_empty() {
                             from_wire(answer.rows)
                         } else {
@@ -446,9 +283,10 @@ mod tests {
     use super::*;
     use crate::cluster::{ClusterState, Directory, ServerView};
     use crate::config::ServerConfig;
+    use crate::host::Host;
     use std::sync::Arc;
 
-    async fn host(dir: &std::path::Path) -> (Host, Arc<ClusterState>) {
+    async fn host(dir: &std::path::Path) -> (RegionsDriver, Arc<ClusterState>) {
         let state = Arc::new(ClusterState::new("me".into()));
         state.set_directory(Directory {
             servers: vec![ServerView {
@@ -466,7 +304,7 @@ mod tests {
         let host = Host::open_cluster(config, state.clone(), "wal/me/run1")
             .await
             .expect("host");
-        (host, state)
+        (RegionsDriver::new(host, state.clone(), None), state)
     }
 
     #[test]
@@ -515,14 +353,15 @@ mod tests {
     #[tokio::test]
     async fn a_former_owner_that_does_not_answer_costs_its_bound_and_no_less() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (host, state) = host(dir.path()).await;
+        let (driver, state) = host(dir.path()).await;
         for server in ["old", "gone"] {
             let reads = MoveReads {
                 server: server.into(),
                 bound_ms: 200,
             };
             let since = Instant::now();
-            host.end_reads_at("r1", &reads, since)
+            driver
+                .end_reads_at("r1", &reads, since)
                 .await
                 .expect("waited out");
             // Never before the former owner's own bound has passed.
@@ -536,13 +375,16 @@ mod tests {
             server: "me".into(),
             bound_ms: 60_000,
         };
-        host.end_reads_at("r1", &reads, Instant::now())
+        driver
+            .end_reads_at("r1", &reads, Instant::now())
             .await
             .expect("ended");
         assert_eq!(state.move_reads_ended.load(Relaxed), 1);
         // A region with no closed copy here has no reads to end.
         assert!(
-            host.end_move_reads("r1", "next", 1 << 20, false)
+            driver
+                .host
+                .end_move_reads("r1", "next", 1 << 20, false)
                 .await
                 .expect("none to end")
                 .is_empty()

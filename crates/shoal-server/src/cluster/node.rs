@@ -1,12 +1,14 @@
 //! The cluster node: joins at start, then one loop of rounds until stop.
 //! See the module comment of `crate::cluster`.
 
-use super::regions::Regions;
+use super::cache_report::cache_report;
+use super::peer_reads::PeerReads;
+use super::regions::RegionsDriver;
 use super::state::{ClusterState, Directory, Owner, ServerView};
 use crate::config::ClusterSection;
 use crate::host::{Host, StartError};
 use shoal_cluster::assignment::RegionState;
-use shoal_cluster::membership::{self, JoinError, Membership};
+use shoal_cluster::membership::{self, JoinError, MemberInfo, Membership};
 use shoal_cluster::rounds::{master_round, server_round};
 use shoal_cluster::{Etcd, LeaseState};
 use shoal_storage::wal::{ForeignWal, Wal, WalOptions};
@@ -190,6 +192,24 @@ fn watch_lease(membership: &Membership, state: &Arc<ClusterState>) {
     });
 }
 
+/// With `cluster.peer_reads` on and a block cache: the cache's peer tier
+/// (blocks of a region that moved here are asked of its former owner before
+/// the object store), wired into `host`'s cache before any region opens.
+fn wire_peer_reads(host: &Host, state: &Arc<ClusterState>) -> Option<Arc<PeerReads>> {
+    let cache = host.cache()?;
+    if !host.config().cluster.as_ref().is_some_and(|c| c.peer_reads) {
+        return None;
+    }
+    let reads = Arc::new(PeerReads::new(
+        host.config().clone(),
+        host.security().clone(),
+        state.clone(),
+    ));
+    cache.set_peer_tier(Some(reads.clone()));
+    state.set_peer_reads(&reads);
+    Some(reads)
+}
+
 /// The running node.
 pub struct ClusterNode {
     stop: tokio::sync::watch::Sender<bool>,
@@ -205,6 +225,8 @@ impl std::fmt::Debug for ClusterNode {
 
 struct Loop {
     host: Host,
+    /// Opens and closes the regions the rounds assign here.
+    regions: RegionsDriver,
     etcd: Etcd,
     section: ClusterSection,
     state: Arc<ClusterState>,
@@ -229,11 +251,15 @@ struct Loop {
 }
 
 impl ClusterNode {
-    /// Starts the node's loop for `host`, which was opened on `joined`'s run.
+    /// Starts the node's loop for `host`, which was opened on `joined`'s run
+    /// (with `joined.state` as its seam), after wiring the peer reads into
+    /// its block cache.
     pub fn start(joined: JoinedCluster, host: Host) -> ClusterNode {
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
+        let peer_reads = wire_peer_reads(&host, &joined.state);
         let mut l = Loop {
             host: host.clone(),
+            regions: RegionsDriver::new(host.clone(), joined.state.clone(), peer_reads),
             etcd: joined.etcd,
             section: joined.section,
             state: joined.state,
@@ -321,45 +347,20 @@ impl Loop {
         }
     }
 
+    /// One round: lead (campaign, and take over as master), publish the
+    /// cache report when due, the master's work or following the catalog,
+    /// then this server's round over its assignments, and the directory
+    /// clients are pointed with. A lost lease fences and rejoins instead.
     async fn round(&mut self) {
         if !self.held() {
             self.fence_and_rejoin().await;
             return;
         }
         let prefix = self.section.prefix.clone();
-        let Some(membership) = self.membership.as_ref() else {
+        let Some((master, is_master)) = self.lead().await else {
             return;
         };
-        let master = match membership.campaign_for_master().await {
-            Ok(m) => m,
-            Err(e) => {
-                self.etcd_failed("campaigning for master", &e);
-                return;
-            }
-        };
-        let is_master = master.as_deref() == Some(membership.info().name.as_str());
-        self.state.set_master(is_master);
-        if is_master && !self.was_master {
-            // A new master starts from what the object store and etcd hold.
-            let mut catalog = self.host.inner.catalog.lock().await;
-            if let Err(e) = self.host.reload_catalog(&mut catalog).await {
-                tracing::warn!(error = %e, "reading the catalog as the new master failed");
-                return;
-            }
-        }
-        self.was_master = is_master;
-        if self
-            .last_report
-            .is_none_or(|t| t.elapsed() >= self.report_every)
-        {
-            self.last_report = Some(Instant::now());
-            match self.publish_cache_report(&prefix).await {
-                Ok(took) => {
-                    self.report_every = super::cache_report::REPORT_EVERY.max(took * 20);
-                }
-                Err(e) => self.etcd_failed("publishing the cache report", &e),
-            }
-        }
+        self.publish_cache_report_when_due(&prefix).await;
         if is_master {
             if let Err(e) = self.master_work(&prefix).await {
                 self.etcd_failed("the master's round", &e);
@@ -390,8 +391,7 @@ impl Loop {
         self.state.set_servers(servers.clone());
         let run = self.run.clone();
         let name = self.state.name.clone();
-        let round = match server_round(&self.etcd, &prefix, &name, &run, &Regions(&self.host)).await
-        {
+        let round = match server_round(&self.etcd, &prefix, &name, &run, &self.regions).await {
             Ok(r) => r,
             Err(e) => {
                 self.etcd_failed("this server's round", &e);
@@ -403,44 +403,53 @@ impl Loop {
         self.moving = round.records.values().any(|(a, _)| {
             a.to.is_some() || matches!(a.state, RegionState::Opening | RegionState::Closing)
         });
-        // Who is master: as the campaign at the start of this round found it.
-        let mut d = Directory {
-            servers,
-            ..Directory::default()
-        };
-        for (region, (a, _)) in &round.records {
-            let Some(owner) = a.owner.clone() else {
-                continue;
-            };
-            let (addr, hbase) = members
-                .iter()
-                .find(|m| m.name == owner)
-                .map(|m| (m.addr.clone(), m.hbase.clone()))
-                .unwrap_or_default();
-            let open = a.state == RegionState::Open && !addr.is_empty();
-            if open && let Some(s) = d.servers.iter_mut().find(|s| s.name == owner) {
-                s.regions += 1;
+        self.state
+            .set_directory(directory(&round, &members, servers, master));
+    }
+
+    /// Campaigns for master (one transaction: take the key if free, else
+    /// read who holds it) and notes whether this server is master; a new
+    /// master first reads the catalog, starting from what the object store
+    /// and etcd hold. Returns who is master (`None` inside: nobody) and
+    /// whether it is this server, or `None` if the round cannot go on.
+    async fn lead(&mut self) -> Option<(Option<String>, bool)> {
+        let membership = self.membership.as_ref()?;
+        let master = match membership.campaign_for_master().await {
+            Ok(m) => m,
+            Err(e) => {
+                self.etcd_failed("campaigning for master", &e);
+                return None;
             }
-            d.owners.insert(
-                region.clone(),
-                Owner {
-                    name: owner,
-                    addr,
-                    hbase,
-                    epoch: a.epoch,
-                    open,
-                },
-            );
+        };
+        let is_master = master.as_deref() == Some(membership.info().name.as_str());
+        self.state.set_master(is_master);
+        if is_master && !self.was_master {
+            // A new master starts from what the object store and etcd hold.
+            let mut catalog = self.host.lock_catalog().await;
+            if let Err(e) = self.host.reload_catalog(&mut catalog).await {
+                tracing::warn!(error = %e, "reading the catalog as the new master failed");
+                return None;
+            }
         }
-        d.master = master.map(|name| {
-            let addr = members
-                .iter()
-                .find(|m| m.name == name)
-                .map(|m| m.addr.clone())
-                .unwrap_or_default();
-            (name, addr)
-        });
-        self.state.set_directory(d);
+        self.was_master = is_master;
+        Some((master, is_master))
+    }
+
+    /// Publishes the cache report if the last is older than the interval
+    /// (which grows to 20 times what making the report took).
+    async fn publish_cache_report_when_due(&mut self, prefix: &str) {
+        if self
+            .last_report
+            .is_none_or(|t| t.elapsed() >= self.report_every)
+        {
+            self.last_report = Some(Instant::now());
+            match self.publish_cache_report(prefix).await {
+                Ok(took) => {
+                    self.report_every = super::cache_report::REPORT_EVERY.max(took * 20);
+                }
+                Err(e) => self.etcd_failed("publishing the cache report", &e),
+            }
+        }
     }
 
     /// Publishes what this server's cache holds per region (bound to its
@@ -456,7 +465,7 @@ impl Loop {
         let (host, state) = (self.host.clone(), self.state.clone());
         let started = Instant::now();
         let Ok(report) =
-            tokio::task::spawn_blocking(move || host.cache_report(&state.name, &state.departed))
+            tokio::task::spawn_blocking(move || cache_report(&host, &state.name, &state.departed))
                 .await
         else {
             return Ok(Duration::ZERO);
@@ -472,7 +481,7 @@ impl Loop {
         let state = self.state.clone();
         let _exclusive = state.master_work.lock().await;
         let (version, catalog) = {
-            let c = self.host.inner.catalog.lock().await;
+            let c = self.host.lock_catalog().await;
             (c.version(), c.current().clone())
         };
         let key = catalog_key(prefix);
@@ -557,7 +566,7 @@ impl Loop {
             needed.extend(a.replay.iter().cloned());
             needed.extend(a.owner_wal.iter().cloned());
         }
-        let bucket = &self.host.inner.env.bucket;
+        let bucket = self.host.bucket();
         let objects = match bucket.list("wal/").await {
             Ok(o) => o,
             Err(e) => {
@@ -609,7 +618,7 @@ impl Loop {
         let published = String::from_utf8_lossy(&kv.value)
             .parse::<u64>()
             .unwrap_or(0);
-        let mut catalog = self.host.inner.catalog.lock().await;
+        let mut catalog = self.host.lock_catalog().await;
         if published > catalog.version()
             && let Err(e) = self.host.reload_catalog(&mut catalog).await
         {
@@ -647,11 +656,7 @@ impl Loop {
                 return;
             }
         };
-        let wal = match Wal::open(WalOptions::object(
-            self.host.inner.env.bucket.clone(),
-            run.clone(),
-        ))
-        .await
+        let wal = match Wal::open(WalOptions::object(self.host.bucket().clone(), run.clone())).await
         {
             Ok(w) => w,
             Err(e) => {
@@ -666,4 +671,53 @@ impl Loop {
         self.run = run;
         self.membership = Some(membership);
     }
+}
+
+/// The directory clients are pointed with, from this server's `round`:
+/// each region's owner (by the `members`' addresses; open once it says it
+/// serves and is a live member), the live `servers` with the regions each
+/// serves, and `master` as the campaign at the start of the round found it.
+fn directory(
+    round: &shoal_cluster::rounds::ServerRound,
+    members: &[MemberInfo],
+    servers: Vec<ServerView>,
+    master: Option<String>,
+) -> Directory {
+    let mut d = Directory {
+        servers,
+        ..Directory::default()
+    };
+    for (region, (a, _)) in &round.records {
+        let Some(owner) = a.owner.clone() else {
+            continue;
+        };
+        let (addr, hbase) = members
+            .iter()
+            .find(|m| m.name == owner)
+            .map(|m| (m.addr.clone(), m.hbase.clone()))
+            .unwrap_or_default();
+        let open = a.state == RegionState::Open && !addr.is_empty();
+        if open && let Some(s) = d.servers.iter_mut().find(|s| s.name == owner) {
+            s.regions += 1;
+        }
+        d.owners.insert(
+            region.clone(),
+            Owner {
+                name: owner,
+                addr,
+                hbase,
+                epoch: a.epoch,
+                open,
+            },
+        );
+    }
+    d.master = master.map(|name| {
+        let addr = members
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.addr.clone())
+            .unwrap_or_default();
+        (name, addr)
+    });
+    d
 }

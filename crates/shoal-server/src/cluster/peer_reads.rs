@@ -7,14 +7,14 @@
 //! deadline, not one per block. The cache verifies every frame (see
 //! `shoal_storage::cache`); this module only finds the peer and asks.
 //!
-//! Also the answering side: [`Host::peer_blocks`] hands frames from this
-//! server's L2 to a peer, bounded per call.
+//! The answering side, which hands frames from this server's L2 to a peer
+//! (bounded per call), is the host's: `host/peer_frames.rs`.
 
 use super::ClusterState;
 use crate::config::ServerConfig;
-use crate::error::ServiceError;
-use crate::host::Host;
+pub use crate::host::{MAX_PEER_BLOCKS, MAX_PEER_BYTES};
 use crate::security::Security;
+pub use crate::status::PeerCallStats;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use shoal_proto::v1 as pb;
@@ -25,12 +25,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
-
-/// Most blocks one `PeerBlocks` call may ask for.
-pub const MAX_PEER_BLOCKS: usize = 1024;
-/// Most frame bytes one `PeerBlocks` answer holds; blocks past it come back
-/// empty (the asker reads them from the object store).
-pub const MAX_PEER_BYTES: u64 = 16 << 20;
 
 /// Where a moved region's blocks may still be, and until when.
 #[derive(Debug, Clone)]
@@ -65,19 +59,6 @@ impl std::fmt::Debug for PeerReads {
             .field("calls", &self.calls)
             .finish()
     }
-}
-
-/// Figures of the asking side, for `/metrics`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PeerCallStats {
-    /// `PeerBlocks` calls made.
-    pub calls: u64,
-    /// Calls that failed or missed their deadline.
-    pub failures: u64,
-    /// Total time of the calls, in microseconds.
-    pub micros: u64,
-    /// Regions whose former owner is asked now.
-    pub hinted_regions: u64,
 }
 
 impl PeerReads {
@@ -270,39 +251,6 @@ impl PeerTier for PeerReads {
         ask: PeerAsk,
     ) -> BoxFuture<'a, PeerAnswer> {
         Box::pin(self.frames_from(path, blocks, ask))
-    }
-}
-
-impl Host {
-    /// For a peer: frames of `blocks` from this server's L2 (never the
-    /// object store), at most [`MAX_PEER_BLOCKS`] blocks and
-    /// [`MAX_PEER_BYTES`] of frames per call (blocks past that come back
-    /// empty).
-    pub(crate) async fn peer_blocks(
-        &self,
-        blocks: &[BlockAddr],
-    ) -> Result<Vec<Option<Bytes>>, ServiceError> {
-        if blocks.len() > MAX_PEER_BLOCKS {
-            return Err(ServiceError::InvalidArgument(format!(
-                "{} blocks asked; at most {MAX_PEER_BLOCKS} per call",
-                blocks.len()
-            )));
-        }
-        let Some(cache) = self.cache() else {
-            return Ok(vec![None; blocks.len()]);
-        };
-        let mut budget = MAX_PEER_BYTES;
-        let within = blocks
-            .iter()
-            .take_while(|b| {
-                let fits = b.len <= budget;
-                budget = budget.saturating_sub(b.len);
-                fits
-            })
-            .count();
-        let mut frames = cache.l2_frames(&blocks[..within]).await;
-        frames.resize(blocks.len(), None);
-        Ok(frames)
     }
 }
 

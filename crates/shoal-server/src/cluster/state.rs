@@ -1,11 +1,13 @@
 //! What the host knows of the cluster, shared between the cluster node
-//! (which updates it every round) and the request path (which reads it):
-//! whether this server may serve now (its lease, by its own clock), who
-//! serves each region, who is master, and the cluster's counters.
+//! (which updates it every round) and the request path (which reads it,
+//! through the host's seam: `seam.rs`): whether this server may serve now
+//! (its lease, by its own clock), who serves each region, who is master,
+//! and the cluster's counters.
 
+pub use crate::status::{Failover, ServerView};
 use std::collections::HashMap;
-use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{RwLock, Weak};
 use std::time::Instant;
 
 /// Where a region is served, as of the last round.
@@ -21,32 +23,6 @@ pub struct Owner {
     pub epoch: u64,
     /// True once the owner said it serves the region.
     pub open: bool,
-}
-
-/// One live server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerView {
-    /// Name.
-    pub name: String,
-    /// gRPC address.
-    pub addr: String,
-    /// Native-RPC address ("" if it serves none).
-    pub hbase: String,
-    /// Regions it serves.
-    pub regions: usize,
-}
-
-/// A region that moved to a new owner after its former one died.
-#[derive(Debug, Clone)]
-pub struct Failover {
-    /// The region.
-    pub region: String,
-    /// The dead owner's WAL runs it replayed.
-    pub replayed_runs: usize,
-    /// How long the open took, in ms.
-    pub open_ms: u64,
-    /// When, as seconds since this server started.
-    pub at_s: u64,
 }
 
 /// The cluster as this server sees it.
@@ -108,9 +84,6 @@ pub struct ClusterState {
     pub(crate) foreign_wals: tokio::sync::Mutex<
         HashMap<String, (Instant, std::sync::Arc<shoal_storage::wal::ForeignWal>)>,
     >,
-    /// Children of a split this server is installing: counted as open here
-    /// so its round neither reopens nor closes them meanwhile.
-    pub(crate) installing: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Held by the master's round and by a split's registration, so the
     /// round never sees a split half registered.
     pub(crate) master_work: tokio::sync::Mutex<()>,
@@ -124,6 +97,9 @@ pub struct ClusterState {
     /// how many ended and when one last failed.
     pub(crate) catalog_checks_begun: AtomicU64,
     pub(crate) catalog_checks: tokio::sync::Mutex<(u64, Option<Instant>)>,
+    /// The cache's peer tier, once the node wired it (for its figures).
+    /// Weak: the peer reads hold this state, and the cache holds them.
+    peer_reads: std::sync::OnceLock<Weak<super::PeerReads>>,
 }
 
 impl ClusterState {
@@ -151,7 +127,7 @@ impl ClusterState {
             recent: RwLock::default(),
             etcd: std::sync::OnceLock::new(),
             foreign_wals: tokio::sync::Mutex::default(),
-            installing: std::sync::Mutex::default(),
+            peer_reads: std::sync::OnceLock::new(),
             master_work: tokio::sync::Mutex::new(()),
             handoffs: super::Handoffs::default(),
             departed: super::cache_report::Departed::default(),
@@ -322,6 +298,20 @@ impl ClusterState {
             open_ms,
             at_s: self.started.elapsed().as_secs(),
         });
+    }
+
+    /// Remembers the cache's peer tier, whose figures the status view shows.
+    pub(crate) fn set_peer_reads(&self, reads: &std::sync::Arc<super::PeerReads>) {
+        let _ = self.peer_reads.set(std::sync::Arc::downgrade(reads));
+    }
+
+    /// The peer reads' figures (zero while there are none).
+    pub(crate) fn peer_call_stats(&self) -> super::PeerCallStats {
+        self.peer_reads
+            .get()
+            .and_then(Weak::upgrade)
+            .map(|p| p.stats())
+            .unwrap_or_default()
     }
 
     /// The last failovers here, oldest first.

@@ -120,56 +120,6 @@ impl Host {
         }
     }
 
-    /// Cluster mode: the lease held now, as a token for
-    /// [`Host::check_lease_since`] (`None` on a single server); refuses
-    /// while no lease is held.
-    pub(crate) fn lease_now(&self) -> Result<Option<u64>, ServiceError> {
-        match &self.inner.cluster {
-            Some(c) => c.lease_token().map(Some).ok_or(ServiceError::LeaseLost(
-                "a write sent now may or may not have been applied; retry",
-            )),
-            None => Ok(None),
-        }
-    }
-
-    /// Cluster mode: refuses unless the lease `token` names (from
-    /// [`Host::lease_now`] before the work began) is still held.
-    pub(crate) fn check_lease_since(&self, token: Option<u64>) -> Result<(), ServiceError> {
-        match (&self.inner.cluster, token) {
-            (Some(c), Some(t)) if !c.holds(t) => Err(ServiceError::LeaseLost(
-                "a write sent now may or may not have been applied; retry",
-            )),
-            _ => self.check_lease(),
-        }
-    }
-
-    /// Cluster mode: refuses while this server does not hold its lease.
-    pub(crate) fn check_lease(&self) -> Result<(), ServiceError> {
-        match &self.inner.cluster {
-            Some(c) if !c.lease_held() => Err(ServiceError::LeaseLost(
-                "a write sent now may or may not have been applied; retry",
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// The answer for a row whose region another server serves.
-    pub(crate) fn not_serving(&self, table: &str, region: &str) -> ServiceError {
-        let owner = self
-            .inner
-            .cluster
-            .as_ref()
-            .and_then(|c| c.owner(region))
-            .map(|o| o.addr)
-            .filter(|a| !a.is_empty() && a != self.address());
-        ServiceError::NotServing {
-            table: table.to_string(),
-            region: region.to_string(),
-            owner,
-            resume_at: None,
-        }
-    }
-
     /// Names the table in errors that only know the region.
     fn region_error(&self, table: &str, e: RegionError) -> ServiceError {
         match e {

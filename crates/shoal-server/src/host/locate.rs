@@ -52,40 +52,14 @@ impl Host {
     /// Cluster mode: the cluster as HBase's client is told it (None on a
     /// single node).
     pub fn native_cluster(&self) -> Option<NativeCluster> {
-        let state = self.inner.cluster.as_ref()?;
-        let d = state.directory();
-        let master_name = d.master.as_ref().map(|(name, _)| name.clone());
-        let mut servers: Vec<(String, String)> = d
-            .servers
-            .into_iter()
-            .filter(|s| !s.hbase.is_empty())
-            .map(|s| (s.name, s.hbase))
-            .collect();
-        servers.sort();
-        let master = master_name.and_then(|m| {
-            servers
-                .iter()
-                .find(|(name, _)| *name == m)
-                .map(|(_, hbase)| hbase.clone())
-        });
-        Some(NativeCluster {
-            master,
-            servers: servers.into_iter().map(|(_, hbase)| hbase).collect(),
-            is_master: state.is_master(),
-            lease_held: state.lease_held(),
-        })
+        self.inner.cluster.as_ref().map(|c| c.native_cluster())
     }
 
     /// Cluster mode: the native-RPC address of the live server whose gRPC
     /// address is `grpc` (None if it is not a live member or serves no
     /// native RPC).
     pub fn native_address_of(&self, grpc: &str) -> Option<String> {
-        let d = self.inner.cluster.as_ref()?.directory();
-        d.servers
-            .into_iter()
-            .find(|s| s.addr == grpc)
-            .map(|s| s.hbase)
-            .filter(|h| !h.is_empty())
+        self.inner.cluster.as_ref()?.native_address_of(grpc)
     }
 
     /// The regions of `table` that serve now, in key order (a region being
@@ -95,8 +69,8 @@ impl Host {
         if !live.record.enabled {
             return Err(ServiceError::TableDisabled(table.to_string()));
         }
-        if self.inner.cluster.is_some() {
-            return Ok(self.cluster_locations(&live));
+        if let Some(c) = &self.inner.cluster {
+            return Ok(c.locations(self.address(), &live));
         }
         Ok(live
             .regions

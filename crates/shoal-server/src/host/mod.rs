@@ -7,21 +7,38 @@
 //! `Arc<LiveTable>` and lets go; admin operations and splits build a new
 //! `LiveTable` and swap it in. Admin operations are serialized by the
 //! catalog lock.
+//!
+//! The host knows nothing of the cluster but its seam, defined here and
+//! implemented by the cluster (`cluster/`): `ownership` (may this server
+//! serve and acknowledge for its regions now?) and `cluster_role` (what the
+//! host asks of the cluster it is a member of). What the cluster drives in turn is a
+//! narrow host API: the slots (`slots`), the catalog kept in step
+//! (`catalog_sync`), closed copies of regions moving away (`closed_copy`),
+//! L2 frames for peers (`peer_frames`), and the environment a region opens
+//! in (here: [`Host::region_config`], [`Host::region_env_for`]).
 
 mod access;
 mod admin;
 mod background;
-mod cluster_admin;
+mod catalog_sync;
+mod closed_copy;
+mod cluster_role;
 mod data;
 mod grants;
 pub use access::Access;
 pub use grants::GrantSpec;
 mod locate;
+mod ownership;
+mod peer_frames;
+mod slots;
 mod split;
 
+pub(crate) use cluster_role::ClusterRole;
 pub use data::ScanStream;
 pub(crate) use data::row_successor;
 pub use locate::{NativeCluster, RegionLocation};
+pub(crate) use ownership::{RegionOwnership, SingleNode};
+pub use peer_frames::{MAX_PEER_BLOCKS, MAX_PEER_BYTES};
 
 use crate::catalog::{CatalogStore, RegionRecord, TableRecord};
 use crate::config::{ServerConfig, WalBackendName};
@@ -180,10 +197,15 @@ pub(crate) struct Inner {
     pub(crate) stopping: AtomicBool,
     /// The gRPC address clients reach this server at (set once listening).
     pub(crate) address: std::sync::OnceLock<String>,
-    /// Cluster mode: the lease, the directory and the master flag.
-    pub(crate) cluster: Option<Arc<crate::cluster::ClusterState>>,
-    /// Cluster mode with `cluster.peer_reads`: the cache's peer tier.
-    pub(crate) peer_reads: Option<Arc<crate::cluster::PeerReads>>,
+    /// Whether this server may serve and acknowledge for its regions now
+    /// (the seam: [`SingleNode`], or the cluster's lease).
+    pub(crate) ownership: Arc<dyn RegionOwnership>,
+    /// Cluster mode: this server as a member of the cluster (the seam's
+    /// other half; `None` on a single server).
+    pub(crate) cluster: Option<Arc<dyn ClusterRole>>,
+    /// Children of a split this server is installing (cluster mode): counted
+    /// as open here so its round neither reopens nor closes them meanwhile.
+    pub(crate) installing: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The WAL regions open now log to (in cluster mode a new run replaces
     /// it when the server rejoins after losing its lease).
     pub(crate) wal: RwLock<Wal>,
@@ -205,128 +227,45 @@ impl Host {
 
     /// Cluster mode: opens storage and the catalog but no region (regions
     /// open when assigned); the WAL is the run `wal_run` in the object store.
-    pub async fn open_cluster(
+    /// `cluster` is this server as a member of the cluster: it answers for
+    /// the ownership of the regions served here, and for the cluster.
+    pub(crate) async fn open_cluster<C>(
         config: ServerConfig,
-        state: Arc<crate::cluster::ClusterState>,
+        cluster: Arc<C>,
         wal_run: &str,
-    ) -> Result<Host, StartError> {
-        Host::open_as(config, Some((state, wal_run.to_owned()))).await
+    ) -> Result<Host, StartError>
+    where
+        C: RegionOwnership + ClusterRole + 'static,
+    {
+        let seam = ClusterSeam {
+            ownership: cluster.clone(),
+            role: cluster,
+            wal_run: wal_run.to_owned(),
+        };
+        Host::open_as(config, Some(seam)).await
     }
 
     async fn open_as(
         config: ServerConfig,
-        cluster: Option<(Arc<crate::cluster::ClusterState>, String)>,
+        cluster: Option<ClusterSeam>,
     ) -> Result<Host, StartError> {
-        let dir = |p: &std::path::Path| {
-            std::fs::create_dir_all(p).map_err(|source| StartError::Dir {
-                path: p.display().to_string(),
-                source,
-            })
-        };
-        dir(&config.server.data_dir)?;
+        create_dir(&config.server.data_dir)?;
         let security = Arc::new(crate::security::Security::load(&config.auth, &config.tls)?);
-        let objects = config.objects_dir();
-        if config.object_store.url.is_empty() {
-            dir(&objects)?;
-        }
-        let object_config = config
-            .object_store
-            .resolve(&objects)
-            .map_err(|(key, message)| StartError::ObjectConfig { key, message })?;
-        let bucket = Bucket::open(&object_config).await?;
-        let wal_options = match config.wal.backend {
-            WalBackendName::Local => {
-                let wal_dir = config.wal_dir();
-                dir(&wal_dir)?;
-                WalOptions {
-                    commit_delay: config.wal.commit_delay,
-                    ..WalOptions::local(wal_dir)
-                }
-            }
-            WalBackendName::Object => WalOptions::object(
-                bucket.clone(),
-                cluster
-                    .as_ref()
-                    .map_or("wal/server-1", |(_, run)| run.as_str()),
-            ),
-        };
-        let wal = Wal::open(wal_options).await?;
-        let mut env = RegionEnv::new(bucket.clone(), wal.clone());
-        env.prefetch_bytes_per_sec = config.cache.prefetch_rate.0;
-        env.cache_compaction_output_bytes = config.cache.cache_compaction_output_max.0;
-        env.compaction_slots = Arc::new(tokio::sync::Semaphore::new(
-            config.regions.compaction_concurrency,
-        ));
-        let m = &config.memstore;
-        env.flush_slots = Arc::new(tokio::sync::Semaphore::new(m.flush_concurrency));
-        let (memory, memory_source) = crate::memory::available_memory();
-        tracing::info!(
-            memory_bytes = memory,
-            source = ?memory_source,
-            memstore_limit_bytes = m.limit_bytes(),
-            "memory budget"
-        );
-        env.memstore = MemstoreBudget::new(BudgetOptions {
-            limit: m.limit_bytes() as usize,
-            flush_fraction: m.flush_watermark,
-            block_timeout: m.block_timeout,
-        });
-        env.scheduler = FlushScheduler::new(SchedulerOptions {
-            flush_interval: (!m.flush_interval.is_zero()).then_some(m.flush_interval),
-            jitter: m.flush_jitter,
-            check_every: std::time::Duration::from_secs(1),
-            max_wal_bytes: config.wal.max_unflushed_bytes(),
-        });
-        env.background = Some(
-            Background::new(
-                config.regions.background_threads,
-                config.regions.background_nice,
-            )
-            .map_err(StartError::Background)?,
-        );
-        let mut disk_cache = None;
-        if config.cache.enabled {
-            let l2: Option<Arc<dyn L2>> = if config.cache.l2_capacity.0 > 0 {
-                let l2_dir = config.l2_dir();
-                let cache = DiskCache::open(DiskCacheConfig {
-                    nice: config.regions.background_nice,
-                    page_cache_reads: config.cache.l2_page_cache,
-                    ..DiskCacheConfig::new(l2_dir, config.cache.l2_capacity.0)
-                })?;
-                disk_cache = Some(cache.clone());
-                Some(Arc::new(cache))
-            } else {
-                None
-            };
-            let cache = BlockCache::new(
-                CacheConfig {
-                    l1_data_bytes: config.cache.l1_data.0 as usize,
-                    l1_in_memory_bytes: config.cache.l1_in_memory.0 as usize,
-                    l1_meta_bytes: config.cache.l1_meta.0 as usize,
-                    l1_rows_bytes: config.cache.l1_rows.0 as usize,
-                    ..CacheConfig::default()
-                },
-                env.fetcher.clone(),
-                l2,
-            );
-            env = env.with_cache(cache);
-        }
-        let peer_reads = match (&cluster, &env.cache) {
-            (Some((state, _)), Some(cache))
-                if config.cluster.as_ref().is_some_and(|c| c.peer_reads) =>
-            {
-                let reads = Arc::new(crate::cluster::PeerReads::new(
-                    config.clone(),
-                    security.clone(),
-                    state.clone(),
-                ));
-                cache.set_peer_tier(Some(reads.clone()));
-                Some(reads)
-            }
-            _ => None,
-        };
+        let bucket = open_bucket(&config).await?;
+        let wal = open_wal(
+            &config,
+            &bucket,
+            cluster.as_ref().map(|c| c.wal_run.as_str()),
+        )
+        .await?;
+        let env = region_env(&config, bucket.clone(), wal.clone())?;
+        let (env, disk_cache) = open_cache(&config, env)?;
         let catalog = CatalogStore::open(bucket.clone()).await?;
         security.set_grants(catalog.current());
+        let (ownership, cluster): (Arc<dyn RegionOwnership>, _) = match cluster {
+            Some(seam) => (seam.ownership, Some(seam.role)),
+            None => (Arc::new(SingleNode), None),
+        };
         let host = Host {
             inner: Arc::new(Inner {
                 security,
@@ -342,8 +281,9 @@ impl Host {
                 retired_write: std::sync::Mutex::new(WriteStats::default()),
                 stopping: AtomicBool::new(false),
                 address: std::sync::OnceLock::new(),
-                cluster: cluster.map(|(state, _)| state),
-                peer_reads,
+                ownership,
+                cluster,
+                installing: std::sync::Mutex::default(),
                 wal: RwLock::new(wal),
                 block_sources: std::sync::Mutex::default(),
             }),
@@ -452,24 +392,6 @@ impl Host {
             &self.ownership_from_now(),
         )
         .await
-    }
-
-    /// Whether this server may still own a region it starts opening now:
-    /// always on a single server; in cluster mode, while the lease held now
-    /// is held (not after it lapsed, nor under a newer lease taken after
-    /// rejoining — the cluster may have given the region to another server
-    /// in between).
-    pub(crate) fn ownership_from_now(&self) -> impl Fn() -> bool + Send + Sync + use<> {
-        let lease = self
-            .inner
-            .cluster
-            .as_ref()
-            .map(|c| (c.clone(), c.lease_token()));
-        move || match &lease {
-            Some((state, Some(token))) => state.holds(*token),
-            Some((_, None)) => false,
-            None => true,
-        }
     }
 
     /// Region `id`'s block-source counters on this server (created on first use).
@@ -642,92 +564,27 @@ impl Host {
         self.inner.env.cache.as_ref()
     }
 
+    /// The cache's L2 tier, if it has one.
+    pub(crate) fn disk_cache(&self) -> Option<&DiskCache> {
+        self.inner.disk_cache.as_ref()
+    }
+
+    /// The object store every region, manifest, catalog and WAL run is in.
+    pub(crate) fn bucket(&self) -> &Bucket {
+        &self.inner.env.bucket
+    }
+
+    /// Bytes per second a region's blocks are copied into the cache at
+    /// (prefetch-on-open, and a warm handoff's copy).
+    pub(crate) fn prefetch_rate(&self) -> u64 {
+        self.inner.env.prefetch_bytes_per_sec
+    }
+
     /// A snapshot of everything the server reports.
     pub fn status(&self) -> StatusView {
-        let mut tables = Vec::new();
-        let mut memstore = 0u64;
-        let (mut flushes, mut compactions) = (
-            self.inner.retired_counters.0.load(Ordering::Relaxed),
-            self.inner.retired_counters.1.load(Ordering::Relaxed),
-        );
-        let mut write = *self
-            .inner
-            .retired_write
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        for t in self.tables() {
-            let mut regions = Vec::new();
-            for (record, slot) in t.regions.values() {
-                let Slot::Open(region) = slot else {
-                    continue;
-                };
-                let m = region.memstore_size() as u64;
-                memstore += m;
-                let (f, c) = region.counters();
-                flushes += f;
-                compactions += c;
-                let w = region.write_stats();
-                write.flush_micros += w.flush_micros;
-                write.flush_bytes += w.flush_bytes;
-                write.imc_flattens += w.imc_flattens;
-                write.imc_merges += w.imc_merges;
-                write.imc_cells_dropped += w.imc_cells_dropped;
-                write.flat_bytes += w.flat_bytes;
-                regions.push(RegionView {
-                    id: record.id.clone(),
-                    start_row: record.start_row.clone(),
-                    end_row: record.end_row.clone(),
-                    size_bytes: region.size_bytes(),
-                    memstore_bytes: m,
-                    files: region.file_counts().values().sum::<usize>() as u32,
-                    cache_ratio: region.cached_fraction_recent(),
-                    block_sources: region.block_sources(),
-                    has_references: region.has_references(),
-                    prefetch: region.prefetch_progress().map(|p| {
-                        (
-                            p.done_bytes.load(Ordering::Relaxed),
-                            p.total_bytes.load(Ordering::Relaxed),
-                        )
-                    }),
-                });
-            }
-            tables.push(TableView {
-                name: t.record.name.clone(),
-                enabled: t.record.enabled,
-                families: t.record.families.iter().map(|f| f.name.clone()).collect(),
-                regions,
-            });
-        }
+        let (tables, totals) = self.table_views();
         StatusView {
-            cluster: self.inner.cluster.as_ref().map(|c| {
-                use std::sync::atomic::Ordering::Relaxed;
-                let d = c.directory();
-                crate::status::ClusterView {
-                    name: c.name.clone(),
-                    is_master: c.is_master(),
-                    master: d.master,
-                    servers: d.servers,
-                    lease_held: c.lease_held(),
-                    lease_age_s: c.lease_age_s(),
-                    failovers: (c.failovers.load(Relaxed), c.failover_ms.load(Relaxed)),
-                    moves_out: (c.moves_out.load(Relaxed), c.move_ms.load(Relaxed)),
-                    lease_losses: c.lease_losses.load(Relaxed),
-                    move_reads: (
-                        c.move_reads.load(Relaxed),
-                        c.move_reads_ended.load(Relaxed),
-                        c.move_reads_waited.load(Relaxed),
-                    ),
-                    handed_rows: c.handed_rows.load(Relaxed),
-                    balancer_on: c.balancer_on.load(Relaxed),
-                    recent: c.recent_failovers(),
-                    peer_calls: self
-                        .inner
-                        .peer_reads
-                        .as_ref()
-                        .map(|p| p.stats())
-                        .unwrap_or_default(),
-                }
-            }),
+            cluster: self.inner.cluster.as_ref().map(|c| c.view()),
             version: env!("CARGO_PKG_VERSION"),
             uptime: self.inner.started.elapsed(),
             cpu: crate::process_cpu::process_cpu(),
@@ -737,30 +594,66 @@ impl Host {
             object_store: self.inner.env.bucket.metrics(),
             wal: self.current_wal().metrics(),
             requests: self.inner.requests.snapshot(),
-            memstore_bytes: memstore,
-            flushes,
-            compactions,
+            memstore_bytes: totals.memstore,
+            flushes: totals.flushes,
+            compactions: totals.compactions,
             splits: self.inner.splits.load(Ordering::Relaxed),
-            write: {
-                let budget = &self.inner.env.memstore;
-                let s = budget.stats();
-                WritePathView {
-                    memstore_limit: budget.options().limit as u64,
-                    flush_watermark: budget.flush_watermark() as u64,
-                    flat_bytes: write.flat_bytes,
-                    blocked_writes: s.blocked_writes.load(Ordering::Relaxed),
-                    blocked_seconds: s.blocked_micros.load(Ordering::Relaxed) as f64 / 1e6,
-                    block_timeouts: s.block_timeouts.load(Ordering::Relaxed),
-                    pressure_flushes: s.pressure_flushes.load(Ordering::Relaxed),
-                    periodic_flushes: s.periodic_flushes.load(Ordering::Relaxed),
-                    flush_seconds: write.flush_micros as f64 / 1e6,
-                    flush_bytes: write.flush_bytes,
-                    imc_flattens: write.imc_flattens,
-                    imc_merges: write.imc_merges,
-                    imc_cells_dropped: write.imc_cells_dropped,
-                    stages: s.stages.snapshot(),
-                }
-            },
+            write: self.write_path_view(&totals.write),
+        }
+    }
+
+    /// Every table as served now, with the totals of its open regions and
+    /// of the regions that closed (retired).
+    fn table_views(&self) -> (Vec<TableView>, Totals) {
+        let mut tables = Vec::new();
+        let mut totals = Totals {
+            memstore: 0,
+            flushes: self.inner.retired_counters.0.load(Ordering::Relaxed),
+            compactions: self.inner.retired_counters.1.load(Ordering::Relaxed),
+            write: *self
+                .inner
+                .retired_write
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        };
+        for t in self.tables() {
+            let mut regions = Vec::new();
+            for (record, slot) in t.regions.values() {
+                let Slot::Open(region) = slot else {
+                    continue;
+                };
+                regions.push(totals.add(record, region));
+            }
+            tables.push(TableView {
+                name: t.record.name.clone(),
+                enabled: t.record.enabled,
+                families: t.record.families.iter().map(|f| f.name.clone()).collect(),
+                regions,
+            });
+        }
+        (tables, totals)
+    }
+
+    /// The write path's budget, backpressure and flushes, with `write`'s
+    /// totals.
+    fn write_path_view(&self, write: &WriteStats) -> WritePathView {
+        let budget = &self.inner.env.memstore;
+        let s = budget.stats();
+        WritePathView {
+            memstore_limit: budget.options().limit as u64,
+            flush_watermark: budget.flush_watermark() as u64,
+            flat_bytes: write.flat_bytes,
+            blocked_writes: s.blocked_writes.load(Ordering::Relaxed),
+            blocked_seconds: s.blocked_micros.load(Ordering::Relaxed) as f64 / 1e6,
+            block_timeouts: s.block_timeouts.load(Ordering::Relaxed),
+            pressure_flushes: s.pressure_flushes.load(Ordering::Relaxed),
+            periodic_flushes: s.periodic_flushes.load(Ordering::Relaxed),
+            flush_seconds: write.flush_micros as f64 / 1e6,
+            flush_bytes: write.flush_bytes,
+            imc_flattens: write.imc_flattens,
+            imc_merges: write.imc_merges,
+            imc_cells_dropped: write.imc_cells_dropped,
+            stages: s.stages.snapshot(),
         }
     }
 
@@ -794,4 +687,174 @@ impl Host {
     pub(crate) fn is_stopping(&self) -> bool {
         self.inner.stopping.load(Ordering::SeqCst)
     }
+}
+
+/// What the status view sums over regions: open ones and retired ones.
+struct Totals {
+    memstore: u64,
+    flushes: u64,
+    compactions: u64,
+    write: WriteStats,
+}
+
+impl Totals {
+    /// Adds open region `region` (of `record`) and returns its view.
+    fn add(&mut self, record: &RegionRecord, region: &Region) -> RegionView {
+        let m = region.memstore_size() as u64;
+        self.memstore += m;
+        let (f, c) = region.counters();
+        self.flushes += f;
+        self.compactions += c;
+        let w = region.write_stats();
+        let write = &mut self.write;
+        write.flush_micros += w.flush_micros;
+        write.flush_bytes += w.flush_bytes;
+        write.imc_flattens += w.imc_flattens;
+        write.imc_merges += w.imc_merges;
+        write.imc_cells_dropped += w.imc_cells_dropped;
+        write.flat_bytes += w.flat_bytes;
+        RegionView {
+            id: record.id.clone(),
+            start_row: record.start_row.clone(),
+            end_row: record.end_row.clone(),
+            size_bytes: region.size_bytes(),
+            memstore_bytes: m,
+            files: region.file_counts().values().sum::<usize>() as u32,
+            cache_ratio: region.cached_fraction_recent(),
+            block_sources: region.block_sources(),
+            has_references: region.has_references(),
+            prefetch: region.prefetch_progress().map(|p| {
+                (
+                    p.done_bytes.load(Ordering::Relaxed),
+                    p.total_bytes.load(Ordering::Relaxed),
+                )
+            }),
+        }
+    }
+}
+
+/// The cluster side of the seam a host opens with (cluster mode), and the
+/// WAL run its regions log to.
+struct ClusterSeam {
+    ownership: Arc<dyn RegionOwnership>,
+    role: Arc<dyn ClusterRole>,
+    wal_run: String,
+}
+
+/// Creates directory `p` (and its parents) if missing.
+fn create_dir(p: &std::path::Path) -> Result<(), StartError> {
+    std::fs::create_dir_all(p).map_err(|source| StartError::Dir {
+        path: p.display().to_string(),
+        source,
+    })
+}
+
+/// The object store the configuration names (a local directory by default).
+async fn open_bucket(config: &ServerConfig) -> Result<Bucket, StartError> {
+    let objects = config.objects_dir();
+    if config.object_store.url.is_empty() {
+        create_dir(&objects)?;
+    }
+    let object_config = config
+        .object_store
+        .resolve(&objects)
+        .map_err(|(key, message)| StartError::ObjectConfig { key, message })?;
+    Ok(Bucket::open(&object_config).await?)
+}
+
+/// The WAL regions log to: local segment files, or the object store under
+/// `run` (cluster mode: this server's run; `wal/server-1` otherwise).
+async fn open_wal(
+    config: &ServerConfig,
+    bucket: &Bucket,
+    run: Option<&str>,
+) -> Result<Wal, StartError> {
+    let wal_options = match config.wal.backend {
+        WalBackendName::Local => {
+            let wal_dir = config.wal_dir();
+            create_dir(&wal_dir)?;
+            WalOptions {
+                commit_delay: config.wal.commit_delay,
+                ..WalOptions::local(wal_dir)
+            }
+        }
+        WalBackendName::Object => WalOptions::object(bucket.clone(), run.unwrap_or("wal/server-1")),
+    };
+    Ok(Wal::open(wal_options).await?)
+}
+
+/// The environment regions open in, without a cache: the bucket and WAL,
+/// compaction and flush slots, the memstore budget, the flush scheduler
+/// and the background runtime.
+fn region_env(config: &ServerConfig, bucket: Bucket, wal: Wal) -> Result<RegionEnv, StartError> {
+    let mut env = RegionEnv::new(bucket, wal);
+    env.prefetch_bytes_per_sec = config.cache.prefetch_rate.0;
+    env.cache_compaction_output_bytes = config.cache.cache_compaction_output_max.0;
+    env.compaction_slots = Arc::new(tokio::sync::Semaphore::new(
+        config.regions.compaction_concurrency,
+    ));
+    let m = &config.memstore;
+    env.flush_slots = Arc::new(tokio::sync::Semaphore::new(m.flush_concurrency));
+    let (memory, memory_source) = crate::memory::available_memory();
+    tracing::info!(
+        memory_bytes = memory,
+        source = ?memory_source,
+        memstore_limit_bytes = m.limit_bytes(),
+        "memory budget"
+    );
+    env.memstore = MemstoreBudget::new(BudgetOptions {
+        limit: m.limit_bytes() as usize,
+        flush_fraction: m.flush_watermark,
+        block_timeout: m.block_timeout,
+    });
+    env.scheduler = FlushScheduler::new(SchedulerOptions {
+        flush_interval: (!m.flush_interval.is_zero()).then_some(m.flush_interval),
+        jitter: m.flush_jitter,
+        check_every: std::time::Duration::from_secs(1),
+        max_wal_bytes: config.wal.max_unflushed_bytes(),
+    });
+    env.background = Some(
+        Background::new(
+            config.regions.background_threads,
+            config.regions.background_nice,
+        )
+        .map_err(StartError::Background)?,
+    );
+    Ok(env)
+}
+
+/// `env` with the block cache the configuration asks for (none when
+/// caching is off), and its L2 if it has one.
+fn open_cache(
+    config: &ServerConfig,
+    env: RegionEnv,
+) -> Result<(RegionEnv, Option<DiskCache>), StartError> {
+    if !config.cache.enabled {
+        return Ok((env, None));
+    }
+    let mut disk_cache = None;
+    let l2: Option<Arc<dyn L2>> = if config.cache.l2_capacity.0 > 0 {
+        let l2_dir = config.l2_dir();
+        let cache = DiskCache::open(DiskCacheConfig {
+            nice: config.regions.background_nice,
+            page_cache_reads: config.cache.l2_page_cache,
+            ..DiskCacheConfig::new(l2_dir, config.cache.l2_capacity.0)
+        })?;
+        disk_cache = Some(cache.clone());
+        Some(Arc::new(cache))
+    } else {
+        None
+    };
+    let cache = BlockCache::new(
+        CacheConfig {
+            l1_data_bytes: config.cache.l1_data.0 as usize,
+            l1_in_memory_bytes: config.cache.l1_in_memory.0 as usize,
+            l1_meta_bytes: config.cache.l1_meta.0 as usize,
+            l1_rows_bytes: config.cache.l1_rows.0 as usize,
+            ..CacheConfig::default()
+        },
+        env.fetcher.clone(),
+        l2,
+    );
+    Ok((env.with_cache(cache), disk_cache))
 }

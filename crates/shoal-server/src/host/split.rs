@@ -12,11 +12,59 @@
 
 use super::admin::new_region_record;
 use super::{Host, LiveTable, Slot};
-use crate::catalog::{RegionRecord, SplitParentRecord};
+use crate::catalog::{Catalog, CatalogStore, RegionRecord, SplitParentRecord};
 use crate::error::ServiceError;
 use bytes::Bytes;
 use shoal_storage::region::{Region, SplitChild, parent_released, write_child_manifests};
 use std::sync::atomic::Ordering;
+
+/// A region parked for its split: its slot is `Moving` (calls wait) and
+/// it is closed (every acknowledged write flushed).
+#[derive(Clone, Copy)]
+struct Parked<'a> {
+    /// The table as it was when the split began.
+    live: &'a LiveTable,
+    /// The region's key (start row) in the table.
+    key: &'a Bytes,
+    record: &'a RegionRecord,
+    region: &'a Region,
+}
+
+/// Where `region` (of `record`) splits: at `row` if given, else at its
+/// middle (flushed first, so the middle counts every write). Refused
+/// unless inside the region.
+async fn split_row_of(
+    region: &Region,
+    record: &RegionRecord,
+    row: Option<Bytes>,
+) -> Result<Bytes, ServiceError> {
+    let region_id = record.id.as_str();
+    let split_row = match row {
+        Some(r) => r,
+        None => {
+            if region.memstore_size() > 0 {
+                region.flush().await.map_err(ServiceError::Region)?;
+            }
+            region
+                .split_point()
+                .await
+                .map_err(ServiceError::Region)?
+                .ok_or_else(|| {
+                    ServiceError::InvalidArgument(format!(
+                        "region {region_id} is too small to split"
+                    ))
+                })?
+        }
+    };
+    let inside =
+        split_row > record.start_row && (record.end_row.is_empty() || split_row < record.end_row);
+    if !inside {
+        return Err(ServiceError::InvalidArgument(format!(
+            "split row is not inside region {region_id}"
+        )));
+    }
+    Ok(split_row)
+}
 
 impl Host {
     /// Splits the region of `table` holding `row` at `row`; without a row,
@@ -111,30 +159,7 @@ impl Host {
                 "region {region_id} still reads its split parent's files; it can split after its compaction"
             )));
         }
-        let split_row = match row {
-            Some(r) => r,
-            None => {
-                if region.memstore_size() > 0 {
-                    region.flush().await.map_err(ServiceError::Region)?;
-                }
-                region
-                    .split_point()
-                    .await
-                    .map_err(ServiceError::Region)?
-                    .ok_or_else(|| {
-                        ServiceError::InvalidArgument(format!(
-                            "region {region_id} is too small to split"
-                        ))
-                    })?
-            }
-        };
-        let inside = split_row > record.start_row
-            && (record.end_row.is_empty() || split_row < record.end_row);
-        if !inside {
-            return Err(ServiceError::InvalidArgument(format!(
-                "split row is not inside region {region_id}"
-            )));
-        }
+        let split_row = split_row_of(&region, &record, row).await?;
         let children = [
             new_region_record(&live.record.id, record.start_row.clone(), split_row.clone()),
             new_region_record(&live.record.id, split_row.clone(), record.end_row.clone()),
@@ -146,117 +171,22 @@ impl Host {
             self.replace_slot(&live, &key, (record.clone(), Slot::Open(region)));
             return Err(ServiceError::Region(e));
         }
-        let committed = async {
-            let parent_manifest = region.current_manifest().await;
-            let split_children: Vec<SplitChild> = children
-                .iter()
-                .map(|c| SplitChild {
-                    region_id: c.id.clone(),
-                    region_dir: c.dir.clone(),
-                    start_row: c.start_row.clone(),
-                    end_row: c.end_row.clone(),
-                })
-                .collect();
-            write_child_manifests(&self.inner.env.bucket, &parent_manifest, &split_children)
-                .await
-                .map_err(|source| {
-                    ServiceError::Region(shoal_storage::region::RegionError::Manifest {
-                        region: region_id.to_string(),
-                        source,
-                    })
-                })?;
-            let Some(catalog) = catalog_guard.as_mut() else {
-                // Cluster mode: the master registers the children.
-                let ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
-                self.set_installing(&ids, true);
-                return match self
-                    .register_split_with_master(table, region_id, &children)
-                    .await
-                {
-                    Ok(next) => Ok(next),
-                    Err(e) => {
-                        self.set_installing(&ids, false);
-                        Err(e)
-                    }
-                };
-            };
-            let mut next = catalog.current().clone();
-            let Some(t) = next.table_mut(table) else {
-                return Err(ServiceError::NoSuchTable(table.to_string()));
-            };
-            let at = t
-                .regions
-                .iter()
-                .position(|r| r.id == region_id)
-                .ok_or_else(|| ServiceError::Unavailable(format!("region {region_id} is gone")))?;
-            t.regions.splice(at..=at, children.iter().cloned());
-            t.split_parents.push(SplitParentRecord {
-                region: record.clone(),
-                children_dirs: children.iter().map(|c| c.dir.clone()).collect(),
-            });
-            catalog.commit(next.clone()).await?;
-            Ok(next)
-        }
-        .await;
+        let parked = Parked {
+            live: &live,
+            key: &key,
+            record: &record,
+            region: &region,
+        };
+        let committed = self
+            .commit_split(table, &parked, &children, catalog_guard.as_mut())
+            .await;
         let next = match committed {
             Ok(next) => next,
-            Err(e) if self.inner.cluster.is_some() => {
-                // The master may or may not have registered the children:
-                // whichever its records say is opened by this server's
-                // next round (the parent is flushed; so are the children's
-                // files). Nothing is deleted here.
-                tracing::warn!(table, region = region_id, error = %e, "split not confirmed by the master; the next round opens the parent or the children, whichever is registered");
-                self.replace_slot(&live, &key, (record.clone(), Slot::Elsewhere));
-                self.retire(&region);
-                return Err(e);
-            }
-            Err(e) => {
-                tracing::warn!(table, region = region_id, error = %e, "split failed before its commit; reopening the parent");
-                for c in &children {
-                    self.delete_dir(&c.dir).await;
-                }
-                match self.open_region(&live.record, &record).await {
-                    Ok(r) => self.replace_slot(&live, &key, (record.clone(), Slot::Open(r))),
-                    Err(re) => {
-                        tracing::error!(table, region = region_id, error = %re, "reopening a region after a failed split failed; it stays offline until restart");
-                    }
-                }
-                return Err(e);
-            }
+            Err(e) => return Err(self.split_not_committed(table, &parked, &children, e).await),
         };
         // Point of no return: the catalog lists the children.
-        let table_record = next
-            .table(table)
-            .cloned()
-            .ok_or_else(|| ServiceError::NoSuchTable(table.to_string()))?;
-        let mut opened: Vec<(RegionRecord, Region)> = Vec::new();
+        let opened = self.open_children(table, &parked, &children, &next).await?;
         let child_ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
-        for c in &children {
-            let r = match self.open_region(&table_record, c).await {
-                Ok(r) => r,
-                Err(e) => {
-                    // Cluster mode: the round opens it from its record.
-                    self.set_installing(&child_ids, false);
-                    return Err(ServiceError::Region(e));
-                }
-            };
-            // A retry of an increment or append the parent applied is
-            // refused by the child holding its row.
-            r.adopt_nonces(&region);
-            opened.push((c.clone(), r));
-        }
-        {
-            let current = self.table(table)?;
-            let mut regions = current.regions.clone();
-            regions.remove(&key);
-            for (c, r) in &opened {
-                regions.insert(c.start_row.clone(), (c.clone(), Slot::Open(r.clone())));
-            }
-            self.install(LiveTable {
-                record: table_record,
-                regions,
-            });
-        }
         self.set_installing(&child_ids, false);
         self.retire(&region);
         self.inner.splits.fetch_add(1, Ordering::Relaxed);
@@ -274,6 +204,152 @@ impl Host {
             r.compact_references_in_background();
         }
         Ok(children.to_vec())
+    }
+
+    /// Writes the children's manifests (references to the parent's files),
+    /// then has the catalog list the children instead of the parent: the
+    /// catalog commit here under `catalog` (single server), or in cluster
+    /// mode the master's registration (the children counted as installing
+    /// here meanwhile). Returns the catalog that lists them.
+    async fn commit_split(
+        &self,
+        table: &str,
+        parked: &Parked<'_>,
+        children: &[RegionRecord; 2],
+        catalog: Option<&mut tokio::sync::MutexGuard<'_, CatalogStore>>,
+    ) -> Result<Catalog, ServiceError> {
+        let region_id = parked.record.id.as_str();
+        let parent_manifest = parked.region.current_manifest().await;
+        let split_children: Vec<SplitChild> = children
+            .iter()
+            .map(|c| SplitChild {
+                region_id: c.id.clone(),
+                region_dir: c.dir.clone(),
+                start_row: c.start_row.clone(),
+                end_row: c.end_row.clone(),
+            })
+            .collect();
+        write_child_manifests(&self.inner.env.bucket, &parent_manifest, &split_children)
+            .await
+            .map_err(|source| {
+                ServiceError::Region(shoal_storage::region::RegionError::Manifest {
+                    region: region_id.to_string(),
+                    source,
+                })
+            })?;
+        let Some(catalog) = catalog else {
+            // Cluster mode: the master registers the children.
+            let ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
+            self.set_installing(&ids, true);
+            return match self
+                .register_split_with_master(table, region_id, children)
+                .await
+            {
+                Ok(next) => Ok(next),
+                Err(e) => {
+                    self.set_installing(&ids, false);
+                    Err(e)
+                }
+            };
+        };
+        let mut next = catalog.current().clone();
+        let Some(t) = next.table_mut(table) else {
+            return Err(ServiceError::NoSuchTable(table.to_string()));
+        };
+        let at = t
+            .regions
+            .iter()
+            .position(|r| r.id == region_id)
+            .ok_or_else(|| ServiceError::Unavailable(format!("region {region_id} is gone")))?;
+        t.regions.splice(at..=at, children.iter().cloned());
+        t.split_parents.push(SplitParentRecord {
+            region: parked.record.clone(),
+            children_dirs: children.iter().map(|c| c.dir.clone()).collect(),
+        });
+        catalog.commit(next.clone()).await?;
+        Ok(next)
+    }
+
+    /// The split failed before its commit (`e`), or in cluster mode was not
+    /// confirmed by the master. Cluster mode: the master may or may not
+    /// have registered the children; whichever its records say is opened
+    /// by this server's next round (the parent is flushed; so are the
+    /// children's files), and nothing is deleted here. Single server: the
+    /// children's files go and the parent opens again. Returns `e`.
+    async fn split_not_committed(
+        &self,
+        table: &str,
+        parked: &Parked<'_>,
+        children: &[RegionRecord; 2],
+        e: ServiceError,
+    ) -> ServiceError {
+        let Parked {
+            live,
+            key,
+            record,
+            region,
+        } = *parked;
+        let region_id = record.id.as_str();
+        if self.inner.cluster.is_some() {
+            tracing::warn!(table, region = region_id, error = %e, "split not confirmed by the master; the next round opens the parent or the children, whichever is registered");
+            self.replace_slot(live, key, (record.clone(), Slot::Elsewhere));
+            self.retire(region);
+            return e;
+        }
+        tracing::warn!(table, region = region_id, error = %e, "split failed before its commit; reopening the parent");
+        for c in children {
+            self.delete_dir(&c.dir).await;
+        }
+        match self.open_region(&live.record, record).await {
+            Ok(r) => self.replace_slot(live, key, (record.clone(), Slot::Open(r))),
+            Err(re) => {
+                tracing::error!(table, region = region_id, error = %re, "reopening a region after a failed split failed; it stays offline until restart");
+            }
+        }
+        e
+    }
+
+    /// Opens the children `next` lists in place of the parent, each taking
+    /// the parent's nonces (a retry of an increment or append the parent
+    /// applied is refused by the child holding its row), and serves them.
+    async fn open_children(
+        &self,
+        table: &str,
+        parked: &Parked<'_>,
+        children: &[RegionRecord; 2],
+        next: &Catalog,
+    ) -> Result<Vec<(RegionRecord, Region)>, ServiceError> {
+        let table_record = next
+            .table(table)
+            .cloned()
+            .ok_or_else(|| ServiceError::NoSuchTable(table.to_string()))?;
+        let mut opened: Vec<(RegionRecord, Region)> = Vec::new();
+        let child_ids: Vec<String> = children.iter().map(|c| c.id.clone()).collect();
+        for c in children {
+            let r = match self.open_region(&table_record, c).await {
+                Ok(r) => r,
+                Err(e) => {
+                    // Cluster mode: the round opens it from its record.
+                    self.set_installing(&child_ids, false);
+                    return Err(ServiceError::Region(e));
+                }
+            };
+            // A retry of an increment or append the parent applied is
+            // refused by the child holding its row.
+            r.adopt_nonces(parked.region);
+            opened.push((c.clone(), r));
+        }
+        let current = self.table(table)?;
+        let mut regions = current.regions.clone();
+        regions.remove(parked.key);
+        for (c, r) in &opened {
+            regions.insert(c.start_row.clone(), (c.clone(), Slot::Open(r.clone())));
+        }
+        self.install(LiveTable {
+            record: table_record,
+            regions,
+        });
+        Ok(opened)
     }
 
     fn replace_slot(&self, live: &LiveTable, key: &Bytes, slot: (RegionRecord, Slot)) {

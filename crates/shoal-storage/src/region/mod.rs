@@ -265,6 +265,11 @@ impl Region {
     /// never served from here. A server paused in the middle of an open
     /// thus cannot fence, or serve beside, the owner the cluster chose
     /// meanwhile.
+    ///
+    /// The steps, in order: validate the configuration, `fence` the
+    /// manifest, `open_stores`, `replay` the WAL entries into the
+    /// memstores, `relog` a dead server's entries, start warming the cache
+    /// (`start_prefetch`), ask `may_own` a last time, then `serve`.
     pub async fn open_guarded(
         config: RegionConfig,
         env: RegionEnv,
@@ -272,204 +277,33 @@ impl Region {
         hint: Option<(crate::manifest::Manifest, std::time::Instant)>,
         may_own: &(dyn Fn() -> bool + Sync),
     ) -> Result<Region, RegionError> {
-        let region = config.region_id.clone();
-        let invalid = |reason: String| RegionError::InvalidArgument {
-            region: region.clone(),
-            reason,
-        };
-        if config.families.is_empty() {
-            return Err(invalid("a region needs at least one column family".into()));
-        }
-        for f in &config.families {
-            config::validate_family_name(&f.name).map_err(|r| {
-                invalid(format!(
-                    "family name {:?} {r}",
-                    String::from_utf8_lossy(&f.name)
-                ))
-            })?;
-            f.sst.validate().map_err(|e| invalid(e.to_string()))?;
-            if f.retention.max_versions == 0 {
-                return Err(invalid("max_versions must be at least 1".into()));
-            }
-        }
+        validate_open(&config)?;
         // Where an open's time goes (logged with "region opened").
         let open_started = std::time::Instant::now();
-        let manifest_err = |source| RegionError::Manifest {
-            region: region.clone(),
-            source,
-        };
-        let mut writer = ManifestStore::new(env.bucket.clone(), config.region_dir.clone())
-            .open_owner_guarded(
-                config.start_row.clone(),
-                config.end_row.clone(),
-                hint,
-                may_own,
-            )
-            .await
-            .map_err(manifest_err)?;
-        // Families the region no longer has (deleted by an alter): their
-        // files leave the manifest, so GC can delete them after its grace.
-        let configured: std::collections::HashSet<String> = config
-            .families
-            .iter()
-            .map(|f| String::from_utf8_lossy(&f.name).into_owned())
-            .collect();
-        if writer
-            .current()
-            .stores
-            .keys()
-            .any(|f| !configured.contains(f))
-        {
-            let keep = configured.clone();
-            writer
-                .commit(move |m| m.stores.retain(|f, _| keep.contains(f)))
-                .await
-                .map_err(manifest_err)?;
-            tracing::info!(region = %region, "files of deleted column families dropped from the manifest");
-        }
+        let writer = fence(&config, &env, hint, may_own).await?;
         let manifest = writer.current().clone();
         let fence_ms = open_started.elapsed().as_millis() as u64;
-
-        let mut stores = BTreeMap::new();
-        for family in &config.families {
-            let name = String::from_utf8_lossy(&family.name).into_owned();
-            let entries = manifest.stores.get(&name).cloned().unwrap_or_default();
-            let opens = entries.into_iter().rev().map(|entry| {
-                let fetcher = env.family_fetcher(family);
-                let pins = env.pins.clone();
-                async move {
-                    let pin = Arc::new(pins.pin(entry.id));
-                    let file = SstFile {
-                        id: entry.id,
-                        path: entry.path.clone(),
-                    };
-                    let reader = SstReader::open(fetcher, file).await?;
-                    Ok::<_, crate::sst::SstError>(LiveFile {
-                        reader,
-                        entry,
-                        _pin: pin,
-                    })
-                }
-            });
-            let files = futures::future::try_join_all(opens)
-                .await
-                .map_err(|source| RegionError::Sst {
-                    region: region.clone(),
-                    source,
-                })?;
-            stores.insert(
-                family.name.clone(),
-                Store::new(family.clone(), files, env.memstore.clone()),
-            );
-        }
-
+        let stores = open_stores(&config, &env, &manifest).await?;
         let files_ms = open_started.elapsed().as_millis() as u64 - fence_ms;
-        // Replay what the WALs hold beyond the flushed sequence: this
-        // server's, and any dead server's entries handed in.
-        let mut recovered = env
-            .wal
-            .take_recovered(&config.region_id, manifest.flushed_seq);
-        let own: std::collections::HashSet<u64> = recovered.iter().map(|e| e.seq).collect();
-        let relog: Vec<WalEntry> = foreign
-            .into_iter()
-            .filter(|e| e.seq > manifest.flushed_seq && !own.contains(&e.seq))
-            .collect();
-        if !relog.is_empty() {
-            recovered.extend(relog.iter().cloned());
-            recovered.sort_by_key(|e| e.seq);
-        }
-        let mut last_seq = manifest.max_seq.max(manifest.flushed_seq);
-        let mut replayed = 0usize;
-        let nonces = nonces::Nonces::new(config.nonces);
-        let replayed_at = env.clock.now_ms();
-        for entry in recovered {
-            let (marked, cells) =
-                mutate::decode_entry(&entry.payload).map_err(|source| RegionError::Cell {
-                    region: region.clone(),
-                    source,
-                })?;
-            // A retry of a replayed increment or append is still refused.
-            if let Some((nonce, written_ms)) = marked {
-                nonces.record_replayed(nonce, written_ms, replayed_at);
-            }
-            for cell in cells {
-                let Some(store) = stores.get(&cell.family) else {
-                    tracing::warn!(region = %region, family = ?cell.family, "WAL entry for a family the region no longer has; skipped");
-                    continue;
-                };
-                store
-                    .memstore
-                    .insert(&cell)
-                    .map_err(|source| RegionError::Cell {
-                        region: region.clone(),
-                        source,
-                    })?;
-            }
-            last_seq = last_seq.max(entry.seq);
-            replayed += 1;
-        }
+        let replayed = replay(&config, &env, &manifest, &stores, foreign)?;
         let replay_ms = open_started.elapsed().as_millis() as u64 - fence_ms - files_ms;
-        if !relog.is_empty() {
-            let entries: Vec<(u64, bytes::Bytes)> =
-                relog.iter().map(|e| (e.seq, e.payload.clone())).collect();
-            env.wal
-                .append_bulk(&config.region_id, &entries)
-                .await
-                .map_err(|source| RegionError::Wal {
-                    region: region.clone(),
-                    source,
-                })?;
-            tracing::info!(region = %region, entries = relog.len(), "entries of a dead server's WAL logged again");
-        }
+        relog(&config, &env, &replayed.relog).await?;
         let relog_ms = open_started.elapsed().as_millis() as u64 - fence_ms - files_ms - replay_ms;
-        // Warm L2 with the region's files in the background.
-        let prefetch = env.cache.as_ref().map(|cache| {
-            // Then L1 from L2, while it has room: the first reads after a
-            // restart find decoded blocks.
-            let files = stores
-                .values()
-                .filter(|s| s.config.cache.prefetch_on_open)
-                .flat_map(|s| {
-                    let policy = s.config.cache;
-                    s.files()
-                        .iter()
-                        .map(move |f| crate::cache::PrefetchFile {
-                            path: f.entry.path.clone(),
-                            blocks: (0..f.reader.data_block_count())
-                                .filter_map(|i| f.reader.block_addr(i))
-                                .collect(),
-                            l1: Some(policy),
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect();
-            cache.prefetch_counted(files, env.prefetch_bytes_per_sec, env.block_sources.clone())
-        });
+        let prefetch = start_prefetch(&env, &stores);
         tracing::info!(
-            region = %region,
+            region = %config.region_id,
             epoch = manifest.epoch,
             files = manifest.files().count(),
-            replayed,
-            last_seq,
+            replayed = replayed.entries,
+            last_seq = replayed.last_seq,
             fence_ms,
             files_ms,
             replay_ms,
             relog_ms,
             "region opened"
         );
-        let interval_ms = env
-            .scheduler
-            .options()
-            .flush_interval
-            .map_or(0, |d| d.as_millis() as i64);
-        let jitter_span =
-            (interval_ms as f64 * env.scheduler.options().jitter.clamp(0.0, 1.0)) as i64;
-        let flush_jitter_ms = if jitter_span > 0 {
-            rand::random_range(0..jitter_span)
-        } else {
-            0
-        };
-        let oldest_edit_ms = if replayed > 0 {
+        let flush_jitter_ms = flush_jitter_ms(&env);
+        let oldest_edit_ms = if replayed.entries > 0 {
             env.clock.now_ms().max(1)
         } else {
             0
@@ -480,22 +314,49 @@ impl Region {
             if let Some(p) = &prefetch {
                 p.cancel();
             }
-            return Err(manifest_err(
-                crate::manifest::ManifestError::OwnershipLost {
+            return Err(RegionError::Manifest {
+                region: config.region_id.clone(),
+                source: crate::manifest::ManifestError::OwnershipLost {
                     region_dir: config.region_dir.clone(),
                 },
-            ));
+            });
         }
+        let region = Region::serve(Opened {
+            config,
+            env,
+            stores,
+            writer,
+            replayed,
+            flush_jitter_ms,
+            oldest_edit_ms,
+            prefetch,
+        });
+        Ok(region)
+    }
+
+    /// Serve, the last step of an open: the region built from what the
+    /// steps before produced, registered with the flush scheduler.
+    fn serve(opened: Opened) -> Region {
+        let Opened {
+            config,
+            env,
+            stores,
+            writer,
+            replayed,
+            flush_jitter_ms,
+            oldest_edit_ms,
+            prefetch,
+        } = opened;
         let region = Region {
             inner: Arc::new(Inner {
-                mvcc: Mvcc::new(last_seq),
+                mvcc: Mvcc::new(replayed.last_seq),
                 rows: row_cache::RegionRows::new(env.cache.as_ref(), &config.families),
                 config,
                 env,
                 stores,
                 manifest: tokio::sync::Mutex::new(writer),
                 row_locks: RowLocks::default(),
-                nonces,
+                nonces: replayed.nonces,
                 flush_lock: tokio::sync::Mutex::new(()),
                 compaction_lock: tokio::sync::Mutex::new(()),
                 flush_running: AtomicBool::new(false),
@@ -516,7 +377,7 @@ impl Region {
             }),
         };
         region.inner.env.scheduler.register(&region);
-        Ok(region)
+        region
     }
 
     /// Runs `fut` on the background runtime (if the environment has one)
@@ -844,5 +705,274 @@ impl Region {
             out.extend(row.cells);
         }
         Ok(out)
+    }
+}
+
+/// What an open's steps produced, from which the region is served.
+struct Opened {
+    config: RegionConfig,
+    env: RegionEnv,
+    stores: BTreeMap<Bytes, Store>,
+    writer: ManifestWriter,
+    replayed: Replayed,
+    flush_jitter_ms: i64,
+    oldest_edit_ms: i64,
+    prefetch: Option<crate::cache::PrefetchHandle>,
+}
+
+/// What replaying a region's WAL entries left.
+struct Replayed {
+    /// The highest sequence number the region holds.
+    last_seq: u64,
+    /// Entries replayed into the memstores.
+    entries: usize,
+    /// Nonces of the increments and appends replayed (a retry is refused).
+    nonces: nonces::Nonces,
+    /// A dead server's entries to log again in this server's WAL.
+    relog: Vec<WalEntry>,
+}
+
+/// Refuses a region configuration no region can open with: no family, a
+/// bad family name or file setting, or `max_versions` of 0.
+fn validate_open(config: &RegionConfig) -> Result<(), RegionError> {
+    let invalid = |reason: String| RegionError::InvalidArgument {
+        region: config.region_id.clone(),
+        reason,
+    };
+    if config.families.is_empty() {
+        return Err(invalid("a region needs at least one column family".into()));
+    }
+    for f in &config.families {
+        config::validate_family_name(&f.name).map_err(|r| {
+            invalid(format!(
+                "family name {:?} {r}",
+                String::from_utf8_lossy(&f.name)
+            ))
+        })?;
+        f.sst.validate().map_err(|e| invalid(e.to_string()))?;
+        if f.retention.max_versions == 0 {
+            return Err(invalid("max_versions must be at least 1".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Fence, the first step of an open: takes ownership of the region's
+/// manifest with the next epoch (from `hint` if recent enough), asking
+/// `may_own` before each attempt, so any previous owner's next commit
+/// fails. Families the region no longer has (deleted by an alter) leave
+/// the manifest, so GC can delete their files after its grace.
+async fn fence(
+    config: &RegionConfig,
+    env: &RegionEnv,
+    hint: Option<(crate::manifest::Manifest, std::time::Instant)>,
+    may_own: &(dyn Fn() -> bool + Sync),
+) -> Result<ManifestWriter, RegionError> {
+    let region = &config.region_id;
+    let manifest_err = |source| RegionError::Manifest {
+        region: region.clone(),
+        source,
+    };
+    let mut writer = ManifestStore::new(env.bucket.clone(), config.region_dir.clone())
+        .open_owner_guarded(
+            config.start_row.clone(),
+            config.end_row.clone(),
+            hint,
+            may_own,
+        )
+        .await
+        .map_err(manifest_err)?;
+    let configured: std::collections::HashSet<String> = config
+        .families
+        .iter()
+        .map(|f| String::from_utf8_lossy(&f.name).into_owned())
+        .collect();
+    if writer
+        .current()
+        .stores
+        .keys()
+        .any(|f| !configured.contains(f))
+    {
+        let keep = configured.clone();
+        writer
+            .commit(move |m| m.stores.retain(|f, _| keep.contains(f)))
+            .await
+            .map_err(manifest_err)?;
+        tracing::info!(region = %region, "files of deleted column families dropped from the manifest");
+    }
+    Ok(writer)
+}
+
+/// Opens every family's files as `manifest` lists them (newest first), each
+/// pinned against GC while the region holds it.
+async fn open_stores(
+    config: &RegionConfig,
+    env: &RegionEnv,
+    manifest: &crate::manifest::Manifest,
+) -> Result<BTreeMap<Bytes, Store>, RegionError> {
+    let mut stores = BTreeMap::new();
+    for family in &config.families {
+        let name = String::from_utf8_lossy(&family.name).into_owned();
+        let entries = manifest.stores.get(&name).cloned().unwrap_or_default();
+        let opens = entries.into_iter().rev().map(|entry| {
+            let fetcher = env.family_fetcher(family);
+            let pins = env.pins.clone();
+            async move {
+                let pin = Arc::new(pins.pin(entry.id));
+                let file = SstFile {
+                    id: entry.id,
+                    path: entry.path.clone(),
+                };
+                let reader = SstReader::open(fetcher, file).await?;
+                Ok::<_, crate::sst::SstError>(LiveFile {
+                    reader,
+                    entry,
+                    _pin: pin,
+                })
+            }
+        });
+        let files = futures::future::try_join_all(opens)
+            .await
+            .map_err(|source| RegionError::Sst {
+                region: config.region_id.clone(),
+                source,
+            })?;
+        stores.insert(
+            family.name.clone(),
+            Store::new(family.clone(), files, env.memstore.clone()),
+        );
+    }
+    Ok(stores)
+}
+
+/// Replay: what the WALs hold beyond the manifest's flushed sequence — this
+/// server's, and any dead server's entries handed in as `foreign` — goes
+/// into the memstores of `stores`, in sequence order. Entries this server's
+/// own WAL holds too (same sequence number) are replayed once; the foreign
+/// ones left are to be logged again ([`Replayed::relog`]).
+fn replay(
+    config: &RegionConfig,
+    env: &RegionEnv,
+    manifest: &crate::manifest::Manifest,
+    stores: &BTreeMap<Bytes, Store>,
+    foreign: Vec<WalEntry>,
+) -> Result<Replayed, RegionError> {
+    let region = &config.region_id;
+    let mut recovered = env
+        .wal
+        .take_recovered(&config.region_id, manifest.flushed_seq);
+    let own: std::collections::HashSet<u64> = recovered.iter().map(|e| e.seq).collect();
+    let relog: Vec<WalEntry> = foreign
+        .into_iter()
+        .filter(|e| e.seq > manifest.flushed_seq && !own.contains(&e.seq))
+        .collect();
+    if !relog.is_empty() {
+        recovered.extend(relog.iter().cloned());
+        recovered.sort_by_key(|e| e.seq);
+    }
+    let mut last_seq = manifest.max_seq.max(manifest.flushed_seq);
+    let mut replayed = 0usize;
+    let nonces = nonces::Nonces::new(config.nonces);
+    let replayed_at = env.clock.now_ms();
+    for entry in recovered {
+        let (marked, cells) =
+            mutate::decode_entry(&entry.payload).map_err(|source| RegionError::Cell {
+                region: region.clone(),
+                source,
+            })?;
+        // A retry of a replayed increment or append is still refused.
+        if let Some((nonce, written_ms)) = marked {
+            nonces.record_replayed(nonce, written_ms, replayed_at);
+        }
+        for cell in cells {
+            let Some(store) = stores.get(&cell.family) else {
+                tracing::warn!(region = %region, family = ?cell.family, "WAL entry for a family the region no longer has; skipped");
+                continue;
+            };
+            store
+                .memstore
+                .insert(&cell)
+                .map_err(|source| RegionError::Cell {
+                    region: region.clone(),
+                    source,
+                })?;
+        }
+        last_seq = last_seq.max(entry.seq);
+        replayed += 1;
+    }
+    Ok(Replayed {
+        last_seq,
+        entries: replayed,
+        nonces,
+        relog,
+    })
+}
+
+/// Relog: a dead server's entries replayed here (`relog`) are appended to
+/// this server's WAL before the region serves, so once every region of the
+/// dead WAL has been reopened this way, nothing needs that WAL.
+async fn relog(
+    config: &RegionConfig,
+    env: &RegionEnv,
+    relog: &[WalEntry],
+) -> Result<(), RegionError> {
+    if relog.is_empty() {
+        return Ok(());
+    }
+    let entries: Vec<(u64, bytes::Bytes)> =
+        relog.iter().map(|e| (e.seq, e.payload.clone())).collect();
+    env.wal
+        .append_bulk(&config.region_id, &entries)
+        .await
+        .map_err(|source| RegionError::Wal {
+            region: config.region_id.clone(),
+            source,
+        })?;
+    tracing::info!(region = %config.region_id, entries = relog.len(), "entries of a dead server's WAL logged again");
+    Ok(())
+}
+
+/// Warm: L2 fills with the region's files in the background (the families
+/// that prefetch on open), then L1 from L2 while it has room, so the first
+/// reads after a restart find decoded blocks. None without a cache.
+fn start_prefetch(
+    env: &RegionEnv,
+    stores: &BTreeMap<Bytes, Store>,
+) -> Option<crate::cache::PrefetchHandle> {
+    env.cache.as_ref().map(|cache| {
+        let files = stores
+            .values()
+            .filter(|s| s.config.cache.prefetch_on_open)
+            .flat_map(|s| {
+                let policy = s.config.cache;
+                s.files()
+                    .iter()
+                    .map(move |f| crate::cache::PrefetchFile {
+                        path: f.entry.path.clone(),
+                        blocks: (0..f.reader.data_block_count())
+                            .filter_map(|i| f.reader.block_addr(i))
+                            .collect(),
+                        l1: Some(policy),
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        cache.prefetch_counted(files, env.prefetch_bytes_per_sec, env.block_sources.clone())
+    })
+}
+
+/// This region's random extra delay before a periodic flush, within the
+/// scheduler's jitter of its interval, so regions never flush all at once.
+fn flush_jitter_ms(env: &RegionEnv) -> i64 {
+    let interval_ms = env
+        .scheduler
+        .options()
+        .flush_interval
+        .map_or(0, |d| d.as_millis() as i64);
+    let jitter_span = (interval_ms as f64 * env.scheduler.options().jitter.clamp(0.0, 1.0)) as i64;
+    if jitter_span > 0 {
+        rand::random_range(0..jitter_span)
+    } else {
+        0
     }
 }

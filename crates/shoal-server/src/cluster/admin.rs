@@ -1,40 +1,49 @@
-//! Table changes in cluster mode. The master makes them: it reloads the
-//! catalog (a former master may have committed since), commits the change
-//! with create-if-absent (two masters cannot both commit a version), and
-//! serves nothing itself: the master's round assigns the new regions, or
-//! closes those no longer needed, and the call waits (bounded) until the
-//! cluster shows the result. Other servers answer NotMaster with the
-//! master's address, and the client sends the call there.
+//! Table changes in cluster mode, and the admin calls that act on the
+//! cluster (moves, the balancer, a split's registration). The master makes
+//! table changes: the host reloads the catalog (a former master may have
+//! committed since), commits the change with create-if-absent (two masters
+//! cannot both commit a version) and serves it (`host/catalog_sync.rs`);
+//! here the version is published in etcd, and the master serves nothing
+//! itself: its round assigns the new regions, or closes those no longer
+//! needed, and the call waits (bounded) until the cluster shows the result.
+//! Other servers answer NotMaster with the master's address, and the client
+//! sends the call there.
+//!
+//! These are [`ClusterState`]'s side of the host's seam
+//! (`crate::host::ClusterRole`, implemented in `seam.rs`).
 
-use super::Host;
-use crate::catalog::{CatalogStore, TableRecord};
+use super::ClusterState;
+use crate::catalog::{Catalog, RegionRecord, TableRecord};
 use crate::error::ServiceError;
+use crate::host::Host;
 use std::time::{Duration, Instant};
 
 /// Longest a table change waits for its regions to open or close.
 const SETTLE_DEADLINE: Duration = Duration::from_secs(30);
 
-impl Host {
-    /// Cluster mode: Err(NotMaster) unless this server is master.
+impl ClusterState {
+    /// Err(NotMaster) unless this server is master.
     pub(crate) fn require_master(&self) -> Result<(), ServiceError> {
-        match &self.inner.cluster {
-            Some(c) if !c.is_master() => Err(ServiceError::NotMaster(c.master_addr())),
-            _ => Ok(()),
+        if self.is_master() {
+            Ok(())
+        } else {
+            Err(ServiceError::NotMaster(self.master_addr()))
         }
     }
 
-    /// Cluster mode: reads the newest catalog version (another master may
-    /// have committed) and serves its tables.
-    pub(crate) async fn reload_catalog(
-        &self,
-        catalog: &mut CatalogStore,
-    ) -> Result<(), ServiceError> {
-        let fresh = CatalogStore::open(self.inner.env.bucket.clone()).await?;
-        if fresh.version() >= catalog.version() {
-            *catalog = fresh;
+    /// The master committed catalog `version`: published at once (not at
+    /// the next round), so a server told to reopen a region afterwards
+    /// reads this catalog first.
+    pub(crate) async fn publish_catalog(&self, version: u64) {
+        if let Some((etcd, prefix)) = self.etcd.get() {
+            let key = format!("{prefix}/catalog");
+            if let Err(e) = etcd
+                .put(key.as_bytes(), version.to_string().as_bytes(), 0)
+                .await
+            {
+                tracing::warn!(error = %e, "publishing the catalog version failed; the next round does");
+            }
         }
-        self.install_tables(catalog.current());
-        Ok(())
     }
 
     /// Cluster mode, on a server that is not master: reads the catalog
@@ -45,24 +54,21 @@ impl Host {
     /// checks: each waits for one that began after it asked. Bounded
     /// (500 ms); after a failure (etcd unreachable) reads skip the check
     /// for 2 s and answer from the catalog served here.
-    pub(crate) async fn catch_up_catalog(&self) {
-        let Some(state) = &self.inner.cluster else {
-            return;
-        };
-        if state.is_master() {
+    pub(crate) async fn catch_up_catalog(&self, host: &Host) {
+        if self.is_master() {
             return;
         }
-        let Some((etcd, prefix)) = state.etcd.get() else {
+        let Some((etcd, prefix)) = self.etcd.get() else {
             return;
         };
         use std::sync::atomic::Ordering;
-        let wanted = state.catalog_checks_begun.load(Ordering::SeqCst) + 1;
-        let mut checks = state.catalog_checks.lock().await;
+        let wanted = self.catalog_checks_begun.load(Ordering::SeqCst) + 1;
+        let mut checks = self.catalog_checks.lock().await;
         let (done, failed_at) = *checks;
         if done >= wanted || failed_at.is_some_and(|t| t.elapsed() < Duration::from_secs(2)) {
             return;
         }
-        let this = state.catalog_checks_begun.fetch_add(1, Ordering::SeqCst) + 1;
+        let this = self.catalog_checks_begun.fetch_add(1, Ordering::SeqCst) + 1;
         let key = format!("{prefix}/catalog");
         let check = async {
             let published = match etcd.get(key.as_bytes()).await {
@@ -72,9 +78,9 @@ impl Host {
                 Ok(None) => return true,
                 Err(_) => return false,
             };
-            let mut catalog = self.inner.catalog.lock().await;
+            let mut catalog = host.lock_catalog().await;
             if published > catalog.version()
-                && let Err(e) = self.reload_catalog(&mut catalog).await
+                && let Err(e) = host.reload_catalog(&mut catalog).await
             {
                 tracing::warn!(error = %e, "reading the catalog failed; the next round retries");
                 return false;
@@ -90,56 +96,11 @@ impl Host {
         *checks = (this, (!ok).then(Instant::now));
     }
 
-    /// The catalog version served now.
-    pub async fn catalog_version(&self) -> u64 {
-        self.inner.catalog.lock().await.version()
-    }
-
-    /// Cluster mode: commits `change` to the newest catalog, as master.
-    pub(crate) async fn commit_as_master(
-        &self,
-        change: impl FnOnce(&mut crate::catalog::Catalog) -> Result<(), ServiceError>,
-    ) -> Result<(), ServiceError> {
-        self.require_master()?;
-        let mut catalog = self.inner.catalog.lock().await;
-        self.reload_catalog(&mut catalog).await?;
-        let mut next = catalog.current().clone();
-        change(&mut next)?;
-        if let Err(e) = catalog.commit(next).await {
-            // A conflict: another master committed. Read it so the next
-            // call starts from it.
-            if let Ok(fresh) = CatalogStore::open(self.inner.env.bucket.clone()).await {
-                *catalog = fresh;
-            }
-            return Err(e.into());
-        }
-        self.install_tables(catalog.current());
-        let version = catalog.version();
-        drop(catalog);
-        // Published at once (not at the next round), so a server told to
-        // reopen a region afterwards reads this catalog first.
-        if let Some(state) = &self.inner.cluster
-            && let Some((etcd, prefix)) = state.etcd.get()
-        {
-            let key = format!("{prefix}/catalog");
-            if let Err(e) = etcd
-                .put(key.as_bytes(), version.to_string().as_bytes(), 0)
-                .await
-            {
-                tracing::warn!(error = %e, "publishing the catalog version failed; the next round does");
-            }
-        }
-        Ok(())
-    }
-
     /// Cluster mode: every serving region of `record` is reopened where it
     /// is (its owner flushes and closes it, the master gives it back, it
     /// opens with the catalog as it is now); waits (bounded) for all.
-    pub(crate) async fn reopen_in_cluster(&self, record: &TableRecord) -> Result<(), ServiceError> {
-        let Some(state) = &self.inner.cluster else {
-            return Ok(());
-        };
-        let Some((etcd, prefix)) = state.etcd.get() else {
+    pub(crate) async fn reopen(&self, record: &TableRecord) -> Result<(), ServiceError> {
+        let Some((etcd, prefix)) = self.etcd.get() else {
             return Err(ServiceError::Unavailable(
                 "not connected to etcd yet".into(),
             ));
@@ -170,7 +131,7 @@ impl Host {
         }
         let start = Instant::now();
         while start.elapsed() < SETTLE_DEADLINE {
-            let d = state.directory();
+            let d = self.directory();
             if before
                 .iter()
                 .all(|(id, epoch)| d.owners.get(id).is_some_and(|o| o.open && o.epoch > *epoch))
@@ -186,12 +147,9 @@ impl Host {
     /// Waits until every region of `table` is served (`open`) or none is
     /// (`!open`), as the cluster's records show; false on the deadline.
     pub(crate) async fn settle(&self, record: &TableRecord, open: bool) -> bool {
-        let Some(state) = &self.inner.cluster else {
-            return true;
-        };
         let start = Instant::now();
         while start.elapsed() < SETTLE_DEADLINE {
-            let d = state.directory();
+            let d = self.directory();
             let done = record.regions.iter().all(|r| {
                 let served = d.owners.get(&r.id).is_some_and(|o| o.open);
                 served == open
@@ -207,19 +165,14 @@ impl Host {
 
     /// Cluster mode: moves `region` to server `to` (empty: the least loaded
     /// other server) and waits (bounded) until it serves there.
-    pub async fn move_region(&self, region: &str, to: &str) -> Result<String, ServiceError> {
-        let Some(state) = &self.inner.cluster else {
-            return Err(ServiceError::FailedPrecondition(
-                "moving a region needs cluster mode: a single server serves every region".into(),
-            ));
-        };
+    pub(crate) async fn move_region(&self, region: &str, to: &str) -> Result<String, ServiceError> {
         self.require_master()?;
-        let Some((etcd, prefix)) = state.etcd.get() else {
+        let Some((etcd, prefix)) = self.etcd.get() else {
             return Err(ServiceError::Unavailable(
                 "not connected to etcd yet".into(),
             ));
         };
-        let d = state.directory();
+        let d = self.directory();
         let Some(owner) = d.owners.get(region) else {
             return Err(ServiceError::InvalidArgument(format!(
                 "no region {region:?} is assigned (see status 'detailed')"
@@ -250,7 +203,7 @@ impl Host {
             .map_err(ServiceError::FailedPrecondition)?;
         let start = Instant::now();
         while start.elapsed() < SETTLE_DEADLINE {
-            if state
+            if self
                 .owner(region)
                 .is_some_and(|o| o.name == target && o.open)
             {
@@ -264,14 +217,9 @@ impl Host {
     }
 
     /// Cluster mode: turns the balancer on or off; returns the former state.
-    pub async fn balance_switch(&self, on: bool) -> Result<bool, ServiceError> {
-        let Some(state) = &self.inner.cluster else {
-            return Err(ServiceError::FailedPrecondition(
-                "the balancer needs cluster mode".into(),
-            ));
-        };
+    pub(crate) async fn balance_switch(&self, on: bool) -> Result<bool, ServiceError> {
         self.require_master()?;
-        let Some((etcd, prefix)) = state.etcd.get() else {
+        let Some((etcd, prefix)) = self.etcd.get() else {
             return Err(ServiceError::Unavailable(
                 "not connected to etcd yet".into(),
             ));
@@ -286,37 +234,9 @@ impl Host {
         etcd.put(key.as_bytes(), if on { b"on" } else { b"off" }, 0)
             .await
             .map_err(unavailable)?;
-        state
-            .balancer_on
+        self.balancer_on
             .store(on, std::sync::atomic::Ordering::Relaxed);
         Ok(previous)
-    }
-
-    /// Cluster mode: every live server with the regions it serves (as the
-    /// last round saw the records); empty on a single node.
-    pub fn cluster_servers(&self) -> Vec<shoal_proto::v1::ClusterServer> {
-        let Some(state) = &self.inner.cluster else {
-            return Vec::new();
-        };
-        let d = state.directory();
-        d.servers
-            .iter()
-            .map(|s| {
-                let mut ids: Vec<String> = d
-                    .owners
-                    .iter()
-                    .filter(|(_, o)| o.open && o.name == s.name)
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                ids.sort();
-                shoal_proto::v1::ClusterServer {
-                    name: s.name.clone(),
-                    addr: s.addr.clone(),
-                    regions: ids.len() as u32,
-                    region_ids: ids,
-                }
-            })
-            .collect()
     }
 
     /// Cluster mode, on the master: registers the split of `parent` (served
@@ -325,20 +245,16 @@ impl Host {
     /// the catalog, then the parent's record goes: a master that dies
     /// midway leaves either the parent served (children records of regions
     /// the catalog does not have are retired) or both children.
-    pub async fn register_split(
+    pub(crate) async fn register_split(
         &self,
+        host: &Host,
         server: &str,
         table: &str,
         parent: &str,
-        children: Vec<crate::catalog::RegionRecord>,
+        children: Vec<RegionRecord>,
     ) -> Result<(), ServiceError> {
-        let Some(state) = &self.inner.cluster else {
-            return Err(ServiceError::FailedPrecondition(
-                "registering a split needs cluster mode".into(),
-            ));
-        };
         self.require_master()?;
-        let Some((etcd, prefix)) = state.etcd.get() else {
+        let Some((etcd, prefix)) = self.etcd.get() else {
             return Err(ServiceError::Unavailable(
                 "not connected to etcd yet".into(),
             ));
@@ -364,7 +280,7 @@ impl Host {
                 "a split has two children".into(),
             ));
         }
-        let _exclusive = state.master_work.lock().await;
+        let _exclusive = self.master_work.lock().await;
         for c in &children {
             let child = Assignment {
                 v: 1,
@@ -390,7 +306,7 @@ impl Host {
             }
         }
         let parent_id = parent.to_owned();
-        self.commit_as_master(|next| {
+        host.commit_as_master(|next| {
             let t = next
                 .table_mut(table)
                 .ok_or_else(|| ServiceError::NoSuchTable(table.to_string()))?;
@@ -422,13 +338,60 @@ impl Host {
         Ok(())
     }
 
-    /// Refuses a table change cluster mode does not make yet.
-    pub(crate) fn not_in_cluster_mode(&self, what: &str) -> Result<(), ServiceError> {
-        if self.inner.cluster.is_some() {
-            return Err(ServiceError::FailedPrecondition(format!(
-                "{what} is not available in cluster mode yet (see docs/cluster.md)"
-            )));
+    /// On the owner of a region that split: has the master register the
+    /// children (this server when it is master, else over gRPC), then has
+    /// `host` read the catalog that lists them.
+    pub(crate) async fn register_split_with_master(
+        &self,
+        host: &Host,
+        table: &str,
+        parent: &str,
+        children: &[RegionRecord],
+    ) -> Result<Catalog, ServiceError> {
+        if self.is_master() {
+            self.register_split(host, &self.name, table, parent, children.to_vec())
+                .await?;
+        } else {
+            let master = self.master_addr().ok_or_else(|| {
+                ServiceError::Unavailable("no master to register a split with".into())
+            })?;
+            let channel = crate::security::peer::connect(
+                host.config(),
+                &master,
+                std::time::Duration::from_secs(30),
+            )
+            .await
+            .map_err(|e| ServiceError::Unavailable(format!("the master: {e}")))?;
+            let mut admin = shoal_proto::v1::admin_client::AdminClient::new(channel);
+            let security = host.security().clone();
+            admin
+                .register_split(crate::security::peer::authorize(
+                    &security,
+                    tonic::Request::new(shoal_proto::v1::RegisterSplitRequest {
+                        server: self.name.clone(),
+                        table: table.to_owned(),
+                        parent: parent.to_owned(),
+                        children: children
+                            .iter()
+                            .map(|c| shoal_proto::v1::SplitChildSpec {
+                                id: c.id.clone(),
+                                dir: c.dir.clone(),
+                                start_row: c.start_row.to_vec(),
+                                end_row: c.end_row.to_vec(),
+                            })
+                            .collect(),
+                    }),
+                ))
+                .await
+                .map_err(|s| {
+                    ServiceError::Unavailable(format!(
+                        "the master refused or lost the split: {}",
+                        s.message()
+                    ))
+                })?;
         }
-        Ok(())
+        let mut catalog = host.lock_catalog().await;
+        host.reload_catalog(&mut catalog).await?;
+        Ok(catalog.current().clone())
     }
 }
