@@ -169,23 +169,11 @@ impl ServiceError {
     }
 }
 
-/// Longest name (table, family, row) quoted in an error message, in chars.
-const SHOWN_CHARS: usize = 64;
 /// Longest error message sent to a client, in bytes: messages travel in a
 /// response header, and clients limit header sizes (8 KiB and less).
 const MAX_MESSAGE_BYTES: usize = 1024;
 
-/// `name` quoted for an error message, cut to a bounded length: a request
-/// naming a 10,000-character table gets a short answer.
-pub fn shown(name: &str) -> String {
-    let mut chars = name.chars();
-    let head: String = chars.by_ref().take(SHOWN_CHARS).collect();
-    if chars.next().is_none() {
-        format!("{name:?}")
-    } else {
-        format!("{head:?}… ({} bytes)", name.len())
-    }
-}
+pub use crate::text::shown;
 
 /// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
 fn bounded(mut message: String) -> String {

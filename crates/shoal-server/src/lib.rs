@@ -29,7 +29,7 @@ pub mod process_cpu;
 pub mod proto_convert;
 pub mod security;
 pub mod serve;
-pub mod status;
+pub mod text;
 pub mod thrift;
 
 pub use config::ServerConfig;

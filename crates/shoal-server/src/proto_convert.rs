@@ -5,7 +5,7 @@
 
 use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, ImcName, TableRecord};
 use crate::error::ServiceError;
-use crate::status::RegionView;
+use crate::metrics::status::RegionView;
 use bytes::Bytes;
 use shoal_proto::v1 as pb;
 use shoal_storage::region::{

@@ -11,8 +11,8 @@
 
 use bytes::Bytes;
 use shoal_server::http::{HttpState, router};
+use shoal_server::metrics::status::{RegionView, StatusView, TableView};
 use shoal_server::metrics::{History, RequestMetrics, RequestOp};
-use shoal_server::status::{RegionView, StatusView, TableView};
 use shoal_storage::cache::{CacheMetricsSnapshot, DiskCacheMetrics, PoolSnapshot};
 use shoal_storage::object::{LATENCY_BUCKETS, LatencySnapshot, ObjectMetricsSnapshot, OpSnapshot};
 use shoal_storage::wal::WalMetricsSnapshot;
@@ -185,7 +185,7 @@ fn view(step: u64) -> StatusView {
         compactions: 4,
         splits: 2,
         cluster: None,
-        write: shoal_server::status::WritePathView::default(),
+        write: shoal_server::metrics::status::WritePathView::default(),
     }
 }
 

@@ -210,7 +210,7 @@ impl FamilySchema {
     /// Checks the settings; the error names the setting.
     pub fn validate(&self) -> Result<(), String> {
         shoal_storage::region::config::validate_family_name(self.name.as_bytes())
-            .map_err(|e| format!("family name {} {e}", crate::error::shown(&self.name)))?;
+            .map_err(|e| format!("family name {} {e}", crate::text::shown(&self.name)))?;
         if self.max_versions == 0 {
             return Err(format!("family {}: VERSIONS must be at least 1", self.name));
         }
@@ -329,7 +329,7 @@ pub fn validate_table_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 128 {
         return Err(format!(
             "table name {} must be 1 to 128 characters long",
-            crate::error::shown(name)
+            crate::text::shown(name)
         ));
     }
     if name.starts_with('.') || name.starts_with('-') {

@@ -13,8 +13,8 @@
 use super::ClusterState;
 use crate::config::ServerConfig;
 pub use crate::host::{MAX_PEER_BLOCKS, MAX_PEER_BYTES};
+pub use crate::metrics::status::PeerCallStats;
 use crate::security::Security;
-pub use crate::status::PeerCallStats;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use shoal_proto::v1 as pb;

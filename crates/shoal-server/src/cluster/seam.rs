@@ -8,7 +8,7 @@ use super::ClusterState;
 use crate::catalog::{Catalog, RegionRecord, TableRecord};
 use crate::error::ServiceError;
 use crate::host::{ClusterRole, Host, LiveTable, NativeCluster, RegionLocation, RegionOwnership};
-use crate::status::ClusterView;
+use crate::metrics::status::ClusterView;
 use futures::future::BoxFuture;
 
 impl RegionOwnership for ClusterState {

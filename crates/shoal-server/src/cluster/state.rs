@@ -4,7 +4,7 @@
 //! (its lease, by its own clock), who serves each region, who is master,
 //! and the cluster's counters.
 
-pub use crate::status::{Failover, ServerView};
+pub use crate::metrics::status::{Failover, ServerView};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{RwLock, Weak};

@@ -6,7 +6,7 @@
 
 use super::ClusterState;
 use crate::host::{LiveTable, NativeCluster, RegionLocation, Slot};
-use crate::status::ClusterView;
+use crate::metrics::status::ClusterView;
 use std::sync::atomic::Ordering::Relaxed;
 
 impl ClusterState {

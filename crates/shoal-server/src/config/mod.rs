@@ -31,7 +31,7 @@ pub use limits::LimitsSection;
 pub use memstore::{MemstoreSection, machine_memory};
 pub use object_store::ObjectStoreSection;
 pub use regions::RegionsSection;
-pub use security::{AuthSection, TlsListenerName, TlsSection};
+pub use security::{AuthSection, TlsListenerName, TlsSection, valid_user};
 pub use server::ServerSection;
 pub use shoal_storage::object::Emulation;
 pub use thrift::{ThriftProtocol, ThriftSection, ThriftTransport};

@@ -149,11 +149,7 @@ impl AuthSection {
                     .into(),
             ));
         }
-        if let Some(bad) = self
-            .superusers
-            .iter()
-            .find(|u| !crate::security::tokens::valid_user(u))
-        {
+        if let Some(bad) = self.superusers.iter().find(|u| !valid_user(u)) {
             return Err((
                 "auth.superusers",
                 format!("{bad:?} is not a user name (letters, digits and `_ - . @`)"),
@@ -167,15 +163,13 @@ impl AuthSection {
                     .into(),
             ));
         }
-        if !self.thrift_user.is_empty() && !crate::security::tokens::valid_user(&self.thrift_user) {
+        if !self.thrift_user.is_empty() && !valid_user(&self.thrift_user) {
             return Err((
                 "auth.thrift_user",
                 format!("{:?} is not a user name", self.thrift_user),
             ));
         }
-        if !self.hbase_rpc_user.is_empty()
-            && !crate::security::tokens::valid_user(&self.hbase_rpc_user)
-        {
+        if !self.hbase_rpc_user.is_empty() && !valid_user(&self.hbase_rpc_user) {
             return Err((
                 "auth.hbase_rpc_user",
                 format!("{:?} is not a user name", self.hbase_rpc_user),
@@ -191,4 +185,14 @@ impl AuthSection {
         }
         Ok(())
     }
+}
+
+/// True if `user` is a name a token file and a grant may hold: 1 to 128
+/// characters of letters, digits and `_ - . @`.
+pub fn valid_user(user: &str) -> bool {
+    !user.is_empty()
+        && user.len() <= 128
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
 }

@@ -13,7 +13,7 @@
 use super::{Host, LiveTable, NativeCluster, RegionLocation};
 use crate::catalog::{Catalog, RegionRecord, TableRecord};
 use crate::error::ServiceError;
-use crate::status::ClusterView;
+use crate::metrics::status::ClusterView;
 use futures::future::BoxFuture;
 
 /// This server as a member of a cluster, as the host asks it.

@@ -44,7 +44,7 @@ use crate::catalog::{CatalogStore, RegionRecord, TableRecord};
 use crate::config::{ServerConfig, WalBackendName};
 use crate::error::ServiceError;
 use crate::metrics::RequestMetrics;
-use crate::status::{RegionView, StatusView, TableView, WritePathView};
+use crate::metrics::status::{RegionView, StatusView, TableView, WritePathView};
 use bytes::Bytes;
 use shoal_storage::background::Background;
 use shoal_storage::cache::{BlockCache, CacheConfig, DiskCache, DiskCacheConfig, L2};

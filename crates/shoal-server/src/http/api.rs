@@ -3,7 +3,7 @@
 
 use super::format::{ratio, to_string_binary};
 use crate::metrics::Point;
-use crate::status::StatusView;
+use crate::metrics::status::StatusView;
 use serde_json::{Value, json};
 
 /// The JSON document served at `/api/status`.

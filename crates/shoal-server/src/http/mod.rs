@@ -10,8 +10,8 @@ mod page;
 pub use api::status_json;
 pub use page::render as render_page;
 
+use crate::metrics::status::StatusView;
 use crate::metrics::{ConnectionMetrics, History};
-use crate::status::StatusView;
 use axum::Router;
 use axum::extract::State;
 use axum::http::header;

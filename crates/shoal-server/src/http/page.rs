@@ -6,8 +6,8 @@
 use super::chart::{Scale, Series, line_chart};
 use super::format::esc;
 use super::format::{bytes, count, pct, ratio, to_string_binary, uptime};
+use crate::metrics::status::StatusView;
 use crate::metrics::{LATENCY_BOUNDS_US, OpFigures, Point};
-use crate::status::StatusView;
 use shoal_storage::cache::{CacheMetricsSnapshot, PoolSnapshot};
 use std::fmt::Write as _;
 

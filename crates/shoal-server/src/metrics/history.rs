@@ -3,7 +3,7 @@
 //! previous sample. Time comes from the view's uptime, so samples of
 //! synthetic views are as good as live ones.
 
-use crate::status::StatusView;
+use crate::metrics::status::StatusView;
 use shoal_storage::object::Op;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

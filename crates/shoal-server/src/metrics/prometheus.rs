@@ -7,7 +7,7 @@
 
 use super::connections::{CloseReason, ConnectionMetricsSnapshot, Listener};
 use super::requests::LATENCY_BOUNDS_US;
-use crate::status::StatusView;
+use crate::metrics::status::StatusView;
 use shoal_storage::cache::{CacheMetricsSnapshot, PoolSnapshot};
 use shoal_storage::object::LatencySnapshot;
 use std::fmt::Write as _;
@@ -122,7 +122,7 @@ pub fn render(view: &StatusView) -> String {
     o.0
 }
 
-fn cluster(o: &mut Out, c: &crate::status::ClusterView) {
+fn cluster(o: &mut Out, c: &crate::metrics::status::ClusterView) {
     for (name, kind, help, value) in [
         (
             "shoal_cluster_failovers_total",
@@ -806,7 +806,7 @@ fn regions(o: &mut Out, v: &StatusView) {
         let labels = [("stage", s.stage.as_str())];
         o.histogram(name, &labels, &wal_bounds(h.len(), 1e6), h, sum);
     }
-    type Field = fn(&crate::status::RegionView) -> Option<f64>;
+    type Field = fn(&crate::metrics::status::RegionView) -> Option<f64>;
     let per_region: [(&str, &str, Field); 3] = [
         (
             "shoal_region_size_bytes",

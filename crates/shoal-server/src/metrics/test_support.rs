@@ -1,8 +1,8 @@
 //! Test helpers of the metrics and HTTP modules: a synthetic [`StatusView`]
 //! and a strict reader of the Prometheus text format.
 
+use crate::metrics::status::{RegionView, StatusView, TableView};
 use crate::metrics::{RequestMetrics, RequestOp};
-use crate::status::{RegionView, StatusView, TableView};
 use shoal_storage::cache::{CacheMetricsSnapshot, DiskCacheMetrics, PoolSnapshot};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -90,14 +90,14 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
         flushes: 3,
         compactions: 1,
         splits: 0,
-        cluster: Some(crate::status::ClusterView {
+        cluster: Some(crate::metrics::status::ClusterView {
             name: "s1".into(),
             is_master: true,
             lease_held: true,
             failovers: (2, 150),
             ..Default::default()
         }),
-        write: crate::status::WritePathView {
+        write: crate::metrics::status::WritePathView {
             memstore_limit: 1 << 30,
             flush_watermark: 1 << 29,
             blocked_writes: 2,

@@ -56,15 +56,7 @@ pub fn generate() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// True if `user` is a name a token file and a grant may hold: 1 to 128
-/// characters of letters, digits and `_ - . @`.
-pub fn valid_user(user: &str) -> bool {
-    !user.is_empty()
-        && user.len() <= 128
-        && user
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
-}
+pub use crate::config::valid_user;
 
 impl Tokens {
     /// Reads a token file.

@@ -425,12 +425,10 @@ fn build(name: &str, at: usize, args: Vec<(usize, Arg)>) -> Result<Filter, Filte
                 exclude: name == "SingleColumnValueExcludeFilter",
             }
         }
-        "TimestampsFilter" => {
-            Filter::Timestamps {
-                ts: (0..args.len()).map(number).collect::<Result<_, _>>()?,
-                can_hint: false,
-            }
-        }
+        "TimestampsFilter" => Filter::Timestamps {
+            ts: (0..args.len()).map(number).collect::<Result<_, _>>()?,
+            can_hint: false,
+        },
         "RandomRowFilter" => {
             count(1)?;
             let p = match &args[0] {
