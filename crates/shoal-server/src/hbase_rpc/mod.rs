@@ -28,9 +28,11 @@ mod filters;
 mod listener;
 mod master;
 mod meta;
+mod multi;
 mod names;
 mod region_admin;
 mod relay;
+mod scan_call;
 mod scanners;
 pub mod wire;
 
