@@ -42,7 +42,7 @@ pub use footprint::Footprint;
 pub use metrics::{CacheMetricsSnapshot, PoolSnapshot};
 pub use peer::{PeerAnswer, PeerAsk, PeerSnapshot, PeerTier};
 pub use prefetch::{PrefetchFile, PrefetchHandle, PrefetchProgress};
-pub use row_bundle::{RowBundle, RowBundleError};
+pub use row_bundle::{HandedRow, RowBundle, RowBundleError};
 use sources::Source;
 pub use sources::{BlockSources, BlockSourcesSnapshot};
 

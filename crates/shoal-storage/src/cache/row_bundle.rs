@@ -30,10 +30,22 @@
 
 use super::rows::{CachedRow, Span};
 use crate::cell::CellType;
-use crate::region::HandedRow;
 use crate::sst::varint::{get_varint, put_varint};
 use bytes::{BufMut, Bytes};
 use std::sync::Arc;
+
+/// A row-cache entry in the per-cell form that servers of earlier versions
+/// hand over (`RowBundle::from_rows`, `RowBundle::to_rows`): the newest
+/// version of every column of `row` stamped at or after `from`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandedRow {
+    /// The row.
+    pub row: Bytes,
+    /// The entry answers gets of versions stamped at or after this.
+    pub from: i64,
+    /// Its cells, in order.
+    pub cells: Vec<crate::cell::Cell>,
+}
 
 const MAGIC: &[u8; 4] = b"SHRB";
 const VERSION: u8 = 1;

@@ -26,23 +26,11 @@
 
 use super::config::FamilyConfig;
 use super::ops::{Get, TimeRange};
+pub use crate::cache::HandedRow;
 use crate::cache::{BlockCache, CachedRow, RowBundle, RowBundleError};
 use crate::cell::Cell;
 use bytes::Bytes;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// A row-cache entry in the per-cell form that servers of earlier versions
-/// hand over (`RowBundle::from_rows`, `RowBundle::to_rows`): the newest
-/// version of every column of `row` stamped at or after `from`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HandedRow {
-    /// The row.
-    pub row: Bytes,
-    /// The entry answers gets of versions stamped at or after this.
-    pub from: i64,
-    /// Its cells, in order.
-    pub cells: Vec<Cell>,
-}
 
 /// Stripes of write marks per region.
 const STRIPES: usize = 64;
