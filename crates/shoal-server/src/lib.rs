@@ -2,14 +2,21 @@
 //! splits, background work), the gRPC API and the HTTP surface (metrics and
 //! status page).
 //!
-//! Layout: `config` (the TOML settings), `catalog` (durable table records),
-//! `host` (open regions, routing, admin operations, splits), `grpc` (the
-//! `Data` and `Admin` services over `host`), `metrics` + `http` + `status`
-//! (what the server reports), `listen` (accept loops, connection timeouts
-//! and caps), `serve` (start, listen, graceful shutdown), `thrift` (HBase's Thrift1
-//! gateway over `host`, for happybase), `hbase_rpc` (HBase's native RPC over
-//! `host`, for the Java client), `security` (tokens, permissions,
-//! audit, TLS; checked in `host::access`).
+//! Layout, from the top floor down (every module imports only modules
+//! below it; `docs/server.md`, "How the crate is laid out"): `serve`
+//! (start, listen, graceful shutdown); the front doors `hbase_rpc`
+//! (HBase's native RPC, for the Java client), `thrift` (HBase's Thrift1
+//! gateway, for happybase), `grpc` (the `Data` and `Admin` services) and
+//! `frames` (the framed transport), each calling the host through
+//! `host::access`; `listen` (sockets, accept loops, caps, and the one
+//! pipelined call loop the framed transport and the native RPC share);
+//! `cluster` (cluster mode: the node's loop, opening and closing assigned
+//! regions, the lease behind the host's seams); `admission` (the request
+//! budget); `host` (routing, tables, the storage environment, and the
+//! seams cluster mode plugs into); `security`, `metrics` (with the status
+//! view) and `http` (what the server checks, counts and shows); and at the
+//! ground `catalog` (durable table records), `config` (the TOML settings),
+//! `error` and `text`.
 
 pub mod admission;
 pub mod catalog;
