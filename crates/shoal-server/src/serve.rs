@@ -14,6 +14,7 @@ use shoal_proto::v1::data_server::DataServer;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 /// Why a server could not start.
@@ -74,79 +75,191 @@ impl std::fmt::Debug for RunningServer {
 
 /// Binds, opens and starts serving.
 pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
-    let bind = |addr: SocketAddr, what: &'static str| async move {
-        tokio::net::TcpListener::bind(addr)
+    let native_caller = crate::security::Security::hbase_rpc_caller_for(&config.auth);
+    let listeners = Listeners::bind(&config, native_caller.is_some()).await?;
+    listeners.warn_if_exposed(&config);
+    let native_identity = listeners.native_identity(&config);
+    let (host, node) = open_host(config, listeners.grpc.addr, native_identity.as_ref()).await?;
+    let (grpc_addr, http_addr) = (listeners.grpc.addr, listeners.http.addr);
+    let thrift_addr = listeners.thrift.as_ref().map(|b| b.addr);
+    let hbase_rpc_addr = listeners.hbase_rpc.as_ref().map(|b| b.addr);
+    // After the host opened: the open-files limit the cap is fitted to is
+    // the one the server runs with.
+    let connection_metrics = Arc::new(ConnectionMetrics::default());
+    let (stop, stopped) = watch::channel(false);
+    let shared = Shared {
+        connections: Connections::new(
+            ConnectionPolicy::from_config(&host.config().server),
+            connection_metrics.clone(),
+        ),
+        stopped,
+        serving: serving_threads(&host)?,
+    };
+
+    let mut servers = vec![spawn_grpc(&host, listeners.grpc.listener, &shared)];
+    let (router, sampler) = http_router(&host, connection_metrics.clone());
+    if let Some(thrift) = listeners.thrift {
+        servers.push(spawn_thrift(&host, thrift.listener, &shared));
+    }
+    if let (Some(hbase_rpc), Some(me), Some(caller)) =
+        (listeners.hbase_rpc, native_identity, native_caller)
+    {
+        servers.push(spawn_hbase_rpc(
+            &host,
+            hbase_rpc.listener,
+            me,
+            caller,
+            &shared,
+        ));
+    }
+    servers.push(crate::listen::serve_http(
+        listeners.http.listener,
+        router,
+        shared.connections,
+        shared.stopped,
+        host.security().tls().cloned(),
+    ));
+    let periodic = vec![
+        sampler,
+        host.spawn_background(),
+        reload_on_sighup(host.security().clone()),
+    ];
+    Ok(RunningServer {
+        grpc_addr,
+        http_addr,
+        thrift_addr,
+        hbase_rpc_addr,
+        host,
+        stop,
+        connections: connection_metrics,
+        servers,
+        periodic,
+        node,
+        serving: shared.serving,
+    })
+}
+
+/// A bound listener and the address it got.
+struct Bound {
+    listener: tokio::net::TcpListener,
+    addr: SocketAddr,
+}
+
+impl Bound {
+    /// Binds `addr` for the `what` listener (gRPC, HTTP, ...).
+    async fn listen(addr: SocketAddr, what: &'static str) -> Result<TcpListener, ServeError> {
+        TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, what, source })
-    };
-    let grpc_listener = bind(config.server.grpc_addr, "gRPC").await?;
-    let http_listener = bind(config.server.http_addr, "HTTP").await?;
-    let grpc_addr = grpc_listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind {
-            addr: config.server.grpc_addr,
-            what: "gRPC",
-            source,
-        })?;
-    let http_addr = http_listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind {
-            addr: config.server.http_addr,
-            what: "HTTP",
-            source,
-        })?;
-    let thrift_listener = if config.thrift.enabled {
-        Some(bind(config.thrift.addr, "Thrift").await?)
-    } else {
-        None
-    };
-    let thrift_addr = match &thrift_listener {
-        Some(l) => Some(l.local_addr().map_err(|source| ServeError::Bind {
-            addr: config.thrift.addr,
-            what: "Thrift",
-            source,
-        })?),
-        None => None,
-    };
-    let native_caller = crate::security::Security::hbase_rpc_caller_for(&config.auth);
-    if config.hbase_rpc.enabled && native_caller.is_none() {
-        tracing::warn!(
-            "auth is on and auth.hbase_rpc_user is not set: HBase's native RPC port stays closed"
-        );
     }
-    let hbase_rpc_listener = match (&native_caller, config.hbase_rpc.enabled) {
-        (Some(_), true) => Some(bind(config.hbase_rpc.addr, "HBase native RPC").await?),
-        _ => None,
-    };
-    let hbase_rpc_addr = match &hbase_rpc_listener {
-        Some(l) => Some(l.local_addr().map_err(|source| ServeError::Bind {
-            addr: config.hbase_rpc.addr,
-            what: "HBase native RPC",
-            source,
-        })?),
-        None => None,
-    };
-    {
+
+    /// `listener`, bound to `addr` for `what`, with the address it got
+    /// (the port chosen when `addr` asked for any).
+    fn new(
+        listener: TcpListener,
+        addr: SocketAddr,
+        what: &'static str,
+    ) -> Result<Bound, ServeError> {
+        let local =
+            listener
+                .local_addr()
+                .map_err(|source| ServeError::Bind { addr, what, source })?;
+        Ok(Bound {
+            listener,
+            addr: local,
+        })
+    }
+
+    /// Binds `addr` for `what`: the listener and the address it got.
+    async fn bind(addr: SocketAddr, what: &'static str) -> Result<Bound, ServeError> {
+        Bound::new(Bound::listen(addr, what).await?, addr, what)
+    }
+}
+
+/// The listeners a server serves on.
+struct Listeners {
+    grpc: Bound,
+    http: Bound,
+    /// None: `thrift.enabled` is false.
+    thrift: Option<Bound>,
+    /// None: `hbase_rpc.enabled` is false, or no caller is configured for
+    /// it (auth is on without `auth.hbase_rpc_user`).
+    hbase_rpc: Option<Bound>,
+}
+
+impl Listeners {
+    /// Binds gRPC and HTTP, then Thrift and HBase's native RPC if they are
+    /// on (the native RPC also needs a caller its calls act as: warned
+    /// about when it is missing).
+    async fn bind(config: &ServerConfig, native_caller: bool) -> Result<Listeners, ServeError> {
+        let grpc = Bound::listen(config.server.grpc_addr, "gRPC").await?;
+        let http = Bound::listen(config.server.http_addr, "HTTP").await?;
+        let grpc = Bound::new(grpc, config.server.grpc_addr, "gRPC")?;
+        let http = Bound::new(http, config.server.http_addr, "HTTP")?;
+        let thrift = if config.thrift.enabled {
+            Some(Bound::bind(config.thrift.addr, "Thrift").await?)
+        } else {
+            None
+        };
+        if config.hbase_rpc.enabled && !native_caller {
+            tracing::warn!(
+                "auth is on and auth.hbase_rpc_user is not set: HBase's native RPC port stays closed"
+            );
+        }
+        let hbase_rpc = if native_caller && config.hbase_rpc.enabled {
+            Some(Bound::bind(config.hbase_rpc.addr, "HBase native RPC").await?)
+        } else {
+            None
+        };
+        Ok(Listeners {
+            grpc,
+            http,
+            thrift,
+            hbase_rpc,
+        })
+    }
+
+    /// Warns about each listener reachable from other hosts without TLS
+    /// or without auth.
+    fn warn_if_exposed(&self, config: &ServerConfig) {
         use crate::config::TlsListenerName as L;
         let (tls, auth) = (&config.tls, config.auth.enabled);
-        crate::listen::warn_if_exposed(grpc_addr, "gRPC", tls.covers(L::Grpc), auth);
-        crate::listen::warn_if_exposed(http_addr, "HTTP", tls.covers(L::Http), auth);
-        if let Some(a) = thrift_addr {
-            crate::listen::warn_if_exposed(a, "Thrift", tls.covers(L::Thrift), auth);
+        crate::listen::warn_if_exposed(self.grpc.addr, "gRPC", tls.covers(L::Grpc), auth);
+        crate::listen::warn_if_exposed(self.http.addr, "HTTP", tls.covers(L::Http), auth);
+        if let Some(b) = &self.thrift {
+            crate::listen::warn_if_exposed(b.addr, "Thrift", tls.covers(L::Thrift), auth);
         }
-        if let Some(a) = hbase_rpc_addr {
-            crate::listen::warn_if_exposed(a, "HBase native RPC", tls.covers(L::HbaseRpc), auth);
+        if let Some(b) = &self.hbase_rpc {
+            crate::listen::warn_if_exposed(
+                b.addr,
+                "HBase native RPC",
+                tls.covers(L::HbaseRpc),
+                auth,
+            );
         }
     }
-    let native_identity = hbase_rpc_addr
-        .map(|a| crate::hbase_rpc::ServerIdentity::new(&config.hbase_rpc.advertise_addr, a));
+
+    /// How this server names itself to HBase's clients (None without the
+    /// native RPC listener).
+    fn native_identity(&self, config: &ServerConfig) -> Option<crate::hbase_rpc::ServerIdentity> {
+        self.hbase_rpc.as_ref().map(|b| {
+            crate::hbase_rpc::ServerIdentity::new(&config.hbase_rpc.advertise_addr, b.addr)
+        })
+    }
+}
+
+/// Opens the host (storage, catalog, regions): alone, or in cluster mode
+/// after joining the cluster (whose node then runs); then records the
+/// address clients reach it at.
+async fn open_host(
+    config: ServerConfig,
+    grpc_addr: SocketAddr,
+    native_identity: Option<&crate::hbase_rpc::ServerIdentity>,
+) -> Result<(Host, Option<crate::cluster::ClusterNode>), ServeError> {
     let (host, node) = match config.cluster.clone() {
         None => (Host::open(config).await?, None),
         Some(section) => {
-            let native = native_identity
-                .as_ref()
-                .map(|m| m.address())
-                .unwrap_or_default();
+            let native = native_identity.map(|m| m.address()).unwrap_or_default();
             let joined = crate::cluster::join(&section, grpc_addr, &native).await?;
             let state = joined.state.clone();
             let run = joined.wal_run.clone();
@@ -159,17 +272,29 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         Some(c) if !c.advertise_addr.is_empty() => c.advertise_addr.clone(),
         _ => grpc_addr.to_string(),
     });
-    // After the host opened: the open-files limit the cap is fitted to is
-    // the one the server runs with.
-    let connection_metrics = Arc::new(ConnectionMetrics::default());
-    let connections = Connections::new(
-        ConnectionPolicy::from_config(&host.config().server),
-        connection_metrics.clone(),
-    );
-    let (stop, stopped) = watch::channel(false);
-    let mut servers = Vec::new();
-    let mut periodic = Vec::new();
+    Ok((host, node))
+}
 
+/// What every listener's server is given: the connection cap and
+/// counters, the stop signal, and the threads connections are served on.
+struct Shared {
+    connections: Arc<Connections>,
+    stopped: watch::Receiver<bool>,
+    serving: Option<Arc<crate::listen::ServingThreads>>,
+}
+
+/// Starts the threads gRPC connections are served on (None: served on
+/// the runtime, `server.serving_threads` is 0).
+fn serving_threads(host: &Host) -> Result<Option<Arc<crate::listen::ServingThreads>>, ServeError> {
+    Ok(match host.config().server.serving_threads {
+        0 => None,
+        n => Some(crate::listen::ServingThreads::start(n).map_err(ServeError::Threads)?),
+    })
+}
+
+/// Serves gRPC (the data and admin services, and Shoal's framed protocol
+/// on the same port) under the request-bytes budget.
+fn spawn_grpc(host: &Host, listener: TcpListener, shared: &Shared) -> tokio::task::JoinHandle<()> {
     let routes = tonic::service::Routes::new(
         DataServer::new(DataService::new(host.clone()))
             .max_decoding_message_size(crate::config::limits::MAX_MESSAGE_BYTES)
@@ -183,35 +308,35 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         host.config().limits.request_bytes_in_flight.0,
         host.requests().clone(),
     );
-    let serving = match host.config().server.serving_threads {
-        0 => None,
-        n => Some(crate::listen::ServingThreads::start(n).map_err(ServeError::Threads)?),
-    };
     let frames: Arc<dyn crate::listen::SecondProtocol> =
         Arc::new(crate::frames::FramesDoor::new(host.clone(), budget.clone()));
-    servers.push(crate::listen::serve_grpc(
-        grpc_listener,
+    crate::listen::serve_grpc(
+        listener,
         routes,
         budget,
-        connections.clone(),
-        serving.clone(),
-        stopped.clone(),
+        shared.connections.clone(),
+        shared.serving.clone(),
+        shared.stopped.clone(),
         host.security().clone(),
         Some(frames),
-    ));
+    )
+}
 
+/// The HTTP pages' router, and the task that samples the status every 10
+/// seconds for their history.
+fn http_router(
+    host: &Host,
+    connection_metrics: Arc<ConnectionMetrics>,
+) -> (axum::Router, tokio::task::JoinHandle<()>) {
     let history = Arc::new(History::default());
     let view_host = host.clone();
     let view = Arc::new(move || view_host.status());
-    periodic.push(crate::metrics::spawn_sampler(
-        history.clone(),
-        view.clone(),
-        Duration::from_secs(10),
-    ));
+    let sampler =
+        crate::metrics::spawn_sampler(history.clone(), view.clone(), Duration::from_secs(10));
     let router = crate::http::router(crate::http::HttpState {
         view,
         history,
-        connections: connection_metrics.clone(),
+        connections: connection_metrics,
         auth: crate::http::auth::AuthState {
             security: host.security().clone(),
             tls: host
@@ -220,76 +345,68 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
                 .covers(crate::config::TlsListenerName::Http),
         },
     });
-    if let Some(listener) = thrift_listener {
-        let t = &host.config().thrift;
-        let limits = crate::thrift::wire::Limits {
-            max_message_bytes: usize::try_from(t.max_message_bytes.0).unwrap_or(usize::MAX),
-            max_depth: 64,
-        };
-        let scanners = crate::thrift::Scanners::new(
-            t.scanner_timeout,
-            t.max_scanners,
-            limits.max_message_bytes / 4,
-        );
-        let gateway = Arc::new(crate::thrift::Gateway::new(host.clone(), scanners));
-        servers.push(crate::thrift::serve_thrift(
-            listener,
-            gateway,
-            connections.clone(),
-            limits,
-            stopped.clone(),
-            host.security().tls().cloned(),
-            serving.clone(),
-        ));
-    }
-    if let (Some(listener), Some(me), Some(caller)) =
-        (hbase_rpc_listener, native_identity, native_caller)
-    {
-        let n = &host.config().hbase_rpc;
-        let scanners = crate::hbase_rpc::Scanners::new(n.scanner_timeout, n.max_scanners);
-        let rpc = Arc::new(
-            crate::hbase_rpc::NativeRpc::new(host.clone(), caller, me, scanners)
-                .with_heartbeat(n.heartbeat_interval),
-        );
-        let policy = connections.policy();
-        let limits = crate::hbase_rpc::ConnectionLimits {
-            max_message_bytes: usize::try_from(n.max_message_bytes.0).unwrap_or(usize::MAX),
-            max_calls: n.max_calls_per_connection,
-            handshake: policy.handshake_timeout,
-            idle: policy.idle_timeout,
-        };
-        servers.push(crate::hbase_rpc::serve_hbase_rpc(
-            listener,
-            rpc,
-            connections.clone(),
-            limits,
-            stopped.clone(),
-            host.security().tls().cloned(),
-            serving.clone(),
-        ));
-    }
-    servers.push(crate::listen::serve_http(
-        http_listener,
-        router,
-        connections,
-        stopped,
+    (router, sampler)
+}
+
+/// Serves the Thrift gateway, with the limits of the `thrift` section.
+fn spawn_thrift(
+    host: &Host,
+    listener: TcpListener,
+    shared: &Shared,
+) -> tokio::task::JoinHandle<()> {
+    let t = &host.config().thrift;
+    let limits = crate::thrift::wire::Limits {
+        max_message_bytes: usize::try_from(t.max_message_bytes.0).unwrap_or(usize::MAX),
+        max_depth: 64,
+    };
+    let scanners = crate::thrift::Scanners::new(
+        t.scanner_timeout,
+        t.max_scanners,
+        limits.max_message_bytes / 4,
+    );
+    let gateway = Arc::new(crate::thrift::Gateway::new(host.clone(), scanners));
+    crate::thrift::serve_thrift(
+        listener,
+        gateway,
+        shared.connections.clone(),
+        limits,
+        shared.stopped.clone(),
         host.security().tls().cloned(),
-    ));
-    periodic.push(host.spawn_background());
-    periodic.push(reload_on_sighup(host.security().clone()));
-    Ok(RunningServer {
-        grpc_addr,
-        http_addr,
-        thrift_addr,
-        hbase_rpc_addr,
-        host,
-        stop,
-        connections: connection_metrics,
-        servers,
-        periodic,
-        node,
-        serving,
-    })
+        shared.serving.clone(),
+    )
+}
+
+/// Serves HBase's native RPC as `me`, its calls acting as `caller`, with
+/// the limits of the `hbase_rpc` section and the connection timeouts.
+fn spawn_hbase_rpc(
+    host: &Host,
+    listener: TcpListener,
+    me: crate::hbase_rpc::ServerIdentity,
+    caller: crate::security::Caller,
+    shared: &Shared,
+) -> tokio::task::JoinHandle<()> {
+    let n = &host.config().hbase_rpc;
+    let scanners = crate::hbase_rpc::Scanners::new(n.scanner_timeout, n.max_scanners);
+    let rpc = Arc::new(
+        crate::hbase_rpc::NativeRpc::new(host.clone(), caller, me, scanners)
+            .with_heartbeat(n.heartbeat_interval),
+    );
+    let policy = shared.connections.policy();
+    let limits = crate::hbase_rpc::ConnectionLimits {
+        max_message_bytes: usize::try_from(n.max_message_bytes.0).unwrap_or(usize::MAX),
+        max_calls: n.max_calls_per_connection,
+        handshake: policy.handshake_timeout,
+        idle: policy.idle_timeout,
+    };
+    crate::hbase_rpc::serve_hbase_rpc(
+        listener,
+        rpc,
+        shared.connections.clone(),
+        limits,
+        shared.stopped.clone(),
+        host.security().tls().cloned(),
+        shared.serving.clone(),
+    )
 }
 
 /// Reads the token file and the TLS files again on every SIGHUP.

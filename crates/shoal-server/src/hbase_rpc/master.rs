@@ -11,6 +11,7 @@ use super::names::{self, TableRef};
 use super::relay;
 use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, ImcName, TableRecord};
 use bytes::Bytes;
+use prost::Message;
 use shoal_proto::hbase as pb;
 
 fn attr(name: &str, value: impl ToString) -> pb::BytesBytesPair {
@@ -190,174 +191,131 @@ impl NativeRpc {
         param: Bytes,
         relayed: bool,
     ) -> Result<Vec<u8>, RpcError> {
-        use prost::Message;
+        if let Some(master) = self.master_to_relay_to(method, relayed) {
+            return self.relay_to_master(&master?, method, param).await;
+        }
+        match method {
+            "CreateTable" | "DeleteTable" | "TruncateTable" | "truncateTable" | "EnableTable"
+            | "DisableTable" | "ModifyTable" | "AddColumn" | "ModifyColumn" | "DeleteColumn"
+            | "FlushTable" | "SplitRegion" | "SplitTableRegion" => {
+                self.change_tables(method, param).await
+            }
+            "GetTableDescriptors"
+            | "GetTableNames"
+            | "ListTableDescriptorsByNamespace"
+            | "ListTableNamesByNamespace"
+            | "GetTableState"
+            | "GetSchemaAlterStatus"
+            | "ListNamespaceDescriptors"
+            | "ListNamespaces"
+            | "GetNamespaceDescriptor" => self.list_tables_and_namespaces(method, param).await,
+            "IsMasterRunning"
+            | "IsBalancerEnabled"
+            | "ExecProcedure"
+            | "ExecProcedureWithRet"
+            | "IsProcedureDone"
+            | "getProcedureResult" => self.master_and_procedures(method, param).await,
+            _ => Err(not_served(method)),
+        }
+    }
+
+    /// The master a table change `method` goes to: `None` when this server
+    /// answers the call itself (a single node, the master, relaying off,
+    /// a call that changes no table or one relayed here already); an error
+    /// while no master is known.
+    fn master_to_relay_to(&self, method: &str, relayed: bool) -> Option<Result<String, RpcError>> {
         if self.relay
             && !relayed
             && relay::changes_tables(method)
             && let Some(cluster) = self.host.native_cluster()
             && !cluster.is_master
         {
-            let Some(master) = cluster.master else {
-                return Err(RpcError::not_master(
+            return Some(cluster.master.ok_or_else(|| {
+                RpcError::not_master(
                     "this server is not the cluster's master, and no master is known now \
                      (one is being elected); table changes go to the master",
-                ));
-            };
-            let answer = relay::to_master(&master, method, param).await?;
-            // What the client reads next here shows the change.
-            self.host.catch_up_catalog().await;
-            return Ok(answer);
+                )
+            }));
         }
+        None
+    }
+
+    /// Relays a table change to the master at `master` and returns its
+    /// answer, once this server's catalog shows the change.
+    async fn relay_to_master(
+        &self,
+        master: &str,
+        method: &str,
+        param: Bytes,
+    ) -> Result<Vec<u8>, RpcError> {
+        let answer = relay::to_master(master, method, param).await?;
+        // What the client reads next here shows the change.
+        self.host.catch_up_catalog().await;
+        Ok(answer)
+    }
+
+    /// A table change's answer: done, under a new procedure id.
+    fn done(&self) -> Vec<u8> {
+        pb::CreateTableResponse {
+            proc_id: Some(self.procedure()),
+        }
+        .encode_to_vec()
+    }
+
+    /// The calls that change a table (create, delete, truncate, enable,
+    /// disable, alter its families, flush, split): done before they answer.
+    async fn change_tables(&self, method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
         let access = self.access();
-        let done = |proc_id: u64| pb::CreateTableResponse {
-            proc_id: Some(proc_id),
-        };
         Ok(match method {
-            "IsMasterRunning" => pb::IsMasterRunningResponse {
-                is_master_running: true,
-            }
-            .encode_to_vec(),
             "CreateTable" => {
                 let r: pb::CreateTableRequest = errors::request(method, param)?;
-                let name = self.user_table(
-                    r.table_schema
-                        .table_name
-                        .as_ref()
-                        .ok_or_else(|| RpcError::invalid("CreateTable without a table name"))?,
-                )?;
-                let families = r
-                    .table_schema
-                    .column_families
-                    .iter()
-                    .map(family_patch)
-                    .collect::<Result<Vec<_>, _>>()?;
-                access.create_table(&name, families, r.split_keys).await?;
-                done(self.procedure()).encode_to_vec()
+                self.create_table(r).await?
             }
             "DeleteTable" => {
                 let r: pb::DeleteTableRequest = errors::request(method, param)?;
                 access.drop_table(&self.user_table(&r.table_name)?).await?;
-                done(self.procedure()).encode_to_vec()
+                self.done()
             }
             "TruncateTable" | "truncateTable" => {
                 let r: pb::TruncateTableRequest = errors::request(method, param)?;
                 access
                     .truncate_table(&self.user_table(&r.table_name)?)
                     .await?;
-                done(self.procedure()).encode_to_vec()
+                self.done()
             }
             "EnableTable" => {
                 let r: pb::EnableTableRequest = errors::request(method, param)?;
                 access
                     .enable_table(&self.user_table(&r.table_name)?)
                     .await?;
-                done(self.procedure()).encode_to_vec()
+                self.done()
             }
             "DisableTable" => {
                 let r: pb::DisableTableRequest = errors::request(method, param)?;
                 access
                     .disable_table(&self.user_table(&r.table_name)?)
                     .await?;
-                done(self.procedure()).encode_to_vec()
+                self.done()
             }
             "ModifyTable" => {
                 let r: pb::ModifyTableRequest = errors::request(method, param)?;
-                let name = self.user_table(&r.table_name)?;
-                let current = access.describe_table(&name).await?;
-                let upsert = r
-                    .table_schema
-                    .column_families
-                    .iter()
-                    .map(family_patch)
-                    .collect::<Result<Vec<_>, _>>()?;
-                let delete = current
-                    .families
-                    .iter()
-                    .filter(|f| !upsert.iter().any(|u| u.name == f.name))
-                    .map(|f| f.name.clone())
-                    .collect();
-                access.alter_table(&name, upsert, delete).await?;
-                done(self.procedure()).encode_to_vec()
+                self.modify_table(r).await?
             }
             "AddColumn" | "ModifyColumn" => {
                 let r: pb::AddColumnRequest = errors::request(method, param)?;
-                let name = self.user_table(&r.table_name)?;
-                let current = access.describe_table(&name).await?;
-                let patch = family_patch(&r.column_families)?;
-                let exists = current.families.iter().any(|f| f.name == patch.name);
-                if method == "AddColumn" && exists {
-                    return Err(RpcError::fatal(
-                        "org.apache.hadoop.hbase.InvalidFamilyOperationException",
-                        format!(
-                            "column family {} already exists in table {name}",
-                            patch.name
-                        ),
-                    ));
-                }
-                if method == "ModifyColumn" && !exists {
-                    return Err(RpcError::fatal(
-                        "org.apache.hadoop.hbase.InvalidFamilyOperationException",
-                        format!(
-                            "column family {} does not exist in table {name}",
-                            patch.name
-                        ),
-                    ));
-                }
-                access.alter_table(&name, vec![patch], Vec::new()).await?;
-                done(self.procedure()).encode_to_vec()
+                self.add_or_modify_column(method, r).await?
             }
             "DeleteColumn" => {
                 let r: pb::DeleteColumnRequest = errors::request(method, param)?;
                 let name = self.user_table(&r.table_name)?;
                 let family = String::from_utf8_lossy(&r.column_name).into_owned();
                 access.alter_table(&name, Vec::new(), vec![family]).await?;
-                done(self.procedure()).encode_to_vec()
+                self.done()
             }
             "FlushTable" => {
                 let r: pb::FlushTableRequest = errors::request(method, param)?;
                 access.flush_table(&self.user_table(&r.table_name)?).await?;
-                done(self.procedure()).encode_to_vec()
-            }
-            "ExecProcedure" | "ExecProcedureWithRet" => {
-                let r: pb::ExecProcedureRequest = errors::request(method, param)?;
-                let p = r.procedure;
-                if p.signature != "flush-table-proc" {
-                    return Err(RpcError::invalid(format!(
-                        "procedure {:?} is not supported (flush-table-proc is)",
-                        p.signature
-                    )));
-                }
-                let table = p.instance.unwrap_or_default();
-                match names::table_ref_str(table.as_bytes()) {
-                    TableRef::Table(t) => {
-                        access.flush_table(&t).await?;
-                    }
-                    _ => return Err(RpcError::invalid(format!("cannot flush {table:?}"))),
-                }
-                pb::ExecProcedureResponse {
-                    expected_timeout: Some(0),
-                    return_data: None,
-                }
-                .encode_to_vec()
-            }
-            "IsProcedureDone" => pb::IsProcedureDoneResponse {
-                done: Some(true),
-                snapshot: None,
-            }
-            .encode_to_vec(),
-            "getProcedureResult" => {
-                let r: pb::GetProcedureResultRequest = errors::request(method, param)?;
-                let known = r.proc_id > 0
-                    && r.proc_id < self.procedures.load(std::sync::atomic::Ordering::Relaxed);
-                pb::GetProcedureResultResponse {
-                    // FINISHED (2) or NOT_FOUND (0).
-                    state: if known { 2 } else { 0 },
-                    submitted_time: None,
-                    last_update: None,
-                    result: None,
-                    exception: None,
-                }
-                .encode_to_vec()
+                self.done()
             }
             "SplitRegion" | "SplitTableRegion" => {
                 let r: pb::SplitTableRegionRequest = errors::request(method, param)?;
@@ -370,27 +328,96 @@ impl NativeRpc {
                 }
                 .encode_to_vec()
             }
+            _ => return Err(not_served(method)),
+        })
+    }
+
+    /// `CreateTable`: the table with the families (and split keys) asked.
+    async fn create_table(&self, r: pb::CreateTableRequest) -> Result<Vec<u8>, RpcError> {
+        let name = self.user_table(
+            r.table_schema
+                .table_name
+                .as_ref()
+                .ok_or_else(|| RpcError::invalid("CreateTable without a table name"))?,
+        )?;
+        let families = r
+            .table_schema
+            .column_families
+            .iter()
+            .map(family_patch)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.access()
+            .create_table(&name, families, r.split_keys)
+            .await?;
+        Ok(self.done())
+    }
+
+    /// `ModifyTable`: the families sent are set, those not sent dropped.
+    async fn modify_table(&self, r: pb::ModifyTableRequest) -> Result<Vec<u8>, RpcError> {
+        let access = self.access();
+        let name = self.user_table(&r.table_name)?;
+        let current = access.describe_table(&name).await?;
+        let upsert = r
+            .table_schema
+            .column_families
+            .iter()
+            .map(family_patch)
+            .collect::<Result<Vec<_>, _>>()?;
+        let delete = current
+            .families
+            .iter()
+            .filter(|f| !upsert.iter().any(|u| u.name == f.name))
+            .map(|f| f.name.clone())
+            .collect();
+        access.alter_table(&name, upsert, delete).await?;
+        Ok(self.done())
+    }
+
+    /// `AddColumn` (the family must be new) or `ModifyColumn` (it must
+    /// exist): sets the family's settings.
+    async fn add_or_modify_column(
+        &self,
+        method: &str,
+        r: pb::AddColumnRequest,
+    ) -> Result<Vec<u8>, RpcError> {
+        let access = self.access();
+        let name = self.user_table(&r.table_name)?;
+        let current = access.describe_table(&name).await?;
+        let patch = family_patch(&r.column_families)?;
+        let exists = current.families.iter().any(|f| f.name == patch.name);
+        if method == "AddColumn" && exists {
+            return Err(RpcError::fatal(
+                "org.apache.hadoop.hbase.InvalidFamilyOperationException",
+                format!(
+                    "column family {} already exists in table {name}",
+                    patch.name
+                ),
+            ));
+        }
+        if method == "ModifyColumn" && !exists {
+            return Err(RpcError::fatal(
+                "org.apache.hadoop.hbase.InvalidFamilyOperationException",
+                format!(
+                    "column family {} does not exist in table {name}",
+                    patch.name
+                ),
+            ));
+        }
+        access.alter_table(&name, vec![patch], Vec::new()).await?;
+        Ok(self.done())
+    }
+
+    /// The calls that read the catalog: table descriptors, names and
+    /// states, schema-change progress, and the namespaces.
+    async fn list_tables_and_namespaces(
+        &self,
+        method: &str,
+        param: Bytes,
+    ) -> Result<Vec<u8>, RpcError> {
+        Ok(match method {
             "GetTableDescriptors" => {
                 let r: pb::GetTableDescriptorsRequest = errors::request(method, param)?;
-                let tables = self
-                    .listed_tables(r.regex.as_deref(), r.namespace.as_deref())
-                    .await?;
-                let wanted: Vec<String> = r
-                    .table_names
-                    .iter()
-                    .filter_map(|t| match names::table_ref(&t.namespace, &t.qualifier) {
-                        TableRef::Table(n) => Some(n),
-                        _ => None,
-                    })
-                    .collect();
-                pb::GetTableDescriptorsResponse {
-                    table_schema: tables
-                        .iter()
-                        .filter(|t| r.table_names.is_empty() || wanted.contains(&t.name))
-                        .map(table_schema)
-                        .collect(),
-                }
-                .encode_to_vec()
+                self.table_descriptors(r).await?
             }
             "GetTableNames" => {
                 let r: pb::GetTableNamesRequest = errors::request(method, param)?;
@@ -420,52 +447,12 @@ impl NativeRpc {
             }
             "GetTableState" => {
                 let r: pb::GetTableStateRequest = errors::request(method, param)?;
-                let enabled =
-                    match names::table_ref(&r.table_name.namespace, &r.table_name.qualifier) {
-                        TableRef::Meta => true,
-                        _ => {
-                            access
-                                .describe_table(&self.user_table(&r.table_name)?)
-                                .await?
-                                .enabled
-                        }
-                    };
-                pb::GetTableStateResponse {
-                    table_state: pb::TableState {
-                        state: if enabled { 0 } else { 1 },
-                    },
-                }
-                .encode_to_vec()
-            }
-            "ListNamespaceDescriptors" => pb::ListNamespaceDescriptorsResponse {
-                namespace_descriptor: [names::DEFAULT_NAMESPACE, names::SYSTEM_NAMESPACE]
-                    .iter()
-                    .map(|n| namespace(n))
-                    .collect(),
-            }
-            .encode_to_vec(),
-            "ListNamespaces" => pb::ListNamespacesResponse {
-                namespace_name: vec![
-                    names::DEFAULT_NAMESPACE.to_string(),
-                    names::SYSTEM_NAMESPACE.to_string(),
-                ],
-            }
-            .encode_to_vec(),
-            "GetNamespaceDescriptor" => {
-                let r: pb::GetNamespaceDescriptorRequest = errors::request(method, param)?;
-                if r.namespace_name != names::DEFAULT_NAMESPACE
-                    && r.namespace_name != names::SYSTEM_NAMESPACE
-                {
-                    return Err(RpcError::fatal(errors::NO_NAMESPACE, r.namespace_name));
-                }
-                pb::GetNamespaceDescriptorResponse {
-                    namespace_descriptor: namespace(&r.namespace_name),
-                }
-                .encode_to_vec()
+                self.table_state(r).await?
             }
             "GetSchemaAlterStatus" => {
                 let r: pb::GetSchemaAlterStatusRequest = errors::request(method, param)?;
-                let t = access
+                let t = self
+                    .access()
                     .describe_table(&self.user_table(&r.table_name)?)
                     .await?;
                 // Shoal applies a schema change to every region before it
@@ -476,16 +463,118 @@ impl NativeRpc {
                 }
                 .encode_to_vec()
             }
-            "IsBalancerEnabled" => pb::IsBalancerEnabledResponse { enabled: false }.encode_to_vec(),
-            _ => {
-                return Err(RpcError::fatal(
-                    errors::UNKNOWN_PROTOCOL,
-                    format!(
-                        "MasterService.{method} is not served by Shoal (docs/hbase-client.md lists what is)"
-                    ),
-                ));
+            "ListNamespaceDescriptors" | "ListNamespaces" | "GetNamespaceDescriptor" => {
+                namespaces(method, param)?
             }
+            _ => return Err(not_served(method)),
         })
+    }
+
+    /// `GetTableDescriptors`: the schemas of the tables listed (by name,
+    /// or by pattern and namespace).
+    async fn table_descriptors(
+        &self,
+        r: pb::GetTableDescriptorsRequest,
+    ) -> Result<Vec<u8>, RpcError> {
+        let tables = self
+            .listed_tables(r.regex.as_deref(), r.namespace.as_deref())
+            .await?;
+        let wanted: Vec<String> = r
+            .table_names
+            .iter()
+            .filter_map(|t| match names::table_ref(&t.namespace, &t.qualifier) {
+                TableRef::Table(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        Ok(pb::GetTableDescriptorsResponse {
+            table_schema: tables
+                .iter()
+                .filter(|t| r.table_names.is_empty() || wanted.contains(&t.name))
+                .map(table_schema)
+                .collect(),
+        }
+        .encode_to_vec())
+    }
+
+    /// `GetTableState`: enabled or disabled (`hbase:meta` is enabled).
+    async fn table_state(&self, r: pb::GetTableStateRequest) -> Result<Vec<u8>, RpcError> {
+        let enabled = match names::table_ref(&r.table_name.namespace, &r.table_name.qualifier) {
+            TableRef::Meta => true,
+            _ => {
+                self.access()
+                    .describe_table(&self.user_table(&r.table_name)?)
+                    .await?
+                    .enabled
+            }
+        };
+        Ok(pb::GetTableStateResponse {
+            table_state: pb::TableState {
+                state: if enabled { 0 } else { 1 },
+            },
+        }
+        .encode_to_vec())
+    }
+
+    /// The calls about the master itself and its procedures: running, the
+    /// balancer (off), flush procedures, and their results (every
+    /// procedure is done when it answers).
+    async fn master_and_procedures(&self, method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
+        Ok(match method {
+            "IsMasterRunning" => pb::IsMasterRunningResponse {
+                is_master_running: true,
+            }
+            .encode_to_vec(),
+            "ExecProcedure" | "ExecProcedureWithRet" => {
+                let r: pb::ExecProcedureRequest = errors::request(method, param)?;
+                self.exec_procedure(r).await?
+            }
+            "IsProcedureDone" => pb::IsProcedureDoneResponse {
+                done: Some(true),
+                snapshot: None,
+            }
+            .encode_to_vec(),
+            "getProcedureResult" => {
+                let r: pb::GetProcedureResultRequest = errors::request(method, param)?;
+                let known = r.proc_id > 0
+                    && r.proc_id < self.procedures.load(std::sync::atomic::Ordering::Relaxed);
+                pb::GetProcedureResultResponse {
+                    // FINISHED (2) or NOT_FOUND (0).
+                    state: if known { 2 } else { 0 },
+                    submitted_time: None,
+                    last_update: None,
+                    result: None,
+                    exception: None,
+                }
+                .encode_to_vec()
+            }
+            "IsBalancerEnabled" => pb::IsBalancerEnabledResponse { enabled: false }.encode_to_vec(),
+            _ => return Err(not_served(method)),
+        })
+    }
+
+    /// `ExecProcedure`: only `flush-table-proc`, which flushes the table
+    /// named.
+    async fn exec_procedure(&self, r: pb::ExecProcedureRequest) -> Result<Vec<u8>, RpcError> {
+        let p = r.procedure;
+        if p.signature != "flush-table-proc" {
+            return Err(RpcError::invalid(format!(
+                "procedure {:?} is not supported (flush-table-proc is)",
+                p.signature
+            )));
+        }
+        let table = p.instance.unwrap_or_default();
+        match names::table_ref_str(table.as_bytes()) {
+            TableRef::Table(t) => {
+                self.access().flush_table(&t).await?;
+            }
+            _ => return Err(RpcError::invalid(format!("cannot flush {table:?}"))),
+        }
+        Ok(pb::ExecProcedureResponse {
+            expected_timeout: Some(0),
+            return_data: None,
+        }
+        .encode_to_vec())
     }
 
     /// The tables a listing call names: by Java regex on the name, in
@@ -533,7 +622,6 @@ impl NativeRpc {
     /// the registry again when a call to the meta location fails, so a
     /// dead server's answer is not kept.
     pub(super) fn registry(&self, method: &str) -> Result<Vec<u8>, RpcError> {
-        use prost::Message;
         let cluster = self.host.native_cluster();
         let me = self.me.address();
         let servers: Vec<String> = match &cluster {
@@ -604,6 +692,49 @@ impl NativeRpc {
             }
         })
     }
+}
+
+/// The error for a MasterService call Shoal does not serve.
+fn not_served(method: &str) -> RpcError {
+    RpcError::fatal(
+        errors::UNKNOWN_PROTOCOL,
+        format!(
+            "MasterService.{method} is not served by Shoal (docs/hbase-client.md lists what is)"
+        ),
+    )
+}
+
+/// The namespace calls: `default` and `hbase` exist (and no other).
+fn namespaces(method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
+    Ok(match method {
+        "ListNamespaceDescriptors" => pb::ListNamespaceDescriptorsResponse {
+            namespace_descriptor: [names::DEFAULT_NAMESPACE, names::SYSTEM_NAMESPACE]
+                .iter()
+                .map(|n| namespace(n))
+                .collect(),
+        }
+        .encode_to_vec(),
+        "ListNamespaces" => pb::ListNamespacesResponse {
+            namespace_name: vec![
+                names::DEFAULT_NAMESPACE.to_string(),
+                names::SYSTEM_NAMESPACE.to_string(),
+            ],
+        }
+        .encode_to_vec(),
+        "GetNamespaceDescriptor" => {
+            let r: pb::GetNamespaceDescriptorRequest = errors::request(method, param)?;
+            if r.namespace_name != names::DEFAULT_NAMESPACE
+                && r.namespace_name != names::SYSTEM_NAMESPACE
+            {
+                return Err(RpcError::fatal(errors::NO_NAMESPACE, r.namespace_name));
+            }
+            pb::GetNamespaceDescriptorResponse {
+                namespace_descriptor: namespace(&r.namespace_name),
+            }
+            .encode_to_vec()
+        }
+        _ => return Err(not_served(method)),
+    })
 }
 
 fn namespace(name: &str) -> pb::NamespaceDescriptor {

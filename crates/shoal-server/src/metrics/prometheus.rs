@@ -7,7 +7,7 @@
 
 use super::connections::{CloseReason, ConnectionMetricsSnapshot, Listener};
 use super::requests::LATENCY_BOUNDS_US;
-use crate::metrics::status::StatusView;
+use crate::metrics::status::{StatusView, WritePathView};
 use shoal_storage::cache::{CacheMetricsSnapshot, PoolSnapshot};
 use shoal_storage::object::LatencySnapshot;
 use std::fmt::Write as _;
@@ -358,24 +358,43 @@ type PoolField = fn(&PoolSnapshot) -> u64;
 /// A family with one sample per tier: (name, kind, help, L1 value, L2 value).
 type TierFamily<'a> = (&'a str, &'a str, &'a str, Option<u64>, Option<u64>);
 
+/// The block cache's families: lookups, hit ratio, per-tier figures, the
+/// L2's recovery, then the counters of what misses cost and of prefetch.
 fn cache(o: &mut Out, c: &CacheMetricsSnapshot) {
-    let pools = [
+    cache_lookups(o, c);
+    cache_hit_ratio(o, c);
+    cache_tiers(o, c);
+    cache_recovery(o, c);
+    cache_counters(o, c);
+}
+
+/// The L1 pools, each with its `pool` label.
+fn l1_pools(c: &CacheMetricsSnapshot) -> [(&'static str, &PoolSnapshot); 4] {
+    [
         ("data", &c.data),
         ("in_memory", &c.in_memory),
         ("meta", &c.meta),
         ("rows", &c.rows),
-    ];
-    let l1 = |f: PoolField| -> u64 { pools.iter().map(|(_, p)| f(p)).sum() };
-    let l2 = c.l2.as_ref();
-    let ratio = |h: u64, m: u64| {
-        if h + m == 0 {
-            0.0
-        } else {
-            h as f64 / (h + m) as f64
-        }
-    };
+    ]
+}
 
-    // Hits and misses: L1 in total and per pool, then L2.
+/// One figure of the L1, summed over its pools.
+fn l1_total(c: &CacheMetricsSnapshot, field: PoolField) -> u64 {
+    l1_pools(c).iter().map(|(_, p)| field(p)).sum()
+}
+
+/// Hits / lookups (0 before any lookup).
+fn hit_ratio(hits: u64, misses: u64) -> f64 {
+    if hits + misses == 0 {
+        0.0
+    } else {
+        hits as f64 / (hits + misses) as f64
+    }
+}
+
+/// `shoal_cache_hits_total` and `shoal_cache_misses_total`: L1 in total
+/// and per pool, then L2.
+fn cache_lookups(o: &mut Out, c: &CacheMetricsSnapshot) {
     let lookups: [(&str, &str, PoolField, u64); 2] = [
         (
             "shoal_cache_hits_total",
@@ -392,14 +411,40 @@ fn cache(o: &mut Out, c: &CacheMetricsSnapshot) {
     ];
     for (name, help, field, l2_value) in lookups {
         o.family(name, "counter", help);
-        o.sample(name, &[("tier", "l1")], l1(field) as f64);
-        for (pool, p) in &pools {
+        o.sample(name, &[("tier", "l1")], l1_total(c, field) as f64);
+        for (pool, p) in &l1_pools(c) {
             o.sample(name, &[("tier", "l1"), ("pool", pool)], field(p) as f64);
         }
-        if l2.is_some() {
+        if c.l2.is_some() {
             o.sample(name, &[("tier", "l2")], l2_value as f64);
         }
     }
+}
+
+/// `shoal_cache_hit_ratio`, by tier.
+fn cache_hit_ratio(o: &mut Out, c: &CacheMetricsSnapshot) {
+    let name = "shoal_cache_hit_ratio";
+    o.family(
+        name,
+        "gauge",
+        "Hits / lookups since start, by tier (0 before any lookup).",
+    );
+    o.sample(
+        name,
+        &[("tier", "l1")],
+        hit_ratio(l1_total(c, |p| p.hits), l1_total(c, |p| p.misses)),
+    );
+    if c.l2.is_some() {
+        o.sample(name, &[("tier", "l2")], hit_ratio(c.l2_hits, c.l2_misses));
+    }
+}
+
+/// The families with one sample per tier: inserts, evictions, dropped
+/// inserts, corrupt entries, bytes, free bytes, entries, index bytes
+/// (each tier's sample only where the tier has the figure).
+fn cache_tiers(o: &mut Out, c: &CacheMetricsSnapshot) {
+    let l1 = |f: PoolField| l1_total(c, f);
+    let l2 = c.l2.as_ref();
     let tiers: [TierFamily<'_>; 8] = [
         (
             "shoal_cache_inserts_total",
@@ -458,20 +503,6 @@ fn cache(o: &mut Out, c: &CacheMetricsSnapshot) {
             l2.map(|m| m.index_bytes),
         ),
     ];
-    let name = "shoal_cache_hit_ratio";
-    o.family(
-        name,
-        "gauge",
-        "Hits / lookups since start, by tier (0 before any lookup).",
-    );
-    o.sample(
-        name,
-        &[("tier", "l1")],
-        ratio(l1(|p| p.hits), l1(|p| p.misses)),
-    );
-    if l2.is_some() {
-        o.sample(name, &[("tier", "l2")], ratio(c.l2_hits, c.l2_misses));
-    }
     for (name, kind, help, l1_value, l2_value) in tiers {
         o.family(name, kind, help);
         for (tier, value) in [("l1", l1_value), ("l2", l2_value)] {
@@ -480,15 +511,24 @@ fn cache(o: &mut Out, c: &CacheMetricsSnapshot) {
             }
         }
     }
+}
+
+/// `shoal_cache_recovery_seconds` (no sample without an L2).
+fn cache_recovery(o: &mut Out, c: &CacheMetricsSnapshot) {
     let name = "shoal_cache_recovery_seconds";
     o.family(
         name,
         "gauge",
         "Time the L2 index took to rebuild at start (0 while it runs).",
     );
-    if let Some(m) = l2 {
+    if let Some(m) = &c.l2 {
         o.sample(name, &[], m.recovery_micros as f64 / 1e6);
     }
+}
+
+/// The cache's single counters: object-store reads on misses, shared
+/// misses, blocks read from and served to peers, and prefetch progress.
+fn cache_counters(o: &mut Out, c: &CacheMetricsSnapshot) {
     for (name, help, value) in [
         (
             "shoal_cache_object_store_gets_total",
@@ -675,7 +715,20 @@ fn wal(o: &mut Out, v: &StatusView) {
     );
 }
 
+/// The regions' and the process's families: totals, the write path and
+/// its stages, the per-region gauges and block sources, uptime and CPU.
 fn regions(o: &mut Out, v: &StatusView) {
+    region_totals(o, v);
+    write_path(o, &v.write);
+    write_stages(o, &v.write);
+    per_region(o, v);
+    region_blocks(o, v);
+    process(o, v);
+}
+
+/// Memstore bytes, flushes, compactions and splits done, tables and open
+/// regions.
+fn region_totals(o: &mut Out, v: &StatusView) {
     for (name, kind, help, value) in [
         (
             "shoal_memstore_bytes",
@@ -711,7 +764,12 @@ fn regions(o: &mut Out, v: &StatusView) {
     ] {
         o.single(name, kind, help, value as f64);
     }
-    let w = &v.write;
+}
+
+/// The write path's single figures: memstore limits and flat bytes,
+/// writes blocked on memstore memory, flushes by cause and their cost,
+/// and in-memory compaction.
+fn write_path(o: &mut Out, w: &WritePathView) {
     for (name, kind, help, value) in [
         (
             "shoal_memstore_limit_bytes",
@@ -794,6 +852,11 @@ fn regions(o: &mut Out, v: &StatusView) {
     ] {
         o.single(name, kind, help, value);
     }
+}
+
+/// `shoal_write_stage_duration_seconds`: one histogram per stage of the
+/// write path.
+fn write_stages(o: &mut Out, w: &WritePathView) {
     let name = "shoal_write_stage_duration_seconds";
     o.family(
         name,
@@ -806,6 +869,11 @@ fn regions(o: &mut Out, v: &StatusView) {
         let labels = [("stage", s.stage.as_str())];
         o.histogram(name, &labels, &wal_bounds(h.len(), 1e6), h, sum);
     }
+}
+
+/// The per-region gauges: size, cache ratio, prefetch progress (a region
+/// without the figure has no sample).
+fn per_region(o: &mut Out, v: &StatusView) {
     type Field = fn(&crate::metrics::status::RegionView) -> Option<f64>;
     let per_region: [(&str, &str, Field); 3] = [
         (
@@ -834,6 +902,11 @@ fn regions(o: &mut Out, v: &StatusView) {
             }
         }
     }
+}
+
+/// `shoal_region_blocks_total`: each region's data blocks by kind (read,
+/// prefetch) and the tier that supplied them.
+fn region_blocks(o: &mut Out, v: &StatusView) {
     o.family(
         "shoal_region_blocks_total",
         "counter",
@@ -864,6 +937,10 @@ fn regions(o: &mut Out, v: &StatusView) {
             }
         }
     }
+}
+
+/// The process's uptime and CPU time (in total and in the kernel).
+fn process(o: &mut Out, v: &StatusView) {
     o.single(
         "shoal_uptime_seconds",
         "gauge",
