@@ -154,6 +154,7 @@ impl NativeRpc {
             rows_left: None,
             max_result_bytes,
             ended: false,
+            failed_ahead: None,
         };
         match target {
             Target::Meta => {
@@ -293,7 +294,7 @@ async fn region_flags(
         && (wanted == 0
             || match st.peek(clock.left()).await? {
                 Some(_) => true,
-                None => !st.ended,
+                None => !st.ended || st.failed_ahead(),
             });
     // HBase reads no row past a call's limits: when only the look ahead
     // found the region ended by a done filter, HBase would not know it yet,

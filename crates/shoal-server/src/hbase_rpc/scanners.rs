@@ -99,6 +99,8 @@ pub struct ScannerState {
     pub max_result_bytes: u64,
     /// A peek found the end.
     pub ended: bool,
+    /// A peek met an error: answered when the client reaches it.
+    pub failed_ahead: Option<crate::error::ServiceError>,
 }
 
 impl ScannerState {
@@ -123,28 +125,43 @@ impl ScannerState {
         }
     }
 
-    /// The next row chunk, waiting at most `wait` for it.
+    /// The next row chunk, waiting at most `wait` for it; an error read
+    /// ahead by a peek comes out here, where the client reaches it.
     pub async fn next(&mut self, wait: Duration) -> Result<Next, crate::error::ServiceError> {
         if let Some(p) = self.peeked.take() {
             return Ok(Next::Row(p));
+        }
+        if let Some(e) = self.failed_ahead.take() {
+            return Err(e);
         }
         self.pull(wait).await
     }
 
     /// Looks at the next row chunk without taking it, waiting at most
     /// `wait`: None when there is none yet, or none at all (see `ended`).
+    /// An error met there is kept for [`ScannerState::next`]: the rows
+    /// before it are answered first, and a client that stops before it (a
+    /// limit) never sees it, as with HBase, which reads no further than
+    /// the client asks.
     pub async fn peek(
         &mut self,
         wait: Duration,
     ) -> Result<Option<&RowResult>, crate::error::ServiceError> {
-        if self.peeked.is_none() {
-            match self.pull(wait).await? {
-                Next::Row(r) => self.peeked = Some(r),
-                Next::End => self.ended = true,
-                Next::Pending => {}
+        if self.peeked.is_none() && self.failed_ahead.is_none() {
+            match self.pull(wait).await {
+                Ok(Next::Row(r)) => self.peeked = Some(r),
+                Ok(Next::End) => self.ended = true,
+                Ok(Next::Pending) => {}
+                Err(e) => self.failed_ahead = Some(e),
             }
         }
         Ok(self.peeked.as_ref())
+    }
+
+    /// True when a peek met an error the client has not reached yet (so
+    /// the region has more to answer: that error).
+    pub fn failed_ahead(&self) -> bool {
+        self.failed_ahead.is_some()
     }
 }
 
@@ -273,6 +290,7 @@ mod tests {
             rows_left: None,
             max_result_bytes: 1 << 20,
             ended: false,
+            failed_ahead: None,
         }
     }
 

@@ -153,9 +153,21 @@ final class Side implements Closeable {
     awaitNoCompaction();
   }
 
+  /**
+   * HBase's majorCompact only queues the work: the state reads NONE until a
+   * compaction thread takes it. So give it time to start, then ask until
+   * NONE is read three times in a row.
+   */
   private void awaitNoCompaction() throws IOException, InterruptedException {
     long deadline = System.currentTimeMillis() + 60_000;
-    while (admin.getCompactionState(tn) != CompactionState.NONE) {
+    Thread.sleep(300);
+    int quiet = 0;
+    while (quiet < 3) {
+      if (admin.getCompactionState(tn) == CompactionState.NONE) {
+        quiet++;
+      } else {
+        quiet = 0;
+      }
       if (System.currentTimeMillis() > deadline) {
         throw new IOException(name + ": the major compaction did not finish in 60 s");
       }
