@@ -12,10 +12,58 @@ use crate::membership;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 
+/// Why a host could not open or close a region (the round logs it, counts
+/// it as failed, and the record says so).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegionHostError {
+    /// The region is in motion here (being split or closed), or its table
+    /// changed while it opened: a later round tries again.
+    #[error("region {region} is busy here: {reason}")]
+    Busy {
+        /// The region.
+        region: String,
+        /// What it is busy with.
+        reason: String,
+    },
+    /// No enabled table of the catalog holds the region.
+    #[error("region {region} is unknown here: {reason}")]
+    Unknown {
+        /// The region.
+        region: String,
+        /// Why.
+        reason: String,
+    },
+    /// The region is not open here (a close of a region this server does
+    /// not serve).
+    #[error("region {region} is not open here")]
+    NotOpen {
+        /// The region.
+        region: String,
+    },
+    /// This server may no longer hold the region (fenced by a newer owner,
+    /// or its lease lost meanwhile): given up here for good.
+    #[error("region {region}: {reason}; given up here")]
+    GivenUp {
+        /// The region.
+        region: String,
+        /// What happened.
+        reason: String,
+    },
+    /// Reading or writing the region's data failed (its WAL runs, manifest,
+    /// files, the catalog, the object store, a former owner's reads).
+    #[error("region {region}: {reason}")]
+    Failed {
+        /// The region.
+        region: String,
+        /// The failure.
+        reason: String,
+    },
+}
+
 /// What a server does with regions: the host implements it.
 pub trait RegionHost {
     /// Opens `region` as its owner at `epoch`, first replaying its entries
-    /// from the dead servers' WAL runs in `replay`. Err: the reason.
+    /// from the dead servers' WAL runs in `replay`. Err: why it could not.
     /// `last_owner` served it before (its L2 may hold the region's blocks).
     /// `reads_at`: a former owner still answering reads of it; the open
     /// ends them (or waits out their bound) before the region takes a
@@ -27,18 +75,18 @@ pub trait RegionHost {
         replay: &[String],
         last_owner: Option<&str>,
         reads_at: Option<&MoveReads>,
-    ) -> impl Future<Output = Result<(), String>> + Send;
+    ) -> impl Future<Output = Result<(), RegionHostError>> + Send;
 
     /// Flushes and closes `region` (it is moving away). `handoff`: the
     /// record names the next owner, so the host may go on answering reads
     /// from the flushed copy until that owner ends them (see
     /// [`RegionHost::end_reads`]): `Ok(Some(bound))` then, the longest it
-    /// answers them from now. Err: the reason.
+    /// answers them from now. Err: why it could not.
     fn close(
         &self,
         region: &str,
         handoff: bool,
-    ) -> impl Future<Output = Result<Option<std::time::Duration>, String>> + Send;
+    ) -> impl Future<Output = Result<Option<std::time::Duration>, RegionHostError>> + Send;
 
     /// Stops answering the reads of `region` that a handoff close kept on
     /// (nothing if there are none).
@@ -747,7 +795,7 @@ async fn open_given<H: RegionHost>(
     records: &Records,
     claimed: &HashSet<String>,
     open_here: &HashSet<String>,
-) -> HashMap<String, Result<(), String>> {
+) -> HashMap<String, Result<(), RegionHostError>> {
     let to_open: Vec<(&String, &Assignment)> = records
         .iter()
         .filter(|(region, (a, _))| {
@@ -774,7 +822,7 @@ async fn open_given<H: RegionHost>(
 
 /// What a close returned: how long the closed copy goes on answering reads
 /// (`Some`: a move's close kept them on), or why it failed.
-type Closed = Result<Option<std::time::Duration>, String>;
+type Closed = Result<Option<std::time::Duration>, RegionHostError>;
 
 /// Regions to close this round, closed concurrently: a moved region
 /// answers nothing from its close here to its open on the target, and in
@@ -862,7 +910,7 @@ async fn write_outcomes(
     records: &Records,
     claimed: &HashSet<String>,
     open_here: &HashSet<String>,
-    opened: &HashMap<String, Result<(), String>>,
+    opened: &HashMap<String, Result<(), RegionHostError>>,
     closes: &HashMap<String, Closed>,
     targets: &mut Option<HashMap<String, String>>,
     round: &mut ServerRound,
@@ -877,10 +925,12 @@ async fn write_outcomes(
             RegionState::Opening | RegionState::Open
                 if !is_open || a.state == RegionState::Opening =>
             {
-                let result = opened
-                    .get(&region)
-                    .cloned()
-                    .unwrap_or_else(|| Err("not opened this round".into()));
+                let result = opened.get(&region).cloned().unwrap_or_else(|| {
+                    Err(RegionHostError::Busy {
+                        region: region.clone(),
+                        reason: "not opened this round".into(),
+                    })
+                });
                 opened_record(&region, a, result, my_wal, round)
             }
             RegionState::Closing if !is_open => {
@@ -917,7 +967,7 @@ async fn write_outcomes(
 fn opened_record(
     region: &str,
     a: Assignment,
-    result: Result<(), String>,
+    result: Result<(), RegionHostError>,
     my_wal: &str,
     round: &mut ServerRound,
 ) -> Assignment {

@@ -10,7 +10,7 @@ mod support;
 
 use shoal_cluster::assignment::{MoveReads, RegionState, read_all};
 use shoal_cluster::rounds::Policy;
-use shoal_cluster::rounds::{RegionHost, master_round, server_round};
+use shoal_cluster::rounds::{RegionHost, RegionHostError, master_round, server_round};
 use shoal_cluster::{Etcd, Membership};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -49,7 +49,7 @@ impl RegionHost for FakeHost {
         replay: &[String],
         last_owner: Option<&str>,
         reads_at: Option<&MoveReads>,
-    ) -> Result<(), String> {
+    ) -> Result<(), RegionHostError> {
         self.open.lock().unwrap().insert(region.to_owned());
         self.reads_at
             .lock()
@@ -66,7 +66,11 @@ impl RegionHost for FakeHost {
         Ok(())
     }
 
-    async fn close(&self, region: &str, handoff: bool) -> Result<Option<Duration>, String> {
+    async fn close(
+        &self,
+        region: &str,
+        handoff: bool,
+    ) -> Result<Option<Duration>, RegionHostError> {
         self.open.lock().unwrap().remove(region);
         if handoff && self.keep_reads.load(std::sync::atomic::Ordering::Relaxed) {
             self.reading.lock().unwrap().insert(region.to_owned());

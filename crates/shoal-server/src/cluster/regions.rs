@@ -24,9 +24,9 @@ use super::peer_reads::PeerReads;
 use crate::catalog::{RegionRecord, TableRecord};
 use crate::host::{Host, Slot};
 use shoal_cluster::assignment::MoveReads;
-use shoal_cluster::rounds::RegionHost;
+use shoal_cluster::rounds::{RegionHost, RegionHostError};
 use shoal_storage::manifest::Manifest;
-use shoal_storage::region::{Region, RegionConfig, RowBundle};
+use shoal_storage::region::{Region, RegionConfig, RegionError, RowBundle};
 use shoal_storage::wal::{ForeignWal, WalEntry};
 use std::sync::Arc;
 use std::time::Instant;
@@ -66,17 +66,23 @@ impl RegionsDriver {
         replay: &[String],
         last_owner: Option<&str>,
         reads_at: Option<&MoveReads>,
-    ) -> Result<(), String> {
+    ) -> Result<(), RegionHostError> {
         let host = &self.host;
         if host.open_region_here(id).is_some() || host.installing(id) {
             return Ok(());
         }
         if host.moving_here(id) {
-            return Err(format!("region {id} is being split or closed here"));
+            return Err(RegionHostError::Busy {
+                region: id.to_string(),
+                reason: "being split or closed here".into(),
+            });
         }
         let started = Instant::now();
         let (table, record) = self.assigned_region(id).await?;
-        let entries = self.replay_entries(id, replay).await?;
+        let entries = self
+            .replay_entries(id, replay)
+            .await
+            .map_err(|reason| failed(id, reason))?;
         let replayed = entries.len();
         let wal_read_ms = started.elapsed().as_millis() as u64;
         let config = host.region_config(&table, &record);
@@ -95,7 +101,10 @@ impl RegionsDriver {
         let region = self
             .open_fenced(id, config, entries, hint, &may_own)
             .await?;
-        let handed = self.hand_over(id, &region, reads_at, started).await?;
+        let handed = self
+            .hand_over(id, &region, reads_at, started)
+            .await
+            .map_err(|reason| failed(id, reason))?;
         self.serve(id, &region, handed, &may_own).await?;
         let open_ms = started.elapsed().as_millis() as u64;
         self.state.departed.forget(id);
@@ -109,7 +118,10 @@ impl RegionsDriver {
     /// The table and region records of assigned region `id`, reading the
     /// catalog again if this server does not know it yet (a table created
     /// since it last read the catalog).
-    async fn assigned_region(&self, id: &str) -> Result<(TableRecord, RegionRecord), String> {
+    async fn assigned_region(
+        &self,
+        id: &str,
+    ) -> Result<(TableRecord, RegionRecord), RegionHostError> {
         let host = &self.host;
         let found = match host.find_region(id) {
             Some(f) => Some(f),
@@ -117,12 +129,15 @@ impl RegionsDriver {
                 let mut catalog = host.lock_catalog().await;
                 host.reload_catalog(&mut catalog)
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| failed(id, format!("reading the catalog: {e}")))?;
                 drop(catalog);
                 host.find_region(id)
             }
         };
-        found.ok_or_else(|| format!("region {id} is in no enabled table of the catalog"))
+        found.ok_or_else(|| RegionHostError::Unknown {
+            region: id.to_string(),
+            reason: "it is in no enabled table of the catalog".into(),
+        })
     }
 
     /// Replay, step 1 of an open: region `id`'s entries in the WAL runs of
@@ -182,13 +197,19 @@ impl RegionsDriver {
         entries: Vec<WalEntry>,
         hint: Option<(Manifest, Instant)>,
         may_own: &(dyn Fn() -> bool + Sync),
-    ) -> Result<Region, String> {
+    ) -> Result<Region, RegionHostError> {
         let env = self.host.region_env_for(id);
         match Region::open_guarded(config, env, entries, hint, may_own).await {
             Ok(r) => Ok(r),
             Err(e) => {
                 self.host.set_slot(id, Slot::Elsewhere);
-                Err(e.to_string())
+                Err(match e {
+                    RegionError::Fenced { .. } => RegionHostError::GivenUp {
+                        region: id.to_string(),
+                        reason: e.to_string(),
+                    },
+                    e => failed(id, e.to_string()),
+                })
             }
         }
     }
@@ -231,10 +252,13 @@ impl RegionsDriver {
         region: &Region,
         (handed, opened_at): (RowBundle, u64),
         may_own: &(dyn Fn() -> bool + Sync),
-    ) -> Result<(), String> {
+    ) -> Result<(), RegionHostError> {
         if !self.host.set_slot(id, Slot::Open(region.clone())) {
             let _ = region.close().await;
-            return Err(format!("region {id}'s table changed while it opened"));
+            return Err(RegionHostError::Busy {
+                region: id.to_string(),
+                reason: "its table changed while it opened".into(),
+            });
         }
         self.take_handed_rows(id, region, handed, opened_at).await;
         // `fence_and_rejoin` clears the lease (a new generation) before it
@@ -242,9 +266,10 @@ impl RegionsDriver {
         // abandoned it, or this check sees the new generation.
         if !may_own() {
             self.host.give_up(id, region);
-            return Err(format!(
-                "region {id}: this server lost its cluster lease while opening it; not served here"
-            ));
+            return Err(RegionHostError::GivenUp {
+                region: id.to_string(),
+                reason: "this server lost its cluster lease while opening it".into(),
+            });
         }
         Ok(())
     }
@@ -282,10 +307,12 @@ impl RegionsDriver {
         &self,
         id: &str,
         handoff: bool,
-    ) -> Result<Option<std::time::Duration>, String> {
+    ) -> Result<Option<std::time::Duration>, RegionHostError> {
         let host = &self.host;
         let Some(region) = host.open_region_here(id) else {
-            return Err(format!("region {id} is not open here"));
+            return Err(RegionHostError::NotOpen {
+                region: id.to_string(),
+            });
         };
         let started = Instant::now();
         let may_own = host.ownership_from_now();
@@ -339,11 +366,14 @@ impl RegionsDriver {
             // motion): never served here again.
             Err(e) if region.is_fenced() || !may_own() => {
                 host.give_up(id, &region);
-                Err(format!("{e}; given up here"))
+                Err(RegionHostError::GivenUp {
+                    region: id.to_string(),
+                    reason: e.to_string(),
+                })
             }
             Err(e) => {
                 host.set_slot(id, Slot::Open(region));
-                Err(e.to_string())
+                Err(failed(id, e.to_string()))
             }
         }
     }
@@ -357,7 +387,7 @@ impl RegionHost for RegionsDriver {
         replay: &[String],
         last_owner: Option<&str>,
         reads_at: Option<&MoveReads>,
-    ) -> Result<(), String> {
+    ) -> Result<(), RegionHostError> {
         self.open_assigned(region, replay, last_owner, reads_at)
             .await
     }
@@ -366,7 +396,7 @@ impl RegionHost for RegionsDriver {
         &self,
         region: &str,
         handoff: bool,
-    ) -> Result<Option<std::time::Duration>, String> {
+    ) -> Result<Option<std::time::Duration>, RegionHostError> {
         self.close_assigned(region, handoff).await
     }
 
@@ -382,5 +412,13 @@ impl RegionHost for RegionsDriver {
 
     fn warm_up(&self, region: &str, epoch: u64, owner: &str) -> bool {
         RegionsDriver::warm_up(self, region, epoch, owner)
+    }
+}
+
+/// A failure reading or writing region `id`'s data.
+fn failed(id: &str, reason: String) -> RegionHostError {
+    RegionHostError::Failed {
+        region: id.to_string(),
+        reason,
     }
 }
