@@ -193,6 +193,9 @@ pub struct DiskCacheMetrics {
 
 struct Inner {
     dir: PathBuf,
+    /// The writer thread, joined by `close` so a closed cache's last
+    /// segment is sealed (its index written) before `close` returns.
+    writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Segments (slots) in the cache.
     slot_count: usize,
     /// The segment files, a bounded set of them open at a time. Reads use
@@ -339,17 +342,22 @@ impl DiskCache {
             counters: Counters::default(),
             recovered: AtomicBool::new(false),
             tx: Mutex::new(Some(tx)),
+            writer_thread: Mutex::new(None),
         });
         let err = io_err(&dir);
         let writer = Writer::new(inner.clone(), next_generation - 1);
         let nice = config.nice;
-        std::thread::Builder::new()
+        let writer_thread = std::thread::Builder::new()
             .name("shoal-l2-writer".into())
             .spawn(move || {
                 crate::background::lower_priority(nice);
                 writer.run(rx)
             })
             .map_err(&err)?;
+        *inner
+            .writer_thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(writer_thread);
         let recovering = inner.clone();
         std::thread::Builder::new()
             .name("shoal-l2-recovery".into())
@@ -423,8 +431,10 @@ impl DiskCache {
         true
     }
 
-    /// Writes what is queued, seals the current segment and stops the writer.
-    /// Later inserts are dropped (and counted); reads keep working.
+    /// Writes what is queued, seals the current segment and stops the writer,
+    /// returning once the seal is written (a cache opened on the directory
+    /// next finds the segment's index). Later inserts are dropped (and
+    /// counted); reads keep working.
     pub fn close(&self) {
         self.flush();
         self.inner
@@ -432,6 +442,17 @@ impl DiskCache {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
+        let writer = self
+            .inner
+            .writer_thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(writer) = writer
+            && writer.join().is_err()
+        {
+            tracing::warn!(dir = %self.inner.dir.display(), "the L2 writer thread panicked");
+        }
     }
 
     /// Where `key`'s entry is, counting a miss if it is not cached.
