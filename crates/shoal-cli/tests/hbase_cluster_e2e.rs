@@ -21,6 +21,8 @@
 
 #[path = "../../shoal-cluster/tests/support/mod.rs"]
 mod etcd_support;
+#[path = "support/java.rs"]
+mod java;
 mod support;
 
 use std::io::{BufRead, BufReader};
@@ -34,74 +36,11 @@ use support::ServerProcess;
 const RECOVERY_GOAL: Duration = Duration::from_secs(10);
 const SPLITS: [&str; 5] = ["e", "i", "m", "q", "u"];
 
-fn project() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/hbase-client-java")
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("-version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
-
-/// The compiled program and hbase-client 2.6.1's classpath, or None
-/// (skipped) outside CI without Java and Maven.
-fn java_client(work: &Path) -> Option<String> {
-    if !(have("java") && have("javac") && have("mvn")) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI: Java 17 (javac) and Maven are needed: scripts/test installs them"
-        );
-        eprintln!("skipped: install Java 17 and Maven (scripts/test does)");
-        return None;
-    }
-    let cp_file = work.join("classpath.txt");
-    let out = Command::new("mvn")
-        .args(["-q", "-B", "-o", "-f"])
-        .arg(project().join("pom.xml"))
-        .arg("dependency:build-classpath")
-        .arg("-Dhbase.version=2.6.1")
-        .arg(format!("-Dmdep.outputFile={}", cp_file.display()))
-        .output()
-        .expect("run mvn");
-    assert!(
-        out.status.success(),
-        "mvn could not give hbase-client 2.6.1's classpath offline (scripts/test fetches it):\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let jars = std::fs::read_to_string(&cp_file).unwrap();
-    let classes = work.join("classes");
-    std::fs::create_dir_all(&classes).unwrap();
-    let out = Command::new("javac")
-        .args(["-nowarn", "-d"])
-        .arg(&classes)
-        .arg("-cp")
-        .arg(jars.trim())
-        .arg(project().join("src/main/java/shoal/it/HBaseClientIT.java"))
-        .output()
-        .expect("run javac");
-    assert!(
-        out.status.success(),
-        "javac failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(format!("{}:{}", classes.display(), jars.trim()))
-}
-
 fn java(cp: &str, bootstrap: &str, args: &[&str]) -> Command {
     let mut c = Command::new("java");
     c.args(["-Xmx256m", "-cp", cp, "shoal.it.HBaseClientIT", bootstrap])
         .args(args);
     c
-}
-
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 fn now_ms() -> u64 {
@@ -157,7 +96,7 @@ impl Cluster {
 
     fn stderr(&self) -> String {
         self.live()
-            .map(|(i, s)| format!("== {}\n{}", Cluster::name(i), tail(&s.stderr(), 25)))
+            .map(|(i, s)| format!("== {}\n{}", Cluster::name(i), java::tail(&s.stderr(), 25)))
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -292,7 +231,7 @@ impl Writer {
                 "the writer acknowledged nothing for 40 s {what} (its registry asked {} servers)\n\
                  writer stderr:\n{}\nservers:\n{}",
                 self.endpoints.load(std::sync::atomic::Ordering::SeqCst),
-                tail(
+                java::tail(
                     &std::fs::read_to_string(&self.stderr).unwrap_or_default(),
                     40
                 ),
@@ -389,7 +328,7 @@ fn verify(cp: &str, cluster: &Cluster, table: &str, acked: u64) {
     assert!(
         out.status.success() && stdout.contains("ok every acknowledged write survived"),
         "verify {table} failed:\n{stdout}\n{}\nservers:\n{}",
-        tail(&String::from_utf8_lossy(&out.stderr), 40),
+        java::tail(&String::from_utf8_lossy(&out.stderr), 40),
         cluster.stderr()
     );
 }
@@ -400,7 +339,10 @@ fn the_java_client_given_one_server_survives_its_loss_and_changes_tables_through
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let Some(cp) = java_client(work.path()) else {
+    let Some(cp) = java::compile(
+        work.path(),
+        &[java::project().join("src/main/java/shoal/it/HBaseClientIT.java")],
+    ) else {
         return;
     };
     let started = Instant::now();
@@ -438,7 +380,7 @@ fn the_java_client_given_one_server_survives_its_loss_and_changes_tables_through
             && stdout.contains("ok admin through a follower: create/disable/delete")
             && stdout.contains("ok table changes sent straight to a follower's MasterService"),
         "table changes through a follower failed:\n{stdout}\n{}\nservers:\n{}",
-        tail(&String::from_utf8_lossy(&out.stderr), 60),
+        java::tail(&String::from_utf8_lossy(&out.stderr), 60),
         cluster.stderr()
     );
 

@@ -19,11 +19,13 @@
 
 #[path = "support/hbase.rs"]
 mod hbase;
+#[path = "support/java.rs"]
+mod java;
 mod support;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 use support::ServerProcess;
 
@@ -39,73 +41,18 @@ const MAX_BUDGET: u64 = 110;
 /// Kills the driver if it runs past this (a hang, not a divergence).
 const HARD_LIMIT: Duration = Duration::from_secs(240);
 
-fn project() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/hbase-client-java")
-}
-
-/// The compiled driver and its classpath (hbase-client 2.6.1), or None
+/// The compiled driver (HBaseDiff and `diff/`) and its classpath, or None
 /// (skipped) outside CI without Java and Maven.
 fn driver(work: &Path) -> Option<String> {
-    let have = |tool: &str| {
-        Command::new(tool)
-            .arg("-version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    };
-    if !(have("java") && have("javac") && have("mvn")) {
-        if std::env::var_os("CI").is_some() {
-            panic!("CI: Java 17 (javac) and Maven are needed: scripts/test installs them");
-        }
-        eprintln!("skipped: install Java 17 and Maven (scripts/test does) to run the HBase diff");
-        return None;
-    }
-    let cp_file = work.join("classpath.txt");
-    let out = Command::new("mvn")
-        .args(["-q", "-B", "-o", "-f"])
-        .arg(project().join("pom.xml"))
-        .arg("dependency:build-classpath")
-        .arg("-Dhbase.version=2.6.1")
-        .arg(format!("-Dmdep.outputFile={}", cp_file.display()))
-        .output()
-        .expect("run mvn");
-    assert!(
-        out.status.success(),
-        "mvn could not give hbase-client 2.6.1's classpath offline (scripts/test fetches it first):\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let jars = std::fs::read_to_string(&cp_file).expect("classpath file");
-    let classes = work.join("classes");
-    std::fs::create_dir_all(&classes).unwrap();
-    let src = project().join("src/main/java/shoal/it");
+    let src = java::project().join("src/main/java/shoal/it");
     let mut sources = vec![src.join("HBaseDiff.java")];
     for entry in std::fs::read_dir(src.join("diff")).expect("the driver's diff/ sources") {
-        let path = entry.unwrap().path();
+        let path = entry.expect("a diff/ source").path();
         if path.extension().is_some_and(|e| e == "java") {
             sources.push(path);
         }
     }
-    let out = Command::new("javac")
-        .args(["-nowarn", "-d"])
-        .arg(&classes)
-        .arg("-cp")
-        .arg(jars.trim())
-        .args(&sources)
-        .output()
-        .expect("run javac");
-    assert!(
-        out.status.success(),
-        "javac failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(format!("{}:{}", classes.display(), jars.trim()))
-}
-
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
+    java::compile(work, &sources)
 }
 
 fn env_or(name: &str, default: &str) -> String {
@@ -190,8 +137,8 @@ fn shoal_answers_as_hbase_does() {
             ),
             Some(s) => format!("driver exit {s}"),
         },
-        tail(&stderr, 20),
-        tail(&server.stderr(), 10),
-        tail(&hbase_log, 20),
+        java::tail(&stderr, 20),
+        java::tail(&server.stderr(), 10),
+        java::tail(&hbase_log, 20),
     );
 }

@@ -14,78 +14,18 @@
 
 #![allow(clippy::unwrap_used)] // test code
 
+#[path = "support/java.rs"]
+mod java;
 mod support;
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use support::ServerProcess;
-
-fn project() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/hbase-client-java")
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("-version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
-
-/// The compiled program and its classpath, or None (skipped) outside CI
-/// without Java and Maven.
-fn client(work: &Path) -> Option<String> {
-    if !(have("java") && have("javac") && have("mvn")) {
-        if std::env::var_os("CI").is_some() {
-            panic!("CI: Java 17 (javac) and Maven are needed: scripts/test installs them");
-        }
-        eprintln!("skipped: install Java 17 and Maven (scripts/test does) to run this test");
-        return None;
-    }
-    let cp_file = work.join("classpath.txt");
-    let out = Command::new("mvn")
-        .args(["-q", "-B", "-o", "-f"])
-        .arg(project().join("pom.xml"))
-        .arg("dependency:build-classpath")
-        .arg("-Dhbase.version=2.6.1")
-        .arg(format!("-Dmdep.outputFile={}", cp_file.display()))
-        .output()
-        .expect("run mvn");
-    assert!(
-        out.status.success(),
-        "mvn could not give hbase-client's classpath offline (scripts/test fetches it first):\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let jars = std::fs::read_to_string(&cp_file).expect("classpath file");
-    let classes = work.join("classes");
-    std::fs::create_dir_all(&classes).unwrap();
-    let out = Command::new("javac")
-        .args(["-nowarn", "-d"])
-        .arg(&classes)
-        .arg("-cp")
-        .arg(jars.trim())
-        .arg(project().join("src/main/java/shoal/it/HBaseNonceIT.java"))
-        .output()
-        .expect("run javac");
-    assert!(
-        out.status.success(),
-        "javac failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(format!("{}:{}", classes.display(), jars.trim()))
-}
-
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
 
 /// `n` distinct free loopback ports below 32768 (bound, then released).
 fn free_low_ports(n: usize) -> Vec<u16> {
@@ -340,7 +280,10 @@ fn connection(
 #[test]
 fn a_retried_increment_or_append_is_applied_once() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(cp) = client(dir.path()) else {
+    let Some(cp) = java::compile(
+        dir.path(),
+        &[java::project().join("src/main/java/shoal/it/HBaseNonceIT.java")],
+    ) else {
         return;
     };
     let ports = free_low_ports(2);
@@ -368,8 +311,8 @@ fn a_retried_increment_or_append_is_applied_once() {
         out.status.success() && stdout.contains("done nonces"),
         "HBaseNonceIT failed (answers dropped: {}):\nstdout:\n{stdout}\nstderr:\n{}\nserver stderr (tail):\n{}",
         proxy.dropped.load(Ordering::SeqCst),
-        tail(&String::from_utf8_lossy(&out.stderr), 60),
-        tail(&server.stderr(), 40),
+        java::tail(&String::from_utf8_lossy(&out.stderr), 60),
+        java::tail(&server.stderr(), 40),
     );
     for check in [
         "ok increment",
