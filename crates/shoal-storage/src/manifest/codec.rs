@@ -16,6 +16,10 @@ use crate::sst::FileId;
 pub(crate) const MAGIC: [u8; 4] = *b"SHMF";
 /// The format version this code writes (and the newest it reads).
 pub const FORMAT_VERSION: u16 = 1;
+/// Flag bit: the body ends with the bulk-load keys ([`Manifest::loads`]).
+const FLAG_LOADS: u16 = 0x0001;
+/// Longest bulk-load key accepted.
+pub(crate) const MAX_LOAD_KEY_LEN: usize = 1024;
 /// Magic + version + flags + body length.
 const HEADER_LEN: usize = 12;
 const CRC_LEN: usize = 4;
@@ -46,10 +50,18 @@ pub(crate) fn encode(m: &Manifest) -> Bytes {
             put_bytes(&mut body, &f.last_row);
         }
     }
+    let mut flags = 0u16;
+    if !m.loads.is_empty() {
+        flags |= FLAG_LOADS;
+        body.put_u32_le(len32(m.loads.len()));
+        for key in &m.loads {
+            put_bytes(&mut body, key.as_bytes());
+        }
+    }
     let mut out = Vec::with_capacity(HEADER_LEN + body.len() + CRC_LEN);
     out.extend_from_slice(&MAGIC);
     out.put_u16_le(FORMAT_VERSION);
-    out.put_u16_le(0);
+    out.put_u16_le(flags);
     out.put_u32_le(len32(body.len()));
     out.extend_from_slice(&body);
     let crc = crc32c::crc32c(&out);
@@ -93,7 +105,7 @@ pub(crate) fn decode(data: &[u8], expected_seq: u64) -> Result<Manifest, String>
         });
     }
     let flags = u16::from_le_bytes([data[6], data[7]]);
-    if flags != 0 {
+    if flags & !FLAG_LOADS != 0 {
         return Err(format!("unknown flags {flags:#06x}"));
     }
     let body_len = u32::from_le_bytes([data[8], data[9], data[10], data[11]]) as usize;
@@ -123,7 +135,10 @@ pub(crate) fn decode(data: &[u8], expected_seq: u64) -> Result<Manifest, String>
     let mut r = Reader {
         buf: &data[HEADER_LEN..crc_at],
     };
-    let m = read_body(&mut r)?;
+    let mut m = read_body(&mut r)?;
+    if flags & FLAG_LOADS != 0 {
+        m.loads = read_loads(&mut r)?;
+    }
     if !r.buf.is_empty() {
         return Err(format!("{} trailing bytes after the body", r.buf.len()));
     }
@@ -194,7 +209,25 @@ fn read_body(r: &mut Reader<'_>) -> Result<Manifest, String> {
         start_row,
         end_row,
         stores,
+        loads: Vec::new(),
     })
+}
+
+fn read_loads(r: &mut Reader<'_>) -> Result<Vec<String>, String> {
+    let count = r.u32("load key count")? as usize;
+    // Each key takes at least its 4-byte length.
+    if count == 0 || count > super::MAX_LOAD_KEYS || count.saturating_mul(4) > r.buf.len() {
+        return Err(format!("bad load key count {count}"));
+    }
+    let mut loads = Vec::with_capacity(count);
+    for _ in 0..count {
+        let key = r.string("load key")?;
+        if key.is_empty() || key.len() > MAX_LOAD_KEY_LEN {
+            return Err(format!("load key of {} bytes", key.len()));
+        }
+        loads.push(key);
+    }
+    Ok(loads)
 }
 
 struct Reader<'a> {
@@ -277,6 +310,7 @@ mod tests {
             start_row: Bytes::from_static(b"b"),
             end_row: Bytes::new(),
             stores,
+            loads: Vec::new(),
         }
     }
 
@@ -291,6 +325,32 @@ mod tests {
             ..Manifest::default()
         };
         assert_eq!(decode(&encode(&empty), 1).expect("decode"), empty);
+    }
+
+    #[test]
+    fn load_keys_round_trip_and_leave_the_plain_format_alone() {
+        let plain = encode(&sample());
+        assert_eq!(&plain[6..8], &[0, 0], "no loads: flags stay 0");
+        let mut m = sample();
+        m.record_load("hbase-snapshot:s1:r1:cf:abc".into());
+        m.record_load("bulk:2".into());
+        m.record_load("bulk:2".into());
+        assert_eq!(m.loads.len(), 2);
+        let bytes = encode(&m);
+        assert_eq!(decode(&bytes, 42).expect("decode"), m);
+        for cut in 0..bytes.len() {
+            assert!(decode(&bytes[..cut], 42).is_err());
+        }
+        for _ in 0..super::super::MAX_LOAD_KEYS + 5 {
+            let n = m.loads.len();
+            m.record_load(format!("k{n}"));
+        }
+        assert_eq!(m.loads.len(), super::super::MAX_LOAD_KEYS);
+        assert!(
+            !m.has_load("hbase-snapshot:s1:r1:cf:abc"),
+            "the oldest went first"
+        );
+        assert_eq!(decode(&encode(&m), 42).expect("decode"), m);
     }
 
     #[test]

@@ -59,6 +59,32 @@ pub struct Manifest {
     pub end_row: Bytes,
     /// Files per column family, oldest first.
     pub stores: BTreeMap<String, Vec<StoreFile>>,
+    /// Keys of the bulk loads committed into this region, oldest first (at
+    /// most [`MAX_LOAD_KEYS`]): a load retried after a crash with the same
+    /// key finds itself here and is not applied twice. Written only when
+    /// not empty (flag bit 0 of the format), so regions that never took a
+    /// bulk load keep the original byte format.
+    pub loads: Vec<String>,
+}
+
+/// How many bulk-load keys a manifest remembers; the oldest go first.
+pub const MAX_LOAD_KEYS: usize = 4096;
+
+impl Manifest {
+    /// Records a committed bulk load's key, forgetting the oldest beyond
+    /// [`MAX_LOAD_KEYS`].
+    pub fn record_load(&mut self, key: String) {
+        if !self.loads.contains(&key) {
+            self.loads.push(key);
+        }
+        let excess = self.loads.len().saturating_sub(MAX_LOAD_KEYS);
+        self.loads.drain(..excess);
+    }
+
+    /// True if a bulk load with this key was committed here.
+    pub fn has_load(&self, key: &str) -> bool {
+        self.loads.iter().any(|k| k == key)
+    }
 }
 
 impl Manifest {

@@ -90,6 +90,15 @@ pub enum RegionError {
         #[source]
         source: SstError,
     },
+    /// The cells of a bulk load could not be read (a bad or unreadable
+    /// input file); nothing of the load was committed.
+    #[error("region {region}: bulk load: {reason}")]
+    IngestSource {
+        /// Region id.
+        region: String,
+        /// What the source reported.
+        reason: String,
+    },
     /// The write waited for memstore memory longer than the block timeout:
     /// flushes are not keeping up. Retry later.
     #[error("region {region}: too busy: {reason}")]

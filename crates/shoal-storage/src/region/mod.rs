@@ -20,6 +20,7 @@ pub mod config;
 mod error;
 pub mod filter;
 mod flush;
+mod ingest;
 mod merge;
 pub mod mutate;
 mod mvcc;
@@ -38,6 +39,7 @@ pub use compact::CompactionReport;
 pub use config::{Clock, CompactionPolicy, FamilyConfig, ManualClock, RegionConfig, SystemClock};
 pub use error::RegionError;
 pub use flush::FlushReport;
+pub use ingest::{IngestBatch, IngestFile, IngestReport};
 pub use mutate::Changed;
 pub use nonces::{Nonce, NonceOptions};
 pub use ops::{

@@ -281,9 +281,12 @@ pub async fn write_child_manifests(
             })
             .collect();
         let (flushed, max) = (parent.flushed_seq, parent.max_seq);
+        // A bulk load resumed after the split finds its key in each child.
+        let loads = parent.loads.clone();
         writer
             .commit(move |m| {
                 m.stores = stores;
+                m.loads = loads;
                 m.flushed_seq = flushed;
                 m.max_seq = max;
             })
