@@ -40,6 +40,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "Registry.proto",
             "ShoalMaster.proto",
             "ShoalAdmin.proto",
+            // HBase's files: snapshot manifests, split references, HFile
+            // trailers (read by `shoal-import` and `shoal-hfile`).
+            "Snapshot.proto",
+            "HFile.proto",
         ],
         ["proto/hbase"],
     )?;

@@ -1,0 +1,225 @@
+//! An HBase HFile as cells for [`Region::ingest`](shoal_storage::region::Region::ingest):
+//! fetched from its store into a local scratch file (ranged reads of a few
+//! MiB, so memory stays bounded whatever the file's size), read block by
+//! block on a blocking thread, converted to Shoal cells and handed over in
+//! bounded batches (at most [`QUEUED_BATCHES`] in flight).
+//!
+//! What is kept: row, family, qualifier, timestamp, type (Put and all four
+//! delete markers) and value. What is not: HBase's MVCC numbers (the load
+//! gives each file its own sequence number) and tags (Shoal has no cell
+//! tags; they are counted in [`ReadStats`], and the caller says so).
+
+use std::io::Write;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use futures::StreamExt;
+use shoal_hfile::{HCell, HFile};
+use shoal_storage::cell::{Cell, CellType};
+use shoal_storage::object::Bucket;
+use shoal_storage::region::{IngestBatch, IngestFile};
+
+use crate::error::ImportError;
+
+/// Cells per batch handed to the region.
+const BATCH_CELLS: usize = 1024;
+/// Value bytes per batch handed to the region.
+const BATCH_BYTES: usize = 1 << 20;
+/// Batches queued between the reading thread and the region's writer.
+pub const QUEUED_BATCHES: usize = 4;
+/// Bytes per ranged read when fetching an HFile.
+const FETCH_CHUNK: u64 = 8 << 20;
+
+/// Which rows of a file to load: `start` inclusive, `end` exclusive, empty
+/// = unbounded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowRange {
+    /// First row loaded (empty: from the start).
+    pub start: Bytes,
+    /// Row before which loading stops (empty: to the end).
+    pub end: Bytes,
+}
+
+impl RowRange {
+    /// True if `row` is in the range.
+    pub fn contains(&self, row: &[u8]) -> bool {
+        row >= &self.start[..] && (self.end.is_empty() || row < &self.end[..])
+    }
+
+    /// True if every row at or after `row` is past the range.
+    fn is_past(&self, row: &[u8]) -> bool {
+        !self.end.is_empty() && row >= &self.end[..]
+    }
+}
+
+/// Counters of one file's read, filled while the region consumes it.
+#[derive(Debug, Default)]
+pub struct ReadStats {
+    /// Cells read from the file (in range or not).
+    pub cells_read: AtomicU64,
+    /// Cells of the file that carried tags (dropped).
+    pub cells_with_tags: AtomicU64,
+    /// Bytes of the HFile fetched.
+    pub bytes_fetched: AtomicU64,
+}
+
+impl ReadStats {
+    /// Cells read so far.
+    pub fn cells_read(&self) -> u64 {
+        self.cells_read.load(Ordering::Relaxed)
+    }
+
+    /// Tagged cells so far.
+    pub fn cells_with_tags(&self) -> u64 {
+        self.cells_with_tags.load(Ordering::Relaxed)
+    }
+}
+
+/// Fetches the HFile at `path` in `bucket` into `scratch` and opens it as
+/// the cells of `family` within `range`. The file is checked (trailer,
+/// load-on-open section) before this returns; a bad block later fails the
+/// stream with the file's name and offset.
+pub async fn open_hfile(
+    bucket: &Bucket,
+    path: &str,
+    family: Bytes,
+    range: RowRange,
+    scratch: &Path,
+) -> Result<(IngestFile, Arc<ReadStats>), ImportError> {
+    let stats = Arc::new(ReadStats::default());
+    let local = fetch(bucket, path, scratch, &stats).await?;
+    let name = format!("{}/{path}", bucket.location().trim_end_matches('/'));
+    let file = local.reopen().map_err(|source| ImportError::Local {
+        path: local.path().display().to_string(),
+        source,
+    })?;
+    let opened = {
+        let name = name.clone();
+        tokio::task::spawn_blocking(move || HFile::open(file, &name))
+            .await
+            .map_err(|e| ImportError::Unsupported(format!("reading {name}: {e}")))??
+    };
+    if let Some(f) = opened.family_name()
+        && f != family
+    {
+        return Err(ImportError::Unsupported(format!(
+            "{name} holds family {:?}, not {:?}",
+            String::from_utf8_lossy(&f),
+            String::from_utf8_lossy(&family)
+        )));
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<IngestBatch>(QUEUED_BATCHES);
+    let reader_stats = stats.clone();
+    tokio::task::spawn_blocking(move || {
+        // The scratch file lives until the last block is read.
+        let _local = local;
+        read_cells(&opened, &range, &reader_stats, |batch| tx.blocking_send(batch).is_ok());
+    });
+    let cells = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|batch| (batch, rx))
+    })
+    .boxed();
+    Ok((IngestFile { family, cells }, stats))
+}
+
+/// Reads every cell of `hfile` in `range`, handing batches to `send` until
+/// it refuses one (the consumer went away) or the range is passed.
+fn read_cells(
+    hfile: &HFile<std::fs::File>,
+    range: &RowRange,
+    stats: &ReadStats,
+    mut send: impl FnMut(IngestBatch) -> bool,
+) {
+    let mut batch = Vec::with_capacity(BATCH_CELLS);
+    let mut bytes = 0usize;
+    for cell in hfile.cells() {
+        let cell = match cell {
+            Ok(c) => c,
+            Err(e) => {
+                send(Err(e.to_string()));
+                return;
+            }
+        };
+        stats.cells_read.fetch_add(1, Ordering::Relaxed);
+        if range.is_past(&cell.row) {
+            break;
+        }
+        if !range.contains(&cell.row) {
+            continue;
+        }
+        if !cell.tags.is_empty() {
+            stats.cells_with_tags.fetch_add(1, Ordering::Relaxed);
+        }
+        bytes += cell.value.len() + cell.row.len() + cell.qualifier.len();
+        batch.push(to_cell(cell));
+        if batch.len() >= BATCH_CELLS || bytes >= BATCH_BYTES {
+            bytes = 0;
+            if !send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_CELLS)))) {
+                return;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        send(Ok(batch));
+    }
+}
+
+/// HBase's cell as Shoal's (sequence number 0: the load stamps its own).
+pub fn to_cell(c: HCell) -> Cell {
+    let kind = match c.kind.code() {
+        8 => CellType::Delete,
+        10 => CellType::DeleteFamilyVersion,
+        12 => CellType::DeleteColumn,
+        14 => CellType::DeleteFamily,
+        _ => CellType::Put,
+    };
+    Cell {
+        row: c.row,
+        family: c.family,
+        qualifier: c.qualifier,
+        timestamp: c.timestamp,
+        kind,
+        seq: 0,
+        value: c.value,
+    }
+}
+
+/// Copies the object at `path` into a new scratch file with ranged reads.
+async fn fetch(
+    bucket: &Bucket,
+    path: &str,
+    scratch: &Path,
+    stats: &ReadStats,
+) -> Result<tempfile::NamedTempFile, ImportError> {
+    let size = bucket
+        .head(path)
+        .await
+        .map_err(|e| ImportError::io(path, e))?
+        .size;
+    let local_err = |source| ImportError::Local {
+        path: scratch.display().to_string(),
+        source,
+    };
+    let mut local = tempfile::Builder::new()
+        .prefix("hfile-")
+        .tempfile_in(scratch)
+        .map_err(local_err)?;
+    let mut at = 0u64;
+    while at < size {
+        let end = (at + FETCH_CHUNK).min(size);
+        let chunk = bucket
+            .get_range(path, Range { start: at, end })
+            .await
+            .map_err(|e| ImportError::io(path, e))?;
+        local.write_all(&chunk).map_err(local_err)?;
+        stats
+            .bytes_fetched
+            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        at = end;
+    }
+    local.flush().map_err(local_err)?;
+    Ok(local)
+}
