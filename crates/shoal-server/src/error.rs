@@ -126,7 +126,9 @@ impl ServiceError {
                 | RegionError::Closed { .. }
                 | RegionError::Fenced { .. } => Code::Unavailable,
                 RegionError::Busy { .. } => Code::ResourceExhausted,
-                RegionError::CompareNoOp { .. } => Code::InvalidArgument,
+                RegionError::CompareNoOp { .. } | RegionError::IngestSource { .. } => {
+                    Code::InvalidArgument
+                }
                 RegionError::Wal { .. }
                 | RegionError::Manifest { .. }
                 | RegionError::Sst { .. } => Code::Internal,

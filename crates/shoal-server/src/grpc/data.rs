@@ -143,6 +143,29 @@ impl pb::data_server::Data for DataService {
         }))
     }
 
+    async fn bulk_load(
+        &self,
+        req: Request<pb::BulkLoadRequest>,
+    ) -> Result<Response<pb::BulkLoadResponse>, Status> {
+        let h = &self.door.host;
+        self.door
+            .unary(req, RequestOp::Admin, async move |caller, r| {
+                let table = r.table.clone();
+                let done = h.access(&caller).bulk_load(&table, bulk_load(r)).await?;
+                Ok(pb::BulkLoadResponse {
+                    region_end: done.region_end.to_vec(),
+                    already_loaded: done.report.already_loaded,
+                    files: done.report.files as u64,
+                    cells: done.report.cells,
+                    bytes: done.report.bytes,
+                    cells_read: done.cells_read,
+                    tagged_cells: done.tagged_cells,
+                    duplicates: done.report.duplicates,
+                })
+            })
+            .await
+    }
+
     type ScanStream = ScanBody;
 
     async fn scan(
@@ -178,5 +201,25 @@ impl pb::data_server::Data for DataService {
             stream,
             per_message,
         ))))
+    }
+}
+
+/// A bulk-load request as the host takes it.
+fn bulk_load(r: pb::BulkLoadRequest) -> crate::host::BulkLoad {
+    crate::host::BulkLoad {
+        range: shoal_import::RowRange {
+            start: r.start_row.into(),
+            end: r.end_row.into(),
+        },
+        files: r
+            .files
+            .into_iter()
+            .map(|f| crate::host::LoadInput {
+                family: f.family.into_bytes().into(),
+                location: f.location,
+                path: f.path,
+            })
+            .collect(),
+        load_key: (!r.load_key.is_empty()).then_some(r.load_key),
     }
 }

@@ -239,6 +239,8 @@ impl From<ServiceError> for RpcError {
                 | RegionError::Fenced { .. } => (NOT_SERVING, false),
                 // HBase's RuntimeException, as its client sees it.
                 RegionError::CompareNoOp { .. } => ("java.io.IOException", true),
+                // A bad input file: retrying reads the same bytes.
+                RegionError::IngestSource { .. } => ("java.io.IOException", true),
                 RegionError::Busy { .. } => {
                     ("org.apache.hadoop.hbase.RegionTooBusyException", false)
                 }

@@ -564,6 +564,17 @@ impl<'a> Access<'a> {
             .await
     }
 
+    /// [`Host::bulk_load`]: CREATE or ADMIN on the table (as HBase's
+    /// AccessController asks for a bulk load).
+    pub async fn bulk_load(
+        &self,
+        table: &str,
+        load: super::BulkLoad,
+    ) -> Result<super::BulkLoadOutcome, ServiceError> {
+        self.table_admin("bulk_load", table, self.host.bulk_load(table, load))
+            .await
+    }
+
     /// [`Host::move_region`]: ADMIN globally.
     pub async fn move_region(&self, region: &str, to: &str) -> Result<String, ServiceError> {
         let object = format!("region {}", crate::error::shown(region));

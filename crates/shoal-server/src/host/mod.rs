@@ -20,12 +20,14 @@
 mod access;
 mod admin;
 mod background;
+mod bulk_load;
 mod catalog_sync;
 mod closed_copy;
 mod cluster_role;
 mod data;
 mod grants;
 pub use access::Access;
+pub use bulk_load::{BulkLoad, BulkLoadOutcome, LoadInput};
 pub use grants::GrantSpec;
 mod locate;
 mod ownership;

@@ -1,0 +1,154 @@
+//! Bulk load on the host: HBase HFiles named by location and path are read
+//! (fetched into `<data_dir>/bulkload-scratch`, block by block, bounded
+//! memory) and committed into the region holding the request's first row,
+//! clipped to that region's range and to the request's, in one manifest
+//! commit per region ([`shoal_storage::region::Region::ingest`]). The
+//! answer says where the region ends, so a caller whose files span regions
+//! (or whose region split meanwhile) goes on from there — as HBase's
+//! `BulkLoadHFilesTool` re-splits its queue when regions change.
+//!
+//! The server reads any location its process can: bulk load is an admin
+//! operation (CREATE or ADMIN on the table, as HBase's AccessController
+//! asks), and the inputs are checked as HFiles before anything is written.
+
+use super::Host;
+use crate::error::ServiceError;
+use bytes::Bytes;
+use shoal_import::{ReadStats, RowRange, open_hfile};
+use shoal_storage::object::{Bucket, ObjectStoreConfig};
+use shoal_storage::region::{IngestFile, IngestReport, Region, RegionError};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// One input HFile.
+#[derive(Debug, Clone)]
+pub struct LoadInput {
+    /// Its column family.
+    pub family: Bytes,
+    /// The store holding it, as a URL (`file:///dir`, `s3://bucket/prefix`).
+    pub location: String,
+    /// Its path under `location`.
+    pub path: String,
+}
+
+/// A bulk load of some rows of a table.
+#[derive(Debug, Clone)]
+pub struct BulkLoad {
+    /// The rows: the region holding `range.start` takes its part.
+    pub range: RowRange,
+    /// The inputs, oldest first.
+    pub files: Vec<LoadInput>,
+    /// Makes a retry a no-op (see [`Region::ingest`]).
+    pub load_key: Option<String>,
+}
+
+/// What one region took.
+#[derive(Debug, Clone, Default)]
+pub struct BulkLoadOutcome {
+    /// Where that region ends (empty: the end of the table).
+    pub region_end: Bytes,
+    /// The region's report.
+    pub report: IngestReport,
+    /// Cells read from the inputs.
+    pub cells_read: u64,
+    /// Cells that carried tags (dropped).
+    pub tagged_cells: u64,
+}
+
+impl Host {
+    /// Loads `load` into the region of `table` holding its first row.
+    pub async fn bulk_load(
+        &self,
+        table: &str,
+        load: BulkLoad,
+    ) -> Result<BulkLoadOutcome, ServiceError> {
+        if load.files.is_empty() {
+            return Err(ServiceError::InvalidArgument(
+                "a bulk load needs at least one file".into(),
+            ));
+        }
+        let mut stores: HashMap<String, Bucket> = HashMap::new();
+        for f in &load.files {
+            if !stores.contains_key(&f.location) {
+                stores.insert(f.location.clone(), open_location(&f.location).await?);
+            }
+        }
+        let scratch = self.config().server.data_dir.join("bulkload-scratch");
+        std::fs::create_dir_all(&scratch).map_err(|e| {
+            ServiceError::FailedPrecondition(format!(
+                "bulk load needs a scratch directory; creating {}: {e}",
+                scratch.display()
+            ))
+        })?;
+        let first_row = if load.range.start.is_empty() {
+            // The table's first region: any row sorts at or after "".
+            Bytes::from_static(b"\0")
+        } else {
+            load.range.start.clone()
+        };
+        let stores = Arc::new(stores);
+        let load = Arc::new(load);
+        self.with_region(table, &first_row, false, |region| {
+            let (stores, load, scratch) = (stores.clone(), load.clone(), scratch.clone());
+            async move { load_into(region, &stores, &load, scratch).await }
+        })
+        .await
+    }
+}
+
+/// Opens the inputs clipped to `region` and commits them there.
+async fn load_into(
+    region: Region,
+    stores: &HashMap<String, Bucket>,
+    load: &BulkLoad,
+    scratch: PathBuf,
+) -> Result<BulkLoadOutcome, RegionError> {
+    let config = region.config();
+    let range = RowRange {
+        start: std::cmp::max(load.range.start.clone(), config.start_row.clone()),
+        end: match (load.range.end.is_empty(), config.end_row.is_empty()) {
+            (true, _) => config.end_row.clone(),
+            (false, true) => load.range.end.clone(),
+            (false, false) => std::cmp::min(load.range.end.clone(), config.end_row.clone()),
+        },
+    };
+    let source_err = |e: shoal_import::ImportError| RegionError::IngestSource {
+        region: region.id().to_string(),
+        reason: e.to_string(),
+    };
+    let mut files: Vec<IngestFile> = Vec::with_capacity(load.files.len());
+    let mut stats: Vec<Arc<ReadStats>> = Vec::with_capacity(load.files.len());
+    for input in &load.files {
+        let Some(bucket) = stores.get(&input.location) else {
+            continue;
+        };
+        let (file, read) = open_hfile(
+            bucket,
+            &input.path,
+            input.family.clone(),
+            range.clone(),
+            &scratch,
+        )
+        .await
+        .map_err(source_err)?;
+        files.push(file);
+        stats.push(read);
+    }
+    let report = region.ingest(load.load_key.clone(), files).await?;
+    Ok(BulkLoadOutcome {
+        region_end: config.end_row.clone(),
+        report,
+        cells_read: stats.iter().map(|s| s.cells_read()).sum(),
+        tagged_cells: stats.iter().map(|s| s.cells_with_tags()).sum(),
+    })
+}
+
+/// The store at `url`.
+async fn open_location(url: &str) -> Result<Bucket, ServiceError> {
+    let bad = |e: shoal_storage::object::ObjectError| {
+        ServiceError::InvalidArgument(format!("bulk load location {url:?}: {e}"))
+    };
+    let config = ObjectStoreConfig::from_url(url).map_err(bad)?;
+    Bucket::open(&config).await.map_err(bad)
+}
