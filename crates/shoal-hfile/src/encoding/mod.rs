@@ -1,0 +1,179 @@
+//! Data block encodings: turning the unpacked payload of a `DATABLK*` or `DATABLKE` block
+//! into cells. An encoded block's payload starts with the 2-byte encoding id; the delta
+//! encoders (PREFIX, DIFF, FAST_DIFF) then hold a 4-byte unencoded size and their cells;
+//! ROW_INDEX_V1 holds plain KeyValues and a row index at the end.
+//!
+//! Per-cell suffixes differ: plain KeyValues (NONE, ROW_INDEX_V1) carry a 2-byte tags
+//! length, the delta encoders a 7-bit varint one; both then carry the MVCC as a Hadoop
+//! vlong when the file includes it.
+
+mod diff;
+mod fast_diff;
+mod plain;
+mod prefix;
+mod row_index;
+
+use crate::block::BlockType;
+use crate::cursor::Cursor;
+use crate::kv::HCell;
+use bytes::Bytes;
+
+/// HBase's `DataBlockEncoding`s that 2.x can write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataBlockEncoding {
+    None,
+    Prefix,
+    Diff,
+    FastDiff,
+    RowIndexV1,
+}
+
+const ENCODINGS: [(DataBlockEncoding, u16, &str); 5] = [
+    (DataBlockEncoding::None, 0, "NONE"),
+    (DataBlockEncoding::Prefix, 2, "PREFIX"),
+    (DataBlockEncoding::Diff, 3, "DIFF"),
+    (DataBlockEncoding::FastDiff, 4, "FAST_DIFF"),
+    (DataBlockEncoding::RowIndexV1, 7, "ROW_INDEX_V1"),
+];
+
+impl DataBlockEncoding {
+    pub fn from_id(id: u16) -> Option<Self> {
+        ENCODINGS.iter().find(|e| e.1 == id).map(|e| e.0)
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        ENCODINGS.iter().find(|e| e.2 == name).map(|e| e.0)
+    }
+
+    pub fn id(self) -> u16 {
+        ENCODINGS.iter().find(|e| e.0 == self).map_or(0, |e| e.1)
+    }
+
+    /// The name HBase uses (`FAST_DIFF`, …), as in the file info's `DATA_BLOCK_ENCODING`.
+    pub fn name(self) -> &'static str {
+        ENCODINGS
+            .iter()
+            .find(|e| e.0 == self)
+            .map_or("NONE", |e| e.2)
+    }
+}
+
+/// What each stored cell carries besides its key and value, from the file info.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CellFormat {
+    /// Tags are stored (v3 file with `MAX_TAGS_LEN` in the file info).
+    pub includes_tags: bool,
+    /// The MVCC / sequence id is stored (`KEY_VALUE_VERSION` is 1).
+    pub includes_mvcc: bool,
+    /// Tags in encoded blocks are dictionary-compressed (`TAGS_COMPRESSED`).
+    pub tags_compressed: bool,
+}
+
+/// Why a data block did not decode.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum DecodeError {
+    /// A length or field ran past the end of the block.
+    Overrun(String),
+    Corrupt(String),
+    Unsupported(String),
+    UnknownEncoding(u16),
+}
+
+impl From<String> for DecodeError {
+    fn from(e: String) -> Self {
+        DecodeError::Overrun(e)
+    }
+}
+
+type DResult<T> = Result<T, DecodeError>;
+
+/// Decodes every cell of an unpacked data block.
+pub(crate) fn decode_block(
+    block_type: BlockType,
+    data: &Bytes,
+    format: CellFormat,
+) -> DResult<Vec<HCell>> {
+    if block_type == BlockType::Data {
+        return plain::decode(data, format).map(|(cells, _)| cells);
+    }
+    let mut c = Cursor::new(data);
+    let id = c.u16("encoding id")?;
+    let payload = data.slice(2..);
+    match DataBlockEncoding::from_id(id) {
+        Some(DataBlockEncoding::None) => plain::decode(&payload, format).map(|(cells, _)| cells),
+        Some(DataBlockEncoding::Prefix) => prefix::decode(&payload, format),
+        Some(DataBlockEncoding::Diff) => diff::decode(&payload, format),
+        Some(DataBlockEncoding::FastDiff) => fast_diff::decode(&payload, format),
+        Some(DataBlockEncoding::RowIndexV1) => row_index::decode(&payload, format),
+        None => Err(DecodeError::UnknownEncoding(id)),
+    }
+}
+
+/// Takes `n` bytes as a slice of `data` (the buffer `c` reads).
+fn take_bytes(c: &mut Cursor<'_>, data: &Bytes, n: usize, what: &str) -> DResult<Bytes> {
+    let start = c.pos();
+    c.take(n, what)?;
+    Ok(data.slice(start..start + n))
+}
+
+/// Tags (varint length) and MVCC after a cell of a delta-encoded block.
+fn delta_cell_suffix(
+    c: &mut Cursor<'_>,
+    data: &Bytes,
+    format: CellFormat,
+) -> DResult<(Bytes, i64)> {
+    let mut tags = Bytes::new();
+    if format.includes_tags {
+        let n = c.compressed_int("tags length")?;
+        if n > 0 && format.tags_compressed {
+            return Err(DecodeError::Unsupported(
+                "dictionary-compressed tags (TAGS_COMPRESSED) are not supported".into(),
+            ));
+        }
+        tags = take_bytes(c, data, n, "tags")?;
+    }
+    let seq = mvcc(c, format)?;
+    Ok((tags, seq))
+}
+
+fn mvcc(c: &mut Cursor<'_>, format: CellFormat) -> DResult<i64> {
+    if format.includes_mvcc {
+        Ok(c.hadoop_vlong("mvcc")?)
+    } else {
+        Ok(0)
+    }
+}
+
+/// Builds the cell, reporting a bad key or type as corruption.
+fn make_cell(key: &Bytes, value: Bytes, tags: &Bytes, seq: i64) -> DResult<HCell> {
+    crate::kv::cell_from_parts(key, value, tags, seq).map_err(DecodeError::Corrupt)
+}
+
+/// The first `common` bytes of the previous key, checked.
+fn common_prefix(prev_key: &[u8], common: usize) -> DResult<Vec<u8>> {
+    prev_key.get(..common).map(<[u8]>::to_vec).ok_or_else(|| {
+        DecodeError::Corrupt(format!(
+            "common prefix {common} longer than the previous key ({} bytes)",
+            prev_key.len()
+        ))
+    })
+}
+
+fn check_key_len(key: &[u8], key_len: usize) -> DResult<()> {
+    if key.len() != key_len {
+        return Err(DecodeError::Corrupt(format!(
+            "rebuilt key has {} bytes, its length says {key_len}",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `a - b`, or a corruption error naming `what`.
+fn sub(a: usize, b: usize, what: &str) -> DResult<usize> {
+    a.checked_sub(b)
+        .ok_or_else(|| DecodeError::Corrupt(format!("{what}: {a} - {b} is negative")))
+}
+
+#[cfg(test)]
+pub(crate) mod testutil;
