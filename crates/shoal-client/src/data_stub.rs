@@ -71,6 +71,13 @@ impl DataStub {
         self.grpc.increment(r).await
     }
 
+    pub(crate) async fn bulk_load(
+        &mut self,
+        r: pb::BulkLoadRequest,
+    ) -> Result<Response<pb::BulkLoadResponse>, Status> {
+        self.grpc.bulk_load(r).await
+    }
+
     pub(crate) async fn append(
         &mut self,
         r: pb::AppendRequest,

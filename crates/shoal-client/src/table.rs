@@ -441,6 +441,30 @@ impl Table {
         Ok(resp.processed)
     }
 
+    /// Loads HBase HFiles into the region holding `req.start_row` (the
+    /// server reads them from `location`/`path`); the answer says where
+    /// that region ends, so a caller whose files span regions sends the
+    /// rest from there. Retried like an idempotent call: with a load key a
+    /// repeated load is a no-op (`docs/migrate-from-hbase.md`).
+    pub async fn bulk_load(
+        &self,
+        mut req: pb::BulkLoadRequest,
+    ) -> Result<pb::BulkLoadResponse, ClientError> {
+        req.table = self.name.clone();
+        // The region holding the first row; "" is before every row.
+        let row = if req.start_row.is_empty() {
+            vec![0]
+        } else {
+            req.start_row.clone()
+        };
+        let kind = if req.load_key.is_empty() {
+            Idempotence::NotIdempotent
+        } else {
+            Idempotence::Idempotent
+        };
+        data_call!(self, kind, bulk_load, &row, req)
+    }
+
     /// The rows of a scan as a stream (row chunks when the scan sets
     /// `batch`); a broken stream is resumed (see [`Scanner`]).
     pub fn scan(

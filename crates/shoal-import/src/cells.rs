@@ -100,14 +100,14 @@ pub async fn open_hfile(
         let name = name.clone();
         tokio::task::spawn_blocking(move || HFile::open(file, &name))
             .await
-            .map_err(|e| ImportError::Unsupported(format!("reading {name}: {e}")))??
+            .map_err(|e| ImportError::Unsupported(format!("reading an HFile: {e}")))??
     };
-    if let Some(f) = opened.family_name()
-        && f != family
+    if let Some(Ok(first)) = opened.first_key()
+        && first.family != family
     {
         return Err(ImportError::Unsupported(format!(
             "{name} holds family {:?}, not {:?}",
-            String::from_utf8_lossy(&f),
+            String::from_utf8_lossy(&first.family),
             String::from_utf8_lossy(&family)
         )));
     }

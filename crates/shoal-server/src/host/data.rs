@@ -68,7 +68,7 @@ impl Host {
 
     /// Runs `call` (a read if `read`) on the region of `row`, retrying while
     /// the region moves.
-    async fn with_region<T, F, Fut>(
+    pub(super) async fn with_region<T, F, Fut>(
         &self,
         table: &str,
         row: &[u8],
