@@ -65,6 +65,13 @@ public final class HFileGen {
   static final BloomType[] BLOOMS = {BloomType.NONE, BloomType.ROW, BloomType.ROWCOL};
   /** Tiny data blocks (HBase's default is 64 KB), so a small file has dozens of them. */
   static final int BLOCK_SIZE = 2048;
+  /**
+   * Index blocks of at most 512 bytes (and at least 4 entries, see {@link #configuration}): a root,
+   * intermediate and leaf level for the ~60-90 data blocks of a v3 file.
+   */
+  static final int INDEX_BLOCK_MAX_SIZE = 512;
+  /** For the v2 files, index blocks of 2 KB: two levels (root and leaf), for variety. */
+  static final int V2_INDEX_BLOCK_MAX_SIZE = 2048;
   /** The max sequence id recorded in file info (as a flush would: at least every cell's). */
   static final long MAX_SEQ_ID = 100_000L;
 
@@ -76,13 +83,15 @@ public final class HFileGen {
       Compression.Algorithm compression,
       BloomType bloom,
       ChecksumType checksum,
-      int bytesPerChecksum) {}
+      int bytesPerChecksum,
+      int indexBlockMaxSize) {}
 
   public static void main(String[] args) throws Exception {
     if (args.length != 1) {
       System.err.println("usage: HFileGen <fixtures-dir>");
       System.exit(2);
     }
+    quietLogging();
     File out = new File(args[0], "hfiles");
     if (!out.isDirectory() && !out.mkdirs()) {
       throw new IOException("cannot create " + out);
@@ -102,7 +111,8 @@ public final class HFileGen {
                 Compression.getCompressionAlgorithmByName(comp.toLowerCase()),
                 BLOOMS[i++ % BLOOMS.length],
                 StoreUtils.getChecksumType(conf),
-                StoreUtils.getBytesPerChecksum(conf)));
+                StoreUtils.getBytesPerChecksum(conf),
+                INDEX_BLOCK_MAX_SIZE));
       }
     }
     // The checksum variants, configured as a region server is: by its configuration keys.
@@ -116,7 +126,8 @@ public final class HFileGen {
             Compression.Algorithm.NONE,
             BloomType.ROW,
             StoreUtils.getChecksumType(crc32),
-            StoreUtils.getBytesPerChecksum(crc32)));
+            StoreUtils.getBytesPerChecksum(crc32),
+            INDEX_BLOCK_MAX_SIZE));
     Configuration bpc = new Configuration(conf);
     bpc.setInt("hbase.hstore.bytes.per.checksum", 512);
     specs.add(
@@ -127,7 +138,8 @@ public final class HFileGen {
             Compression.Algorithm.GZ,
             BloomType.ROWCOL,
             StoreUtils.getChecksumType(bpc),
-            StoreUtils.getBytesPerChecksum(bpc)));
+            StoreUtils.getBytesPerChecksum(bpc),
+            INDEX_BLOCK_MAX_SIZE));
     specs.add(
         new Spec(
             "v2-NONE-NONE",
@@ -136,7 +148,8 @@ public final class HFileGen {
             Compression.Algorithm.NONE,
             BloomType.NONE,
             ChecksumType.CRC32C,
-            16 * 1024));
+            16 * 1024,
+            V2_INDEX_BLOCK_MAX_SIZE));
     specs.add(
         new Spec(
             "v2-FAST_DIFF-SNAPPY",
@@ -145,7 +158,8 @@ public final class HFileGen {
             Compression.Algorithm.SNAPPY,
             BloomType.NONE,
             ChecksumType.CRC32C,
-            16 * 1024));
+            16 * 1024,
+            V2_INDEX_BLOCK_MAX_SIZE));
 
     List<KeyValue> v3Cells = Cells.generate(true);
     List<KeyValue> v2Cells = Cells.generate(false);
@@ -169,10 +183,12 @@ public final class HFileGen {
               .withTableName(Bytes.toBytes("fixture"))
               .withCreateTime(1_700_000_000_000L) // fixed: the files never change
               .build();
+      Configuration fileConf = new Configuration(conf);
+      fileConf.setInt("hfile.index.block.max.size", spec.indexBlockMaxSize);
       if (spec.version >= 3) {
-        writeV3(conf, fs, path, ctx, spec.bloom, v3Cells);
+        writeV3(fileConf, fs, path, ctx, spec.bloom, v3Cells);
       } else {
-        V2Writer.write(conf, fs, path, ctx, v2Cells, MAX_SEQ_ID);
+        V2Writer.write(fileConf, fs, path, ctx, v2Cells, MAX_SEQ_ID);
       }
 
       // Read it back with HBase's own reader: these lines are what a reader must produce.
@@ -201,6 +217,7 @@ public final class HFileGen {
 
       meta.put("fixture.bloom_type_written", spec.bloom.toString());
       meta.put("fixture.block_size", String.valueOf(BLOCK_SIZE));
+      meta.put("fixture.index_block_max_size", String.valueOf(spec.indexBlockMaxSize));
       meta.put("fixture.checksum_type_written", spec.checksum.getName());
       meta.put("fixture.bytes_per_checksum_written", String.valueOf(spec.bytesPerChecksum));
       meta.put("fixture.cells_file", shared);
@@ -231,9 +248,9 @@ public final class HFileGen {
   static Configuration configuration() {
     Configuration conf = HBaseConfiguration.create();
     setCodecs(conf);
-    // Index blocks of at most 512 bytes and at least 4 entries: a root, intermediate and leaf level
-    // for the ~60-90 data blocks of a v3 file (root and leaf for the v2 files).
-    conf.setInt("hfile.index.block.max.size", 512);
+    // Small index blocks (the size is set per file, see Spec) of at least 4 entries: the data
+    // block index has more than one level.
+    conf.setInt("hfile.index.block.max.size", INDEX_BLOCK_MAX_SIZE);
     conf.setInt("hfile.index.block.min.entries", 4);
     // Compound bloom filter chunks of 512 bytes: several bloom chunks and a bloom index.
     conf.setInt("io.storefile.bloom.block.size", 512);
@@ -265,6 +282,14 @@ public final class HFileGen {
     } catch (Exception e) {
       return "? " + e;
     }
+  }
+
+  /** HBase's and Hadoop's log4j loggers: off (the generator prints what it checked). */
+  static void quietLogging() {
+    org.apache.log4j.LogManager.resetConfiguration();
+    org.apache.log4j.Logger root = org.apache.log4j.Logger.getRootLogger();
+    root.addAppender(new org.apache.log4j.varia.NullAppender());
+    root.setLevel(org.apache.log4j.Level.OFF);
   }
 
   /** HFile v3 as a region server writes a store file: StoreFileWriter, with bloom and metadata. */
