@@ -1,7 +1,9 @@
-//! The `shoal` command: `serve` runs a server, `shell` talks to one.
+//! The `shoal` command: `serve` runs a server, `shell` talks to one,
+//! `import` and `bulkload` bring HBase's files in.
 
 mod bench;
 mod credentials;
+mod import;
 mod serve;
 mod shell;
 mod token;
@@ -57,6 +59,12 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Bearer tokens for servers with auth on (docs/security.md).
     Token(token::TokenArgs),
+    /// Import from HBase: `shoal import hbase-snapshot LOCATION SNAPSHOT`
+    /// (docs/migrate-from-hbase.md).
+    Import(import::ImportArgs),
+    /// Load a directory of HBase HFiles (one subdirectory per family) into
+    /// a table, as HBase's BulkLoadHFilesTool.
+    Bulkload(import::BulkloadArgs),
 }
 
 fn main() {
@@ -84,6 +92,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             runtime.block_on(bench::run(args))
         }
         Command::Token(args) => token::run(args),
+        Command::Import(args) => runtime.block_on(import::run(args)),
+        Command::Bulkload(args) => runtime.block_on(import::bulkload(args)),
         Command::Shell(args) => {
             let code = runtime.block_on(shell::run(args))?;
             drop(runtime);
