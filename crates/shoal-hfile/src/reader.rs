@@ -1,7 +1,7 @@
 //! Opening an HFile (trailer, then the load-on-open section: data index root, meta index
 //! root, file info, bloom metadata) and iterating its cells block by block.
 
-use crate::block::{Block, BlockReader, BlockType};
+use crate::block::{Block, BlockHeader, BlockReader, BlockType};
 use crate::compression::Compression;
 use crate::encoding::{self, CellFormat, DataBlockEncoding, DecodeError};
 use crate::error::{ErrorKind, HFileError};
@@ -198,6 +198,32 @@ impl<S: ReadAt> HFile<S> {
             level = next;
         }
         Ok(level)
+    }
+
+    /// The header of the block at `offset` (the whole block is read and its checksums
+    /// verified).
+    pub fn block_header(&self, offset: u64) -> Result<BlockHeader, HFileError> {
+        Ok(self
+            .blocks(self.trailer.trailer_offset)
+            .read(offset)?
+            .header)
+    }
+
+    /// Counts the data blocks by walking the blocks from the first data block to the
+    /// last (without decoding them).
+    pub fn data_block_count(&self) -> Result<usize, HFileError> {
+        let t = &self.trailer;
+        if t.data_index_count == 0 {
+            return Ok(0);
+        }
+        let reader = self.blocks(t.load_on_open_offset);
+        let (mut offset, mut n) = (t.first_data_block_offset, 0);
+        while offset <= t.last_data_block_offset {
+            let b = reader.read(offset)?;
+            n += usize::from(b.header.block_type.is_data());
+            offset = next_offset(&b);
+        }
+        Ok(n)
     }
 
     /// All cells in file order, one data block in memory at a time.
