@@ -81,7 +81,7 @@ impl BlockType {
 
 /// A parsed block header.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct BlockHeader {
+pub struct BlockHeader {
     pub block_type: BlockType,
     pub on_disk_size_without_header: usize,
     pub uncompressed_size_without_header: usize,

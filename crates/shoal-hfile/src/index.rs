@@ -20,8 +20,34 @@ pub struct IndexEntry {
 /// Offset plus on-disk size in an entry.
 const ENTRY_OVERHEAD: usize = 12;
 
-/// Reads `count` root-level entries from the start of `data`.
-pub(crate) fn parse_root(data: &Bytes, count: u32) -> Result<Vec<IndexEntry>, String> {
+/// Mid-key metadata after a multi-level root: leaf block offset, its size, entry number.
+const MID_KEY_METADATA_LEN: usize = 8 + 4 + 4;
+
+/// Reads a root index block holding exactly `count` entries and, if `with_mid_key`,
+/// the mid-key metadata (HBase writes it when the index has more than one level).
+pub(crate) fn parse_root_block(
+    data: &Bytes,
+    count: u32,
+    with_mid_key: bool,
+) -> Result<Vec<IndexEntry>, String> {
+    let (entries, used) = parse_root(data, count)?;
+    let rest = data.len() - used;
+    let wanted = if with_mid_key {
+        MID_KEY_METADATA_LEN
+    } else {
+        0
+    };
+    if rest != wanted {
+        return Err(format!(
+            "{count} entries leave {rest} bytes of the root index block, not {wanted}"
+        ));
+    }
+    Ok(entries)
+}
+
+/// Reads `count` root-level entries from the start of `data`; also returns the bytes
+/// they took.
+fn parse_root(data: &Bytes, count: u32) -> Result<(Vec<IndexEntry>, usize), String> {
     let mut c = Cursor::new(data);
     let mut out = Vec::new();
     for i in 0..count {
@@ -37,7 +63,7 @@ pub(crate) fn parse_root(data: &Bytes, count: u32) -> Result<Vec<IndexEntry>, St
             key: data.slice(start..start + n),
         });
     }
-    Ok(out)
+    Ok((out, c.pos()))
 }
 
 fn size(v: i32) -> Result<u32, String> {
@@ -127,9 +153,19 @@ mod tests {
     #[test]
     fn root_and_non_root_round_trip() {
         let e = entries();
-        let mut root = build::root(&e);
-        root.extend_from_slice(&[0; 16]); // mid-key metadata
-        assert_eq!(parse_root(&Bytes::from(root), 5), Ok(e.clone()));
+        let root = build::root(&e);
+        assert_eq!(
+            parse_root_block(&Bytes::from(root.clone()), 5, false),
+            Ok(e.clone())
+        );
+        assert!(parse_root_block(&Bytes::from(root.clone()), 4, false).is_err());
+        assert!(parse_root_block(&Bytes::from(root.clone()), 5, true).is_err());
+        let mut with_mid = root;
+        with_mid.extend_from_slice(&[0; 16]);
+        assert_eq!(
+            parse_root_block(&Bytes::from(with_mid), 5, true),
+            Ok(e.clone())
+        );
         assert_eq!(parse_non_root(&Bytes::from(build::non_root(&e))), Ok(e));
     }
 

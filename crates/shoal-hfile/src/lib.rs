@@ -21,7 +21,7 @@ mod reader;
 mod source;
 mod trailer;
 
-pub use block::BlockType;
+pub use block::{BlockHeader, BlockType};
 pub use checksum::ChecksumType;
 pub use compression::Compression;
 pub use encoding::{CellFormat, DataBlockEncoding};

@@ -1,7 +1,7 @@
 //! Opening an HFile (trailer, then the load-on-open section: data index root, meta index
 //! root, file info, bloom metadata) and iterating its cells block by block.
 
-use crate::block::{Block, BlockReader, BlockType};
+use crate::block::{Block, BlockHeader, BlockReader, BlockType};
 use crate::compression::Compression;
 use crate::encoding::{self, CellFormat, DataBlockEncoding, DecodeError};
 use crate::error::{ErrorKind, HFileError};
@@ -68,10 +68,11 @@ impl<S: ReadAt> HFile<S> {
         let t = &self.trailer;
         let reader = self.blocks(t.trailer_offset);
         let root = reader.read_expecting(t.load_on_open_offset, BlockType::RootIndex)?;
-        let root_index = index::parse_root(&root.data, t.data_index_count)
+        let multi_level = t.num_data_index_levels > 1;
+        let root_index = index::parse_root_block(&root.data, t.data_index_count, multi_level)
             .map_err(|e| self.err(root.offset, ErrorKind::Corrupt(format!("data index: {e}"))))?;
         let meta = reader.read_expecting(next_offset(&root), BlockType::RootIndex)?;
-        let meta_index = index::parse_root(&meta.data, t.meta_index_count)
+        let meta_index = index::parse_root_block(&meta.data, t.meta_index_count, false)
             .map_err(|e| self.err(meta.offset, ErrorKind::Corrupt(format!("meta index: {e}"))))?;
         let info = reader.read_expecting(next_offset(&meta), BlockType::FileInfo)?;
         let file_info = file_info::parse(&info.data)
@@ -168,16 +169,18 @@ impl<S: ReadAt> HFile<S> {
 
     /// Every data block the index lists, in order, walking all index levels.
     pub fn data_block_offsets(&self) -> Result<Vec<IndexEntry>, HFileError> {
-        if let Some(name) = self.file_info.get(file_info::INDEX_BLOCK_ENCODING) {
-            if name.as_ref() != b"NONE" {
-                return Err(self.err(
-                    self.trailer.load_on_open_offset,
-                    ErrorKind::Unsupported(format!(
-                        "index block encoding {}",
-                        String::from_utf8_lossy(name)
-                    )),
-                ));
-            }
+        if let Some(name) = self
+            .file_info
+            .get(file_info::INDEX_BLOCK_ENCODING)
+            .filter(|n| n.as_ref() != b"NONE")
+        {
+            return Err(self.err(
+                self.trailer.load_on_open_offset,
+                ErrorKind::Unsupported(format!(
+                    "index block encoding {}",
+                    String::from_utf8_lossy(name)
+                )),
+            ));
         }
         let mut level = self.root_index.clone();
         let reader = self.blocks(self.trailer.load_on_open_offset);
@@ -200,15 +203,40 @@ impl<S: ReadAt> HFile<S> {
         Ok(level)
     }
 
+    /// The header of the block at `offset` (the whole block is read and its checksums
+    /// verified).
+    pub fn block_header(&self, offset: u64) -> Result<BlockHeader, HFileError> {
+        Ok(self
+            .blocks(self.trailer.trailer_offset)
+            .read(offset)?
+            .header)
+    }
+
+    /// Counts the data blocks by walking the blocks from the first data block to the
+    /// last (without decoding them).
+    pub fn data_block_count(&self) -> Result<usize, HFileError> {
+        let t = &self.trailer;
+        if t.data_index_count == 0 {
+            return Ok(0);
+        }
+        let reader = self.blocks(t.load_on_open_offset);
+        let (mut offset, mut n) = (t.first_data_block_offset, 0);
+        while offset <= t.last_data_block_offset {
+            let b = reader.read(offset)?;
+            n += usize::from(b.header.block_type.is_data());
+            offset = next_offset(&b);
+        }
+        Ok(n)
+    }
+
     /// All cells in file order, one data block in memory at a time.
     pub fn cells(&self) -> Cells<'_, S> {
         let t = &self.trailer;
-        let empty = t.data_index_count == 0;
         Cells {
             file: self,
             next_offset: t.first_data_block_offset,
             block_offset: t.first_data_block_offset,
-            done: empty,
+            done: false,
             pending: Vec::new().into_iter(),
             prev: None,
             count: 0,
@@ -277,6 +305,11 @@ impl<S: ReadAt> Cells<'_, S> {
     /// the last data block.
     fn next_block(&mut self) -> Result<Option<Vec<HCell>>, HFileError> {
         let t = &self.file.trailer;
+        if t.data_index_count == 0 {
+            // No data blocks (HBase leaves the first data block offset unset); the
+            // entry count is still checked.
+            return Ok(None);
+        }
         let reader = self.file.blocks(t.load_on_open_offset);
         while self.next_offset <= t.last_data_block_offset {
             let block = reader.read(self.next_offset)?;

@@ -4,8 +4,8 @@
 //! Layout: the last 4 bytes are the version (major in the low 3 bytes, minor in the top
 //! byte). The trailer occupies the last 212 bytes of a v2 file and the last 4096 bytes
 //! of a v3 file; it starts with the magic `TRABLK"$`. From v2 minor 2 on, the magic is
-//! followed by `PBUF` and a length-delimited `FileTrailerProto`, then zero padding;
-//! older v2 trailers hold fixed big-endian fields.
+//! followed by a length-delimited `FileTrailerProto` (no `PBUF` prefix, unlike the file
+//! info), then zero padding; older v2 trailers hold fixed big-endian fields.
 
 use crate::compression::Compression;
 use crate::cursor::Cursor;
@@ -181,11 +181,8 @@ fn decode(
 }
 
 fn decode_pb(body: &[u8], t: &mut Trailer, at: At<'_>) -> Result<(), HFileError> {
-    if body.get(..4) != Some(PBUF_MAGIC.as_slice()) {
-        return Err(at.corrupt("trailer lacks the PBUF magic"));
-    }
     let bad = |e: String| at.corrupt(format!("trailer protobuf: {e}"));
-    let (msg, _) = protobuf::delimited(&body[4..]).map_err(bad)?;
+    let (msg, _) = protobuf::delimited(body).map_err(bad)?;
     for field in protobuf::fields(msg).map_err(bad)? {
         match field {
             Field::Varint(n, v) => set_pb_number(t, n, v, at)?,
@@ -268,7 +265,6 @@ pub(crate) mod build {
         encode::bytes_field(&mut msg, 11, t.comparator_class_name.as_bytes());
         encode::uint_field(&mut msg, 12, u64::from(t.compression.ordinal()));
         let mut out = TRAILER_MAGIC.to_vec();
-        out.extend_from_slice(PBUF_MAGIC);
         encode::varint(&mut out, msg.len() as u64);
         out.extend_from_slice(&msg);
         out.resize(V3_TRAILER_SIZE as usize - 4, 0);

@@ -177,3 +177,75 @@ fn sub(a: usize, b: usize, what: &str) -> DResult<usize> {
 
 #[cfg(test)]
 pub(crate) mod testutil;
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::{Sample, encode_fast_diff, encode_plain, samples};
+    use super::*;
+
+    fn encoded(id: u16, body: &[u8]) -> Bytes {
+        let mut out = id.to_be_bytes().to_vec();
+        out.extend_from_slice(body);
+        Bytes::from(out)
+    }
+
+    #[test]
+    fn plain_blocks_decode_as_data_and_as_encoding_none() {
+        for format in Sample::formats() {
+            let cells = samples();
+            let body = encode_plain(&cells, format);
+            let want = Sample::expected(&cells, format);
+            assert_eq!(
+                decode_block(BlockType::Data, &Bytes::from(body.clone()), format),
+                Ok(want.clone())
+            );
+            assert_eq!(
+                decode_block(BlockType::EncodedData, &encoded(0, &body), format),
+                Ok(want)
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_ids_and_compressed_tags_are_refused() {
+        let format = CellFormat {
+            includes_tags: true,
+            includes_mvcc: true,
+            tags_compressed: true,
+        };
+        let body = encode_fast_diff(&samples(), format);
+        assert!(matches!(
+            decode_block(BlockType::EncodedData, &encoded(4, &body), format),
+            Err(DecodeError::Unsupported(_))
+        ));
+        assert_eq!(
+            decode_block(BlockType::EncodedData, &encoded(6, &body), format),
+            Err(DecodeError::UnknownEncoding(6))
+        );
+    }
+
+    #[test]
+    fn every_truncation_of_every_encoding_is_an_error_not_a_panic() {
+        let format = CellFormat {
+            includes_tags: true,
+            includes_mvcc: true,
+            tags_compressed: false,
+        };
+        let cells = samples();
+        for (id, body) in [
+            (2, testutil::encode_prefix(&cells, format)),
+            (3, testutil::encode_diff(&cells, format)),
+            (4, encode_fast_diff(&cells, format)),
+            (7, testutil::encode_row_index(&cells, format)),
+        ] {
+            let whole = encoded(id, &body);
+            for cut in 0..whole.len() {
+                let got = decode_block(BlockType::EncodedData, &whole.slice(..cut), format);
+                // A cut between cells of a delta encoding decodes to fewer cells.
+                if let Ok(got) = got {
+                    assert!(got.len() < cells.len(), "encoding {id} cut {cut}");
+                }
+            }
+        }
+    }
+}
