@@ -152,11 +152,11 @@ fn family_notes(f: &FamilySettings) -> Vec<String> {
     if compression(&f.compression) != pb::Compression::None
         && !matches!(f.compression.as_str(), "LZ4" | "ZSTD")
     {
-        notes.push(format!(
-            "compression {} is stored as {}",
-            f.compression,
-            compression(&f.compression).as_str_name()
-        ));
+        let ours = match compression(&f.compression) {
+            pb::Compression::Zstd => "ZSTD",
+            _ => "LZ4",
+        };
+        notes.push(format!("compression {} is stored as {ours}", f.compression));
     }
     if f.keep_deleted_cells != "FALSE" {
         notes.push(format!(
@@ -215,7 +215,10 @@ async fn create_or_resume(
         let described = admin.describe(name).await?;
         for f in &snap.families {
             if !described.families.iter().any(|d| d.name == f.name) {
-                bail!("table {name} has no family {}: not an import of this snapshot", f.name);
+                bail!(
+                    "table {name} has no family {}: not an import of this snapshot",
+                    f.name
+                );
             }
         }
         eprintln!("resuming the import into table {name}");
@@ -312,7 +315,12 @@ async fn verify(
     results: &[RegionResult],
 ) -> anyhow::Result<()> {
     use futures::TryStreamExt;
-    let max_versions = snap.families.iter().map(|f| f.max_versions).max().unwrap_or(1);
+    let max_versions = snap
+        .families
+        .iter()
+        .map(|f| f.max_versions)
+        .max()
+        .unwrap_or(1);
     eprintln!(
         "{:<34} {:>12} {:>12} {:>10}",
         "region (start row)", "cells loaded", "cells read", "rows read"

@@ -116,7 +116,9 @@ pub async fn open_hfile(
     tokio::task::spawn_blocking(move || {
         // The scratch file lives until the last block is read.
         let _local = local;
-        read_cells(&opened, &range, &reader_stats, |batch| tx.blocking_send(batch).is_ok());
+        read_cells(&opened, &range, &reader_stats, |batch| {
+            tx.blocking_send(batch).is_ok()
+        });
     });
     let cells = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|batch| (batch, rx))
@@ -157,7 +159,10 @@ fn read_cells(
         batch.push(to_cell(cell));
         if batch.len() >= BATCH_CELLS || bytes >= BATCH_BYTES {
             bytes = 0;
-            if !send(Ok(std::mem::replace(&mut batch, Vec::with_capacity(BATCH_CELLS)))) {
+            if !send(Ok(std::mem::replace(
+                &mut batch,
+                Vec::with_capacity(BATCH_CELLS),
+            ))) {
                 return;
             }
         }

@@ -90,7 +90,10 @@ pub fn is_hfile_name(name: &str) -> bool {
             (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(head)
         })
         .unwrap_or(name);
-    !base.is_empty() && base.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    !base.is_empty()
+        && base
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 /// Parses an HFile link name `[ns=]table=region-hfile`.
@@ -187,7 +190,10 @@ mod tests {
         assert!(!is_hfile_name("xyz"));
         let link = parse_link("tbl=0a1b-77ff").expect("link");
         assert_eq!(link.table, TableName::parse("tbl"));
-        assert_eq!((link.region.as_str(), link.hfile.as_str()), ("0a1b", "77ff"));
+        assert_eq!(
+            (link.region.as_str(), link.hfile.as_str()),
+            ("0a1b", "77ff")
+        );
         let link = parse_link("ns=tbl=0a1b-77ff_SeqId_3_").expect("link");
         assert_eq!(link.table.full(), "ns:tbl");
         assert_eq!(parse_reference("77ff.0a1b"), Some(("77ff", "0a1b")));

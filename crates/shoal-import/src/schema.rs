@@ -45,9 +45,10 @@ pub fn family_settings(cf: &ColumnFamilySchema) -> Result<FamilySettings, String
     let number = |key: &str, default: u64| -> Result<u64, String> {
         match attr(key) {
             None => Ok(default),
-            Some(v) => v.parse::<i64>().map(|n| n.max(0) as u64).map_err(|_| {
-                format!("family {name:?}: {key} is {v:?}, not a number")
-            }),
+            Some(v) => v
+                .parse::<i64>()
+                .map(|n| n.max(0) as u64)
+                .map_err(|_| format!("family {name:?}: {key} is {v:?}, not a number")),
         }
     };
     let ttl = number("TTL", FOREVER)?;
@@ -56,8 +57,12 @@ pub fn family_settings(cf: &ColumnFamilySchema) -> Result<FamilySettings, String
         min_versions: number("MIN_VERSIONS", 0)?.min(u32::MAX as u64) as u32,
         ttl_seconds: if ttl >= FOREVER { 0 } else { ttl },
         block_size: number("BLOCKSIZE", 64 << 10)?.clamp(1, u32::MAX as u64) as u32,
-        compression: attr("COMPRESSION").unwrap_or_else(|| "NONE".into()).to_uppercase(),
-        bloom: attr("BLOOMFILTER").unwrap_or_else(|| "ROW".into()).to_uppercase(),
+        compression: attr("COMPRESSION")
+            .unwrap_or_else(|| "NONE".into())
+            .to_uppercase(),
+        bloom: attr("BLOOMFILTER")
+            .unwrap_or_else(|| "ROW".into())
+            .to_uppercase(),
         in_memory: attr("IN_MEMORY").is_some_and(|v| v.eq_ignore_ascii_case("true")),
         data_block_encoding: attr("DATA_BLOCK_ENCODING")
             .unwrap_or_else(|| "NONE".into())
@@ -93,7 +98,10 @@ mod tests {
     fn defaults_and_values_are_hbases() {
         let d = family_settings(&cf(&[])).expect("defaults");
         assert_eq!((d.max_versions, d.min_versions, d.ttl_seconds), (1, 0, 0));
-        assert_eq!((d.block_size, d.compression.as_str(), d.bloom.as_str()), (65536, "NONE", "ROW"));
+        assert_eq!(
+            (d.block_size, d.compression.as_str(), d.bloom.as_str()),
+            (65536, "NONE", "ROW")
+        );
         let s = family_settings(&cf(&[
             ("VERSIONS", "3"),
             ("MIN_VERSIONS", "1"),
@@ -104,10 +112,21 @@ mod tests {
             ("IN_MEMORY", "true"),
         ]))
         .expect("settings");
-        assert_eq!((s.max_versions, s.min_versions, s.ttl_seconds), (3, 1, 3600));
-        assert_eq!((s.block_size, s.compression.as_str(), s.bloom.as_str()), (8192, "SNAPPY", "ROWCOL"));
+        assert_eq!(
+            (s.max_versions, s.min_versions, s.ttl_seconds),
+            (3, 1, 3600)
+        );
+        assert_eq!(
+            (s.block_size, s.compression.as_str(), s.bloom.as_str()),
+            (8192, "SNAPPY", "ROWCOL")
+        );
         assert!(s.in_memory);
-        assert_eq!(family_settings(&cf(&[("TTL", "2147483647")])).expect("forever").ttl_seconds, 0);
+        assert_eq!(
+            family_settings(&cf(&[("TTL", "2147483647")]))
+                .expect("forever")
+                .ttl_seconds,
+            0
+        );
         let bad = family_settings(&cf(&[("VERSIONS", "many")])).expect_err("bad");
         assert!(bad.contains("VERSIONS"), "{bad}");
     }

@@ -138,7 +138,7 @@ impl HBaseSnapshot {
             if ri.replica_id.unwrap_or(0) != 0 {
                 continue;
             }
-            let start = Bytes::from(ri.start_key.clone().unwrap_or_default());
+            let start = ri.start_key.clone().unwrap_or_default();
             let encoded = names::encoded_region_name(&table, &start, ri.region_id, 0);
             let mut files = Vec::new();
             for ff in &rm.family_files {
@@ -152,7 +152,7 @@ impl HBaseSnapshot {
             regions.push(SnapshotRegion {
                 encoded,
                 start,
-                end: Bytes::from(ri.end_key.clone().unwrap_or_default()),
+                end: ri.end_key.clone().unwrap_or_default(),
                 files,
             });
         }
@@ -169,7 +169,11 @@ impl HBaseSnapshot {
 
     /// The rows where regions begin, but the first: the table's split keys.
     pub fn split_keys(&self) -> Vec<Bytes> {
-        self.regions.iter().skip(1).map(|r| r.start.clone()).collect()
+        self.regions
+            .iter()
+            .skip(1)
+            .map(|r| r.start.clone())
+            .collect()
     }
 
     /// Bytes of HFile input (whole files, also where a reference reads half).
