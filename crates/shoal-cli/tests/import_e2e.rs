@@ -315,7 +315,11 @@ async fn bulkload_loads_hbase_hfiles_across_regions_and_later_writes_win() {
     };
     client
         .admin()
-        .create_table("bl", vec![family], vec![b"m".to_vec(), b"org".to_vec()])
+        .create_table(
+            "bl",
+            vec![family],
+            vec![b"com.example.www/users/000546".to_vec(), b"org".to_vec()],
+        )
         .await
         .unwrap();
     let load_dir = dir.path().join("load");
