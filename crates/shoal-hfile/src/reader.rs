@@ -417,3 +417,7 @@ impl<S: ReadAt> Iterator for Cells<'_, S> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "reader_tests.rs"]
+mod tests;
