@@ -159,6 +159,23 @@ async fn a_missing_or_damaged_file_is_one_clear_error_and_the_import_resumes() {
         "nothing half imported"
     );
 
+    // Not an HFile (or cut short): found before anything is created.
+    std::fs::write(&hfile, &original[..original.len() / 2]).unwrap();
+    let (ok, out) = shoal(&[
+        "import",
+        "hbase-snapshot",
+        &root_s,
+        "imp_snap",
+        "--addr",
+        &addr,
+    ]);
+    assert!(!ok, "{out}");
+    assert!(out.contains(name), "{out}");
+    assert!(
+        !client.admin().exists("imp").await.unwrap(),
+        "nothing half imported"
+    );
+
     // Damaged inside a data block: the region's load fails naming the file
     // and the offset; that region commits nothing.
     let mut damaged = original.clone();
