@@ -5,6 +5,21 @@
 //! roots, file info, bloom metadata); [`HFile::cells`] then reads the data blocks one at a
 //! time, verifying HBase's block checksums, decompressing and decoding them, and checks
 //! the cells come in HBase's order.
+//!
+//! ```no_run
+//! use shoal_hfile::HFile;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let file = std::fs::File::open("store/f/0123abcd")?;
+//! let hfile = HFile::open(file, "store/f/0123abcd")?;
+//! println!("{:?} {:?}", hfile.encoding(), hfile.compression());
+//! for cell in hfile.cells() {
+//!     let cell = cell?;
+//!     println!("{:?}/{:?}:{:?} {} {}", cell.row, cell.family, cell.qualifier, cell.timestamp, cell.kind.name());
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 mod block;
 mod checksum;

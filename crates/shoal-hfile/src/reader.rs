@@ -350,7 +350,6 @@ impl<S: ReadAt> Cells<'_, S> {
                 let kind = match e {
                     DecodeError::Overrun(m) => ErrorKind::CellOverrunsBlock(m),
                     DecodeError::Corrupt(m) => ErrorKind::Corrupt(format!("data block: {m}")),
-                    DecodeError::Unsupported(m) => ErrorKind::Unsupported(m),
                     DecodeError::UnknownEncoding(id) => ErrorKind::UnknownEncodingId(id),
                 };
                 self.file.err(block.offset, kind)

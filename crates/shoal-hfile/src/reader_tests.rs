@@ -190,18 +190,23 @@ fn an_empty_file_has_no_cells() {
 }
 
 #[test]
-fn compressed_tags_are_refused_clearly() {
-    let spec = Spec {
-        format: CellFormat {
-            includes_tags: true,
-            includes_mvcc: true,
-            tags_compressed: true,
-        },
-        ..Spec::default()
+fn dictionary_compressed_tags_read_back_across_blocks() {
+    let format = CellFormat {
+        includes_tags: true,
+        includes_mvcc: true,
+        tags_compressed: true,
     };
-    let e = read_all(build(&spec)).expect_err("compressed tags");
-    assert!(matches!(e.kind, ErrorKind::Unsupported(_)), "{e}");
-    assert!(e.to_string().contains("TAGS_COMPRESSED"), "{e}");
+    for cells_per_block in [2, 5, 100] {
+        let spec = Spec {
+            format,
+            cells_per_block,
+            ..Spec::default()
+        };
+        let f = HFile::open(build(&spec), "t.hfile").expect("opens");
+        assert!(f.cell_format().tags_compressed);
+        let got: Result<Vec<_>, _> = f.cells().collect();
+        assert_eq!(got.expect("cells"), spec.cells);
+    }
 }
 
 #[test]

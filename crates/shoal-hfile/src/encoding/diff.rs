@@ -11,8 +11,7 @@
 //! cell's), the type byte unless the same as before, the value, and the delta suffix.
 
 use super::{
-    CellFormat, DResult, check_key_len, common_prefix, delta_cell_suffix, make_cell, sub,
-    take_bytes,
+    CellFormat, DResult, DeltaSuffix, check_key_len, common_prefix, make_cell, sub, take_bytes,
 };
 use crate::cursor::Cursor;
 use crate::kv::{HCell, TIMESTAMP_TYPE_LEN};
@@ -47,6 +46,7 @@ pub(super) fn decode(data: &Bytes, format: CellFormat) -> DResult<Vec<HCell>> {
     let mut family = vec![family_len];
     family.extend_from_slice(c.take(usize::from(family_len), "family")?);
     let mut cells = Vec::new();
+    let mut suffix = DeltaSuffix::new(format);
     let mut prev = Prev::default();
     let mut first = true;
     while !c.is_empty() {
@@ -82,7 +82,7 @@ pub(super) fn decode(data: &Bytes, format: CellFormat) -> DResult<Vec<HCell>> {
         key.push(type_code);
         check_key_len(&key, key_len)?;
         let value = take_bytes(&mut c, data, value_len, "value")?;
-        let (tags, seq) = delta_cell_suffix(&mut c, data, format)?;
+        let (tags, seq) = suffix.read(&mut c, data)?;
         let key_bytes = Bytes::from(key);
         cells.push(make_cell(&key_bytes, value, &tags, seq)?);
         prev = Prev {

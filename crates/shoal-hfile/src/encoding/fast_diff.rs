@@ -13,8 +13,8 @@
 
 use super::diff::read_row;
 use super::{
-    CellFormat, DResult, DecodeError, check_key_len, common_prefix, delta_cell_suffix, make_cell,
-    sub, take_bytes,
+    CellFormat, DResult, DecodeError, DeltaSuffix, check_key_len, common_prefix, make_cell, sub,
+    take_bytes,
 };
 use crate::cursor::Cursor;
 use crate::kv::{HCell, TIMESTAMP_TYPE_LEN};
@@ -64,6 +64,7 @@ pub(super) fn decode(data: &Bytes, format: CellFormat) -> DResult<Vec<HCell>> {
     let mut c = Cursor::new(data);
     c.take(4, "unencoded size")?;
     let mut cells = Vec::new();
+    let mut suffix = DeltaSuffix::new(format);
     let mut prev: Option<Prev> = None;
     while !c.is_empty() {
         let flag = c.u8("flag")?;
@@ -71,7 +72,7 @@ pub(super) fn decode(data: &Bytes, format: CellFormat) -> DResult<Vec<HCell>> {
             None => first_cell(&mut c, data)?,
             Some(p) => next_cell(&mut c, data, flag, p)?,
         };
-        let (tags, seq) = delta_cell_suffix(&mut c, data, format)?;
+        let (tags, seq) = suffix.read(&mut c, data)?;
         cells.push(make_cell(&key, value.clone(), &tags, seq)?);
         let row_len = usize::from(u16::from_be_bytes([key[0], key[1]]));
         prev = Some(Prev {

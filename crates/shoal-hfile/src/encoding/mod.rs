@@ -12,6 +12,7 @@ mod fast_diff;
 mod plain;
 mod prefix;
 mod row_index;
+mod tag_dictionary;
 
 use crate::block::BlockType;
 use crate::cursor::Cursor;
@@ -75,7 +76,6 @@ pub(crate) enum DecodeError {
     /// A length or field ran past the end of the block.
     Overrun(String),
     Corrupt(String),
-    Unsupported(String),
     UnknownEncoding(u16),
 }
 
@@ -116,24 +116,35 @@ fn take_bytes(c: &mut Cursor<'_>, data: &Bytes, n: usize, what: &str) -> DResult
     Ok(data.slice(start..start + n))
 }
 
-/// Tags (varint length) and MVCC after a cell of a delta-encoded block.
-fn delta_cell_suffix(
-    c: &mut Cursor<'_>,
-    data: &Bytes,
+/// Reads what follows each cell of a delta-encoded block: tags (varint length, then the
+/// tags, dictionary-compressed if the file says so) and MVCC. One per block: the tag
+/// dictionary starts empty in every block.
+struct DeltaSuffix {
     format: CellFormat,
-) -> DResult<(Bytes, i64)> {
-    let mut tags = Bytes::new();
-    if format.includes_tags {
-        let n = c.compressed_int("tags length")?;
-        if n > 0 && format.tags_compressed {
-            return Err(DecodeError::Unsupported(
-                "dictionary-compressed tags (TAGS_COMPRESSED) are not supported".into(),
-            ));
+    tags: tag_dictionary::TagDictionary,
+}
+
+impl DeltaSuffix {
+    fn new(format: CellFormat) -> Self {
+        DeltaSuffix {
+            format,
+            tags: tag_dictionary::TagDictionary::default(),
         }
-        tags = take_bytes(c, data, n, "tags")?;
     }
-    let seq = mvcc(c, format)?;
-    Ok((tags, seq))
+
+    fn read(&mut self, c: &mut Cursor<'_>, data: &Bytes) -> DResult<(Bytes, i64)> {
+        let mut tags = Bytes::new();
+        if self.format.includes_tags {
+            let n = c.compressed_int("tags length")?;
+            tags = if self.format.tags_compressed && n > 0 {
+                self.tags.uncompress(c, n)?
+            } else {
+                take_bytes(c, data, n, "tags")?
+            };
+        }
+        let seq = mvcc(c, self.format)?;
+        Ok((tags, seq))
+    }
 }
 
 fn mvcc(c: &mut Cursor<'_>, format: CellFormat) -> DResult<i64> {
@@ -207,17 +218,9 @@ mod tests {
     }
 
     #[test]
-    fn unknown_ids_and_compressed_tags_are_refused() {
-        let format = CellFormat {
-            includes_tags: true,
-            includes_mvcc: true,
-            tags_compressed: true,
-        };
+    fn unknown_ids_are_refused() {
+        let format = CellFormat::default();
         let body = encode_fast_diff(&samples(), format);
-        assert!(matches!(
-            decode_block(BlockType::EncodedData, &encoded(4, &body), format),
-            Err(DecodeError::Unsupported(_))
-        ));
         assert_eq!(
             decode_block(BlockType::EncodedData, &encoded(6, &body), format),
             Err(DecodeError::UnknownEncoding(6))

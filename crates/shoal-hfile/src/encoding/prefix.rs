@@ -3,7 +3,7 @@
 //! [common]` as 7-bit varints, the key bytes after the common prefix, the value, then
 //! the delta-encoder suffix (tags, MVCC). The payload starts with a 4-byte unencoded size.
 
-use super::{CellFormat, DResult, common_prefix, delta_cell_suffix, make_cell, take_bytes};
+use super::{CellFormat, DResult, DeltaSuffix, common_prefix, make_cell, take_bytes};
 use crate::cursor::Cursor;
 use crate::kv::HCell;
 use bytes::Bytes;
@@ -12,6 +12,7 @@ pub(super) fn decode(data: &Bytes, format: CellFormat) -> DResult<Vec<HCell>> {
     let mut c = Cursor::new(data);
     c.take(4, "unencoded size")?;
     let mut cells = Vec::new();
+    let mut suffix = DeltaSuffix::new(format);
     let mut prev_key = Bytes::new();
     while !c.is_empty() {
         let rest_len = c.compressed_int("key length")?;
@@ -25,7 +26,7 @@ pub(super) fn decode(data: &Bytes, format: CellFormat) -> DResult<Vec<HCell>> {
             Bytes::from(key)
         };
         let value = take_bytes(&mut c, data, value_len, "value")?;
-        let (tags, seq) = delta_cell_suffix(&mut c, data, format)?;
+        let (tags, seq) = suffix.read(&mut c, data)?;
         cells.push(make_cell(&key, value, &tags, seq)?);
         prev_key = key;
     }

@@ -3,6 +3,7 @@
 //! `RowIndexEncoderV1`, `NoneEncoder`), to check the decoders against hand-built blocks.
 
 use super::CellFormat;
+use super::tag_dictionary::TagDictionary;
 use crate::kv::{CellKind, HCell, Tag};
 use bytes::Bytes;
 
@@ -13,11 +14,16 @@ impl Sample {
         let mut out = Vec::new();
         for includes_tags in [false, true] {
             for includes_mvcc in [false, true] {
-                out.push(CellFormat {
-                    includes_tags,
-                    includes_mvcc,
-                    tags_compressed: false,
-                });
+                for tags_compressed in [false, true] {
+                    if tags_compressed && !includes_tags {
+                        continue;
+                    }
+                    out.push(CellFormat {
+                        includes_tags,
+                        includes_mvcc,
+                        tags_compressed,
+                    });
+                }
             }
         }
         out
@@ -96,6 +102,9 @@ pub(crate) fn samples() -> Vec<HCell> {
             value: Bytes::new(),
         },
     ];
+    out[2].tags = out[1].tags.clone();
+    out[5].tags = vec![out[4].tags[1].clone(), out[1].tags[0].clone()];
+    out[6].tags = out[4].tags.clone();
     out
 }
 
@@ -143,12 +152,29 @@ pub(crate) fn vlong(out: &mut Vec<u8>, v: i64) {
     }
 }
 
-/// Tags and mvcc after a delta-encoded cell (`afterEncodingKeyValue`).
-fn delta_suffix(out: &mut Vec<u8>, c: &HCell, format: CellFormat) {
+/// Tags and mvcc after a delta-encoded cell (`afterEncodingKeyValue`), tags
+/// dictionary-compressed (`TagCompressionContext.compressTags`) if the format says so.
+fn delta_suffix(out: &mut Vec<u8>, c: &HCell, format: CellFormat, dict: &mut TagDictionary) {
     if format.includes_tags {
         let t = tags_bytes(c);
         compressed_int(out, t.len());
-        out.extend_from_slice(&t);
+        if format.tags_compressed {
+            for tag in &c.tags {
+                let mut body = vec![tag.kind];
+                body.extend_from_slice(&tag.value);
+                match dict.find(&body) {
+                    Some(idx) => out.extend_from_slice(&idx.to_be_bytes()),
+                    None => {
+                        out.push(0xff);
+                        compressed_int(out, body.len());
+                        out.extend_from_slice(&body);
+                        dict.add(Bytes::from(body));
+                    }
+                }
+            }
+        } else {
+            out.extend_from_slice(&t);
+        }
     }
     if format.includes_mvcc {
         vlong(out, c.seq_id as i64);
@@ -183,6 +209,7 @@ fn common_without_ts(a: &[u8], b: &[u8]) -> usize {
 
 pub(crate) fn encode_prefix(cells: &[HCell], format: CellFormat) -> Vec<u8> {
     let mut out = vec![0; 4];
+    let mut dict = TagDictionary::default();
     let mut prev: Option<Vec<u8>> = None;
     for c in cells {
         let key = c.key_bytes();
@@ -192,7 +219,7 @@ pub(crate) fn encode_prefix(cells: &[HCell], format: CellFormat) -> Vec<u8> {
         compressed_int(&mut out, common);
         out.extend_from_slice(&key[common..]);
         out.extend_from_slice(&c.value);
-        delta_suffix(&mut out, c, format);
+        delta_suffix(&mut out, c, format, &mut dict);
         prev = Some(key);
     }
     out
@@ -223,6 +250,7 @@ fn row_and_qualifier(out: &mut Vec<u8>, c: &HCell, key: &[u8], common: usize) {
 
 pub(crate) fn encode_diff(cells: &[HCell], format: CellFormat) -> Vec<u8> {
     let mut out = vec![0; 4];
+    let mut dict = TagDictionary::default();
     let mut prev: Option<&HCell> = None;
     for c in cells {
         let key = c.key_bytes();
@@ -295,7 +323,7 @@ pub(crate) fn encode_diff(cells: &[HCell], format: CellFormat) -> Vec<u8> {
             out.push(c.kind.code());
         }
         out.extend_from_slice(&c.value);
-        delta_suffix(&mut out, c, format);
+        delta_suffix(&mut out, c, format, &mut dict);
         prev = Some(c);
     }
     out
@@ -303,6 +331,7 @@ pub(crate) fn encode_diff(cells: &[HCell], format: CellFormat) -> Vec<u8> {
 
 pub(crate) fn encode_fast_diff(cells: &[HCell], format: CellFormat) -> Vec<u8> {
     let mut out = vec![0; 4];
+    let mut dict = TagDictionary::default();
     let mut prev: Option<&HCell> = None;
     for c in cells {
         let key = c.key_bytes();
@@ -351,7 +380,7 @@ pub(crate) fn encode_fast_diff(cells: &[HCell], format: CellFormat) -> Vec<u8> {
                 }
             }
         }
-        delta_suffix(&mut out, c, format);
+        delta_suffix(&mut out, c, format, &mut dict);
         prev = Some(c);
     }
     out
