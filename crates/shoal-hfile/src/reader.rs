@@ -262,7 +262,44 @@ impl<S: ReadAt> HFile<S> {
             pending: Vec::new().into_iter(),
             prev: None,
             count: 0,
+            whole_file: true,
         }
+    }
+
+    /// The cells from the data block that may hold `row`'s first cell on
+    /// (found through the index, every level), in file order: a reader
+    /// of a range that starts inside a large file skips the blocks before
+    /// it. Cells of earlier rows at the start of that block come too; the
+    /// caller skips them. Without the whole file read, the trailer's cell
+    /// count is not checked.
+    pub fn cells_from_row(&self, row: &[u8]) -> Result<Cells<'_, S>, HFileError> {
+        let mut cells = self.cells();
+        if row.is_empty() || self.trailer.data_index_count == 0 {
+            return Ok(cells);
+        }
+        // Block i holds the keys in [index key i, index key i+1); the first
+        // key of `row` sorts after index key i exactly when its row does.
+        let mut start = None;
+        for entry in self.data_block_offsets()? {
+            let key = parse_key(&entry.key).map_err(|m| {
+                self.err(
+                    entry.offset,
+                    ErrorKind::Corrupt(format!("data index key: {m}")),
+                )
+            })?;
+            if key.row[..] >= *row {
+                break;
+            }
+            start = Some(entry.offset);
+        }
+        if let Some(offset) = start
+            && offset != self.trailer.first_data_block_offset
+        {
+            cells.next_offset = offset;
+            cells.block_offset = offset;
+            cells.whole_file = false;
+        }
+        Ok(cells)
     }
 }
 
@@ -320,6 +357,8 @@ pub struct Cells<'a, S> {
     pending: std::vec::IntoIter<HCell>,
     prev: Option<HCell>,
     count: u64,
+    /// Started at the first block: the trailer's count can be checked.
+    whole_file: bool,
 }
 
 impl<S: ReadAt> Cells<'_, S> {
@@ -377,7 +416,7 @@ impl<S: ReadAt> Cells<'_, S> {
 
     fn check_count(&self) -> Result<(), HFileError> {
         let t = &self.file.trailer;
-        if self.count != t.entry_count {
+        if self.whole_file && self.count != t.entry_count {
             return Err(self.file.err(
                 t.trailer_offset,
                 ErrorKind::Corrupt(format!(

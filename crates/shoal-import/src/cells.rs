@@ -144,7 +144,15 @@ fn read_cells(
 ) {
     let mut batch = Vec::with_capacity(BATCH_CELLS);
     let mut bytes = 0usize;
-    for cell in hfile.cells() {
+    // Straight to the block that may hold the range's first row.
+    let cells = match hfile.cells_from_row(&range.start) {
+        Ok(cells) => cells,
+        Err(e) => {
+            send(Err(e.to_string()));
+            return;
+        }
+    };
+    for cell in cells {
         let cell = match cell {
             Ok(c) => c,
             Err(e) => {
