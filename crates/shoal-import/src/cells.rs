@@ -55,6 +55,26 @@ impl RowRange {
     }
 }
 
+/// The rows an HFile spans: its first and last cell's (from its index and
+/// file info, as HBase's `BulkLoadHFilesTool` groups files by them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowSpan {
+    /// The first cell's row.
+    pub first: Bytes,
+    /// The last cell's row.
+    pub last: Bytes,
+}
+
+/// An HFile opened for a load.
+pub struct OpenedHFile {
+    /// Its cells in the range asked for.
+    pub file: IngestFile,
+    /// Its read's counters.
+    pub stats: Arc<ReadStats>,
+    /// The rows it spans (None: it holds no cells).
+    pub span: Option<RowSpan>,
+}
+
 /// Counters of one file's read, filled while the region consumes it.
 #[derive(Debug, Default)]
 pub struct ReadStats {
@@ -88,7 +108,7 @@ pub async fn open_hfile(
     family: Bytes,
     range: RowRange,
     scratch: &Path,
-) -> Result<(IngestFile, Arc<ReadStats>), ImportError> {
+) -> Result<OpenedHFile, ImportError> {
     let stats = Arc::new(ReadStats::default());
     let name = format!("{}/{path}", bucket.location().trim_end_matches('/'));
     // A file on this machine is read where it is; anything else is fetched.
@@ -118,6 +138,13 @@ pub async fn open_hfile(
             String::from_utf8_lossy(&family)
         )));
     }
+    let span = match (opened.first_key(), opened.last_key()) {
+        (Some(first), Some(last)) => Some(RowSpan {
+            first: first?.row,
+            last: last?.row,
+        }),
+        _ => None,
+    };
     let (tx, rx) = tokio::sync::mpsc::channel::<IngestBatch>(QUEUED_BATCHES);
     let reader_stats = stats.clone();
     tokio::task::spawn_blocking(move || {
@@ -131,7 +158,11 @@ pub async fn open_hfile(
         rx.recv().await.map(|batch| (batch, rx))
     })
     .boxed();
-    Ok((IngestFile { family, cells }, stats))
+    Ok(OpenedHFile {
+        file: IngestFile { family, cells },
+        stats,
+        span,
+    })
 }
 
 /// Reads every cell of `hfile` in `range`, handing batches to `send` until

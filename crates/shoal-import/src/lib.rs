@@ -20,7 +20,7 @@ pub mod peek;
 pub mod schema;
 pub mod snapshot;
 
-pub use cells::{ReadStats, RowRange, open_hfile, to_cell};
+pub use cells::{OpenedHFile, ReadStats, RowRange, RowSpan, open_hfile, to_cell};
 pub use error::ImportError;
 pub use names::TableName;
 pub use peek::{HFileFacts, peek};

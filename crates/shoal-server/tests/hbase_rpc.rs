@@ -3,7 +3,9 @@
 //! scanners, and bad input (garbage preambles, lengths past the limit,
 //! unknown services and methods, truncated cell blocks) — each a clear
 //! exception or a closed connection, the server up and the data intact;
-//! and heartbeats from a filtered scan that finds little.
+//! and heartbeats from a filtered scan that finds little; bulk load (a
+//! group that does not fit its region loads nothing and answers
+//! `loaded=false`, paths of other file systems are refused).
 //! The stock Java client is run against `shoal serve` by
 //! `shoal-cli/tests/hbase_client_e2e.rs`.
 
@@ -184,6 +186,10 @@ fn table(name: &str) -> pb::TableName {
 }
 
 async fn create(addr: SocketAddr, name: &str, splits: &[&str]) {
+    create_with(addr, name, "cf", splits).await;
+}
+
+async fn create_with(addr: SocketAddr, name: &str, family: &str, splits: &[&str]) {
     let mut m = Conn::open(addr, "MasterService", false).await;
     let a = m
         .call(
@@ -192,7 +198,7 @@ async fn create(addr: SocketAddr, name: &str, splits: &[&str]) {
                 table_schema: pb::TableSchema {
                     table_name: Some(table(name)),
                     column_families: vec![pb::ColumnFamilySchema {
-                        name: Bytes::from_static(b"cf"),
+                        name: Bytes::copy_from_slice(family.as_bytes()),
                         ..Default::default()
                     }],
                     ..Default::default()
@@ -750,4 +756,116 @@ async fn a_call_never_finished_is_closed_after_the_idle_timeout() {
         "closed before the idle timeout"
     );
     s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_load_whole_groups_into_the_region_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = server(dir.path()).await;
+    let addr = srv.hbase_rpc_addr.unwrap();
+    // The fixture: one HFile of family f, rows 0x000000 to 0xffff07.
+    let input = dir.path().join("input/f");
+    std::fs::create_dir_all(&input).unwrap();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shoal-hfile/tests/fixtures/hfiles/v2-NONE-NONE.hfile");
+    std::fs::copy(&fixture, input.join("0a1b")).unwrap();
+    let path = format!("file:{}/0a1b", input.display());
+    create_with(addr, "bl_whole", "f", &[]).await;
+    create_with(addr, "bl_split", "f", &["m"]).await;
+    let mut c = Conn::open(addr, "ClientService", false).await;
+
+    let whole = regions(addr, "bl_whole").await;
+    let a = c
+        .call(
+            "PrepareBulkLoad",
+            &pb::PrepareBulkLoadRequest {
+                table_name: table("bl_whole"),
+                region: Some(region(&whole[0])),
+            },
+            &[],
+        )
+        .await;
+    assert_eq!(a.exception(), None);
+    let token = pb::PrepareBulkLoadResponse::decode(a.message)
+        .unwrap()
+        .bulk_token;
+    assert!(token.starts_with("shoal-bulkload:bl_whole:"), "{token}");
+    let load = |r: &Bytes, path: &str| pb::BulkLoadHFileRequest {
+        region: region(r),
+        family_path: vec![pb::bulk_load_h_file_request::FamilyPath {
+            family: Bytes::from_static(b"f"),
+            path: path.to_string(),
+        }],
+        assign_seq_num: Some(true),
+        bulk_token: Some(token.clone()),
+        ..Default::default()
+    };
+    let row_z = |r: &Bytes| pb::GetRequest {
+        region: region(r),
+        get: pb::Get {
+            row: Bytes::from_static(b"z"),
+            ..Default::default()
+        },
+    };
+    async fn cells(c: &mut Conn, get: &pb::GetRequest) -> usize {
+        let a = c.call("Get", get, &[]).await;
+        assert_eq!(a.exception(), None);
+        let r = pb::GetResponse::decode(a.message).unwrap();
+        r.result.map_or(0, |r| r.cell.len())
+    }
+
+    // The whole table is one region: the file fits and loads.
+    let a = c.call("BulkLoadHFile", &load(&whole[0], &path), &[]).await;
+    assert_eq!(a.exception(), None);
+    assert!(pb::BulkLoadHFileResponse::decode(a.message).unwrap().loaded);
+    let loaded = cells(&mut c, &row_z(&whole[0])).await;
+    assert!(loaded > 0, "row z of the fixture is visible");
+    // The same call again (its answer lost, say): the load key makes it a
+    // no-op, and the row reads the same.
+    let a = c.call("BulkLoadHFile", &load(&whole[0], &path), &[]).await;
+    assert!(pb::BulkLoadHFileResponse::decode(a.message).unwrap().loaded);
+    assert_eq!(cells(&mut c, &row_z(&whole[0])).await, loaded);
+
+    // Two regions: the file reaches past the first one's end, so nothing
+    // loads and the client is told to regroup.
+    let split = regions(addr, "bl_split").await;
+    assert_eq!(split.len(), 2);
+    let a = c.call("BulkLoadHFile", &load(&split[0], &path), &[]).await;
+    assert_eq!(a.exception(), None);
+    assert!(!pb::BulkLoadHFileResponse::decode(a.message).unwrap().loaded);
+    assert_eq!(cells(&mut c, &row_z(&split[1])).await, 0);
+
+    // Another file system, or a region this server does not know.
+    let a = c
+        .call(
+            "BulkLoadHFile",
+            &load(&split[0], "hdfs://nn:8020/staging/f/0a1b"),
+            &[],
+        )
+        .await;
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.DoNotRetryIOException")
+    );
+    let text = a.header.exception.unwrap().stack_trace.unwrap_or_default();
+    assert!(text.contains("hdfs://nn:8020/staging/f/0a1b"), "{text}");
+    let gone = Bytes::from_static(b"bl_split,,1.0123456789abcdef0123456789abcdef.");
+    let a = c.call("BulkLoadHFile", &load(&gone, &path), &[]).await;
+    assert_eq!(
+        a.exception().as_deref(),
+        Some("org.apache.hadoop.hbase.NotServingRegionException")
+    );
+
+    let a = c
+        .call(
+            "CleanupBulkLoad",
+            &pb::CleanupBulkLoadRequest {
+                bulk_token: token.clone(),
+                region: Some(region(&whole[0])),
+            },
+            &[],
+        )
+        .await;
+    assert_eq!(a.exception(), None);
+    srv.shutdown().await;
 }

@@ -65,7 +65,7 @@ fn have(tool: &str) -> bool {
 
 /// JVM options the launcher needs on Java 17: the ones HBase's own
 /// `bin/hbase` and test runs use, and a small heap.
-const JVM_OPTS: &[&str] = &[
+pub const JVM_OPTS: &[&str] = &[
     "-Xmx384m",
     "-XX:+UseSerialGC",
     "-XX:TieredStopAtLevel=1",
@@ -101,7 +101,7 @@ const JVM_OPTS: &[&str] = &[
 
 /// Maven's classpath for `tests/hbase-server` (offline), resolved once per
 /// test process.
-fn classpath() -> &'static str {
+pub fn classpath() -> &'static str {
     static JARS: OnceLock<String> = OnceLock::new();
     JARS.get_or_init(|| {
         let dir = tempfile::tempdir().expect("create a temp dir for Maven's classpath file");

@@ -23,15 +23,24 @@ fn have(tool: &str) -> bool {
         .is_ok()
 }
 
-/// Compiles `sources` into `work/classes`; the classpath to run them with,
-/// or None (skipped) outside CI without Java and Maven.
-pub fn compile(work: &Path, sources: &[PathBuf]) -> Option<String> {
+/// True if Java and Maven are here; false (the test is skipped, with a
+/// note) outside CI without them; in CI their absence fails the test.
+pub fn present() -> bool {
     if !(have("java") && have("javac") && have("mvn")) {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI: Java 17 (javac) and Maven are needed: scripts/test installs them"
         );
         eprintln!("skipped: install Java 17 and Maven (scripts/test does) to run this test");
+        return false;
+    }
+    true
+}
+
+/// Compiles `sources` into `work/classes`; the classpath to run them with,
+/// or None (skipped) outside CI without Java and Maven.
+pub fn compile(work: &Path, sources: &[PathBuf]) -> Option<String> {
+    if !present() {
         return None;
     }
     let cp_file = work.join("classpath.txt");
@@ -50,6 +59,12 @@ pub fn compile(work: &Path, sources: &[PathBuf]) -> Option<String> {
         String::from_utf8_lossy(&out.stderr)
     );
     let jars = std::fs::read_to_string(&cp_file).expect("classpath file");
+    Some(compile_against(work, sources, jars.trim()))
+}
+
+/// Compiles `sources` into `work/classes` against `jars` (a classpath);
+/// the classpath to run them with.
+pub fn compile_against(work: &Path, sources: &[PathBuf], jars: &str) -> String {
     let classes = work.join("classes");
     std::fs::create_dir_all(&classes).expect("classes directory");
     let out = Command::new("javac")
@@ -65,7 +80,7 @@ pub fn compile(work: &Path, sources: &[PathBuf]) -> Option<String> {
         "javac failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(format!("{}:{}", classes.display(), jars.trim()))
+    format!("{}:{}", classes.display(), jars.trim())
 }
 
 /// The last `lines` lines of `text`.

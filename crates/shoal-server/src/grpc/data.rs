@@ -221,5 +221,6 @@ fn bulk_load(r: pb::BulkLoadRequest) -> crate::host::BulkLoad {
             })
             .collect(),
         load_key: (!r.load_key.is_empty()).then_some(r.load_key),
+        whole_files: false,
     }
 }

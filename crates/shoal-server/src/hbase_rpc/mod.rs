@@ -12,6 +12,7 @@
 //! - `convert`: HBase's Get/Scan/Mutation messages to Shoal's and back.
 //! - `filters`: Java filter and comparator classes to Shoal's filters.
 //! - `client`, `scanners`: `ClientService` and its scanner leases.
+//! - `bulk_load`: `ClientService`'s bulk load (`BulkLoadHFilesTool`).
 //! - `master`: `MasterService` (Admin) and `ClientMetaService` (registry).
 //! - `relay`: table changes a server that is not master relays to it.
 //! - `region_admin`: `AdminService`, a region server's flush and compact.
@@ -20,6 +21,7 @@
 //!
 //! `docs/hbase-client.md` says what is supported and how it differs.
 
+mod bulk_load;
 mod cells;
 mod client;
 mod convert;
@@ -58,7 +60,7 @@ use std::sync::atomic::AtomicU64;
 /// The service a connection talks to (named in its connection header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Service {
-    /// Data: Get, Mutate, Multi, Scan.
+    /// Data: Get, Mutate, Multi, Scan, bulk load.
     Client,
     /// Admin: tables and namespaces.
     Master,
@@ -331,6 +333,9 @@ impl NativeRpc {
                 "Scan" => Box::pin(self.scan(errors::request(method, param)?, &mut w))
                     .await?
                     .encode_to_vec(),
+                "PrepareBulkLoad" | "BulkLoadHFile" | "CleanupBulkLoad" => {
+                    Box::pin(self.bulk_load_call(method, param)).await?
+                }
                 _ => {
                     return Err(RpcError::fatal(
                         errors::UNKNOWN_PROTOCOL,

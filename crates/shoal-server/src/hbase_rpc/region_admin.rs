@@ -12,14 +12,14 @@ use shoal_proto::hbase as pb;
 
 impl NativeRpc {
     /// The region a call names, which must be a user region.
-    async fn user_region(
+    pub(super) async fn user_region(
         &self,
         spec: &pb::RegionSpecifier,
     ) -> Result<std::sync::Arc<super::RegionView>, RpcError> {
         match self.resolve(spec).await? {
             Target::Region(v) => Ok(v),
             Target::Meta => Err(RpcError::invalid(
-                "hbase:meta is Shoal's catalog: nothing to flush or compact",
+                "hbase:meta is Shoal's catalog: nothing to flush, compact or bulk load",
             )),
         }
     }

@@ -7,6 +7,9 @@
 //! (or whose region split meanwhile) goes on from there — as HBase's
 //! `BulkLoadHFilesTool` re-splits its queue when regions change.
 //!
+//! With `whole_files` (HBase's native RPC), a file reaching outside the
+//! region loads nothing (the outcome says so) instead of being clipped.
+//!
 //! The server reads any location its process can: bulk load is an admin
 //! operation (CREATE or ADMIN on the table, as HBase's AccessController
 //! asks), and the inputs are checked as HFiles before anything is written.
@@ -41,6 +44,11 @@ pub struct BulkLoad {
     pub files: Vec<LoadInput>,
     /// Makes a retry a no-op (see [`Region::ingest`]).
     pub load_key: Option<String>,
+    /// HBase's rule: every input must lie wholly inside the region (a
+    /// caller that grouped its files by region learns its grouping is
+    /// stale). If one does not, nothing is loaded and the outcome's
+    /// `refused` says which. Otherwise inputs are clipped to the region.
+    pub whole_files: bool,
 }
 
 /// What one region took.
@@ -54,6 +62,9 @@ pub struct BulkLoadOutcome {
     pub cells_read: u64,
     /// Cells that carried tags (dropped).
     pub tagged_cells: u64,
+    /// With `whole_files`: why nothing was loaded (an input reaches
+    /// outside the region).
+    pub refused: Option<String>,
 }
 
 impl Host {
@@ -105,13 +116,21 @@ async fn load_into(
     scratch: PathBuf,
 ) -> Result<BulkLoadOutcome, RegionError> {
     let config = region.config();
-    let range = RowRange {
-        start: std::cmp::max(load.range.start.clone(), config.start_row.clone()),
-        end: match (load.range.end.is_empty(), config.end_row.is_empty()) {
-            (true, _) => config.end_row.clone(),
-            (false, true) => load.range.end.clone(),
-            (false, false) => std::cmp::min(load.range.end.clone(), config.end_row.clone()),
-        },
+    let range = if load.whole_files {
+        // Every input is checked to lie in the region: nothing to clip.
+        RowRange {
+            start: config.start_row.clone(),
+            end: config.end_row.clone(),
+        }
+    } else {
+        RowRange {
+            start: std::cmp::max(load.range.start.clone(), config.start_row.clone()),
+            end: match (load.range.end.is_empty(), config.end_row.is_empty()) {
+                (true, _) => config.end_row.clone(),
+                (false, true) => load.range.end.clone(),
+                (false, false) => std::cmp::min(load.range.end.clone(), config.end_row.clone()),
+            },
+        }
     };
     let source_err = |e: shoal_import::ImportError| RegionError::IngestSource {
         region: region.id().to_string(),
@@ -119,11 +138,15 @@ async fn load_into(
     };
     let mut files: Vec<IngestFile> = Vec::with_capacity(load.files.len());
     let mut stats: Vec<Arc<ReadStats>> = Vec::with_capacity(load.files.len());
+    let region_range = RowRange {
+        start: config.start_row.clone(),
+        end: config.end_row.clone(),
+    };
     for input in &load.files {
         let Some(bucket) = stores.get(&input.location) else {
             continue;
         };
-        let (file, read) = open_hfile(
+        let opened = open_hfile(
             bucket,
             &input.path,
             input.family.clone(),
@@ -132,8 +155,28 @@ async fn load_into(
         )
         .await
         .map_err(source_err)?;
-        files.push(file);
-        stats.push(read);
+        if load.whole_files
+            && let Some(span) = &opened.span
+            && !(region_range.contains(&span.first) && region_range.contains(&span.last))
+        {
+            // Dropping the opened files stops their readers.
+            return Ok(BulkLoadOutcome {
+                region_end: config.end_row.clone(),
+                refused: Some(format!(
+                    "{}/{} spans rows {:?} to {:?}, not all in region {} (rows {:?} to {:?}, empty: open)",
+                    input.location.trim_end_matches('/'),
+                    input.path,
+                    span.first,
+                    span.last,
+                    region.id(),
+                    config.start_row,
+                    config.end_row,
+                )),
+                ..Default::default()
+            });
+        }
+        files.push(opened.file);
+        stats.push(opened.stats);
     }
     let report = region.ingest(load.load_key.clone(), files).await?;
     Ok(BulkLoadOutcome {
@@ -141,6 +184,7 @@ async fn load_into(
         report,
         cells_read: stats.iter().map(|s| s.cells_read()).sum(),
         tagged_cells: stats.iter().map(|s| s.cells_with_tags()).sum(),
+        refused: None,
     })
 }
 
