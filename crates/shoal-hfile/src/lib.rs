@@ -5,6 +5,8 @@
 //! roots, file info, bloom metadata); [`HFile::cells`] then reads the data blocks one at a
 //! time, verifying HBase's block checksums, decompressing and decoding them, and checks
 //! the cells come in HBase's order.
+//!
+//! [`HFileWriter`] writes HFiles (v3) that HBase opens and bulk loads.
 
 mod block;
 mod checksum;
@@ -20,6 +22,7 @@ mod protobuf;
 mod reader;
 mod source;
 mod trailer;
+mod writer;
 
 pub use block::{BlockHeader, BlockType};
 pub use checksum::ChecksumType;
@@ -33,3 +36,7 @@ pub use order::Comparator;
 pub use reader::{Cells, HFile};
 pub use source::ReadAt;
 pub use trailer::Trailer;
+pub use writer::{
+    COMPARATOR_CLASS, CellRef, HFileSummary, HFileWriter, HFileWriterOptions, MAX_FAMILY_LEN,
+    MAX_ROW_LEN, WriteError,
+};
