@@ -100,8 +100,8 @@ const JVM_OPTS: &[&str] = &[
 ];
 
 /// Maven's classpath for `tests/hbase-server` (offline), resolved once per
-/// test process.
-fn classpath() -> &'static str {
+/// test process (hbase-server, hbase-client and their dependencies).
+pub fn classpath() -> &'static str {
     static JARS: OnceLock<String> = OnceLock::new();
     JARS.get_or_init(|| {
         let dir = tempfile::tempdir().expect("create a temp dir for Maven's classpath file");
