@@ -13,8 +13,9 @@
 use anyhow::{Context, bail};
 use shoal_client::proto as pb;
 use shoal_client::{Client, Table};
-use shoal_import::{FamilySettings, HBaseSnapshot, SnapshotRegion};
+use shoal_import::{FamilySettings, HBaseSnapshot, HFileFacts, SnapshotRegion, peek};
 use shoal_storage::object::{Bucket, ObjectStoreConfig};
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -135,11 +136,18 @@ async fn import_snapshot(args: SnapshotArgs) -> anyhow::Result<()> {
             eprintln!("note: family {}: {note}", f.name);
         }
     }
+    let paths: Vec<String> = snap
+        .regions
+        .iter()
+        .flat_map(|r| r.files.iter().map(|f| f.path.clone()))
+        .collect();
+    let facts = check_inputs(&bucket, paths).await?;
     let client = args.server.connect().await?;
     create_or_resume(&client, &table_name, &snap, args.resume).await?;
     let table = client.table(table_name.clone());
     let progress = Progress::new(snap.regions.len(), snap.input_bytes());
-    let results = load_regions(&table, &snap, &url, args.parallel.max(1), &progress).await?;
+    let results =
+        load_regions(&table, &snap, &facts, &url, args.parallel.max(1), &progress).await?;
     progress.finish();
     verify(&table, &snap, &results).await?;
     eprintln!("imported snapshot {} into table {table_name}", snap.name);
@@ -239,16 +247,41 @@ struct RegionResult {
     already: bool,
 }
 
+/// Reads every input's trailer and index before anything is created or
+/// loaded: a file that is not a readable HFile stops the import here.
+async fn check_inputs(
+    bucket: &Bucket,
+    paths: Vec<String>,
+) -> anyhow::Result<HashMap<String, HFileFacts>> {
+    use futures::StreamExt;
+    let checked: Vec<anyhow::Result<(String, HFileFacts)>> = futures::stream::iter(paths)
+        .map(|path| async move {
+            let facts = peek(bucket, &path).await?;
+            Ok((path, facts))
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    checked.into_iter().collect()
+}
+
+/// HBase's order of a store's files: oldest write first (a later file
+/// wins at an identical key, as in HBase).
+fn by_age(files: &mut [pb::BulkLoadFile], facts: &HashMap<String, HFileFacts>) {
+    files.sort_by_key(|f| facts.get(&f.path).and_then(|x| x.max_seq_id).unwrap_or(0));
+}
+
 async fn load_regions(
     table: &Table,
     snap: &HBaseSnapshot,
+    facts: &HashMap<String, HFileFacts>,
     url: &str,
     parallel: usize,
     progress: &Progress,
 ) -> anyhow::Result<Vec<RegionResult>> {
     use futures::StreamExt;
     let results = futures::stream::iter(snap.regions.iter().map(|region| async move {
-        let r = load_region(table, &snap.name, region, url).await;
+        let r = load_region(table, &snap.name, region, facts, url).await;
         progress.region_done(region.files.iter().map(|f| f.size).sum());
         r
     }))
@@ -264,13 +297,14 @@ async fn load_region(
     table: &Table,
     snapshot: &str,
     region: &SnapshotRegion,
+    facts: &HashMap<String, HFileFacts>,
     url: &str,
 ) -> anyhow::Result<RegionResult> {
     let mut result = RegionResult::default();
     if region.files.is_empty() {
         return Ok(result);
     }
-    let files: Vec<pb::BulkLoadFile> = region
+    let mut files: Vec<pb::BulkLoadFile> = region
         .files
         .iter()
         .map(|f| pb::BulkLoadFile {
@@ -279,6 +313,7 @@ async fn load_region(
             path: f.path.clone(),
         })
         .collect();
+    by_age(&mut files, facts);
     let mut start = region.start.to_vec();
     loop {
         let key = format!(
@@ -445,13 +480,13 @@ impl Progress {
 }
 
 /// Runs `shoal bulkload DIR TABLE`: every HFile under DIR/<family>/ into
-/// the table, each region taking its part in one commit.
+/// the table; each region takes, in one commit, the cells of the files
+/// whose rows reach it (read from each file's index first).
 pub async fn bulkload(args: BulkloadArgs) -> anyhow::Result<()> {
     let url = location_url(&args.dir)?;
     let bucket = open(&url).await?;
-    let listed = bucket.list("").await?;
     let mut files: Vec<pb::BulkLoadFile> = Vec::new();
-    for o in listed {
+    for o in bucket.list("").await? {
         let Some((family, name)) = o.path.split_once('/') else {
             continue;
         };
@@ -467,36 +502,59 @@ pub async fn bulkload(args: BulkloadArgs) -> anyhow::Result<()> {
     if files.is_empty() {
         bail!("{url}: no HFiles under <family>/ directories");
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let facts = check_inputs(&bucket, files.iter().map(|f| f.path.clone()).collect()).await?;
+    for f in &files {
+        let family = &facts[&f.path].family;
+        if !family.is_empty() && family[..] != *f.family.as_bytes() {
+            bail!(
+                "{}: holds family {:?} but lies in directory {:?}",
+                f.path,
+                String::from_utf8_lossy(family),
+                f.family
+            );
+        }
+    }
+    by_age(&mut files, &facts);
     let client = args.server.connect().await?;
     let table = client.table(args.table.clone());
+    let regions = client.admin().describe(&args.table).await?.regions;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    let mut start: Vec<u8> = Vec::new();
-    let (mut regions, mut cells) = (0u64, 0u64);
-    loop {
-        let answer = table
-            .bulk_load(pb::BulkLoadRequest {
-                table: String::new(),
-                start_row: start.clone(),
-                end_row: Vec::new(),
-                files: files.clone(),
-                load_key: format!("bulkload:{url}:{stamp}:{}", hex(&start)),
-            })
-            .await?;
-        regions += 1;
-        cells += answer.cells;
-        if answer.region_end.is_empty() {
-            break;
+    let (mut loads, mut cells) = (0u64, 0u64);
+    for region in &regions {
+        let mine: Vec<pb::BulkLoadFile> = files
+            .iter()
+            .filter(|f| facts[&f.path].overlaps(&region.start_row, &region.end_row))
+            .cloned()
+            .collect();
+        if mine.is_empty() {
+            continue;
         }
-        start = answer.region_end;
+        let mut start = region.start_row.to_vec();
+        loop {
+            let answer = table
+                .bulk_load(pb::BulkLoadRequest {
+                    table: String::new(),
+                    start_row: start.clone(),
+                    end_row: region.end_row.to_vec(),
+                    files: mine.clone(),
+                    load_key: format!("bulkload:{url}:{stamp}:{}", hex(&start)),
+                })
+                .await?;
+            loads += 1;
+            cells += answer.cells;
+            let end = answer.region_end;
+            if end.is_empty() || (!region.end_row.is_empty() && end[..] >= region.end_row[..]) {
+                break;
+            }
+            start = end;
+        }
     }
     eprintln!(
-        "loaded {} files into {} regions of {}: {cells} cells",
+        "loaded {} files into {loads} regions of {}: {cells} cells",
         files.len(),
-        regions,
         args.table
     );
     Ok(())

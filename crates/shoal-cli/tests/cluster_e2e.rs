@@ -16,6 +16,8 @@
 //!   longer: the servers fence themselves, and serve again when it is back;
 //! - a region moved by hand, there and back, under a writer and readers:
 //!   its reads are answered through each move, and none is stale;
+//! - an HBase snapshot imported into the cluster: its regions spread over
+//!   the servers, each loaded where it is served, every cell read back;
 //! - a wrong etcd address at start: one clear error, not a hang.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -26,6 +28,8 @@
 
 #[path = "../../shoal-cluster/tests/support/mod.rs"]
 mod etcd_support;
+#[path = "support/hbase_fixtures.rs"]
+mod fixtures;
 mod support;
 
 use etcd_support::{EtcdServer, have_etcd};
@@ -822,6 +826,44 @@ async fn a_table_is_altered_across_the_cluster() {
         t.put(k, "cf2", "q", "again").await.unwrap();
     }
     assert_eq!(t.count(shoal_client::Scan::new()).await.unwrap(), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_hbase_snapshot_imports_into_the_cluster() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cluster = Cluster::start(3);
+    let addrs = cluster.addrs();
+    let c = client(&addrs).await;
+    let joined = Instant::now();
+    while !matches!(layout(&c.admin()).await, Some((l, m)) if l.len() == 3 && !m.is_empty()) {
+        assert!(
+            joined.elapsed() < Duration::from_secs(30),
+            "servers did not join"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let root = fixtures::fixtures().join("hbase-root");
+    let out = std::process::Command::new(support::shoal_bin())
+        .args([
+            "import",
+            "hbase-snapshot",
+            root.to_str().unwrap(),
+            "imp_snap",
+        ])
+        .args(["--addr", &addrs])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{}", cluster.stderr());
+    assert!(text.contains("2207 cells loaded"), "{text}");
+    let (layout, _) = settled(&c.admin(), 5, 3, Duration::from_secs(30)).await;
+    assert_eq!(layout.len(), 3, "the snapshot's regions spread: {layout:?}");
+    let (expected, starts) = fixtures::expected_visible(fixtures::now_ms());
+    assert_eq!(fixtures::region_starts(&addrs, "imp").await, starts);
+    assert_eq!(fixtures::shoal_cells(&addrs, "imp").await, expected);
 }
 
 /// `[cluster]` keys of the peer-read tests.

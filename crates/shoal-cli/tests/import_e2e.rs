@@ -13,17 +13,15 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+#[path = "support/hbase_fixtures.rs"]
+mod fixtures;
 mod support;
 
+use fixtures::{expected_visible, fixtures, now_ms, region_starts, shoal_cells};
 use futures::TryStreamExt;
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use support::{ServerProcess, shoal_bin};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shoal-hfile/tests/fixtures")
-}
 
 fn shoal(args: &[&str]) -> (bool, String) {
     let out = Command::new(shoal_bin()).args(args).output().unwrap();
@@ -33,98 +31,6 @@ fn shoal(args: &[&str]) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-/// A cell as compared: row, family, qualifier, timestamp, value (or its
-/// length and SHA-256 for the large ones the fixture abbreviates).
-type Seen = (Vec<u8>, Vec<u8>, Vec<u8>, i64, String);
-
-fn value_key(v: &[u8]) -> String {
-    if v.len() > 1024 {
-        let digest = ring::digest::digest(&ring::digest::SHA256, v);
-        let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-        format!("len={},sha256={hex}", v.len())
-    } else {
-        v.iter().map(|b| format!("{b:02x}")).collect()
-    }
-}
-
-/// HBase's visible cells of the clone, less those a TTL has expired since
-/// (the `ttl` family keeps an hour; the fixture's TTL is read from its
-/// descriptor line).
-fn expected_visible(now_ms: i64) -> (BTreeSet<Seen>, Vec<Vec<u8>>) {
-    let text =
-        std::fs::read_to_string(fixtures().join("hbase-root/imp_snap.expected-visible")).unwrap();
-    let mut starts = Vec::new();
-    let mut cells = BTreeSet::new();
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("# region start keys (hex, '' = first) = ") {
-            starts = rest
-                .split(',')
-                .map(|k| unhex(k.trim_matches('\'')))
-                .collect();
-            continue;
-        }
-        if line.starts_with('#') || line.is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split('\t').collect();
-        let (family, ts) = (unhex(f[1]), f[3].parse::<i64>().unwrap());
-        assert_eq!(f[4], "Put", "a normal scan shows only puts: {line}");
-        if family == b"ttl" && ts < now_ms - 3_600_000 {
-            continue;
-        }
-        cells.insert((unhex(f[0]), family, unhex(f[2]), ts, f[5].to_string()));
-    }
-    assert!(!starts.is_empty() && !cells.is_empty());
-    (cells, starts)
-}
-
-async fn shoal_cells(addr: &str, table: &str) -> BTreeSet<Seen> {
-    let client = shoal_client::Client::connect(addr).await.unwrap();
-    let rows: Vec<shoal_client::proto::Row> = client
-        .table(table)
-        .scan(shoal_client::Scan::new().versions(10))
-        .try_collect()
-        .await
-        .unwrap();
-    let mut seen = BTreeSet::new();
-    for r in rows {
-        for c in r.cells {
-            seen.insert((
-                r.row.to_vec(),
-                c.family.to_vec(),
-                c.qualifier.to_vec(),
-                c.timestamp,
-                value_key(&c.value),
-            ));
-        }
-    }
-    seen
-}
-
-async fn region_starts(addr: &str, table: &str) -> Vec<Vec<u8>> {
-    let client = shoal_client::Client::connect(addr).await.unwrap();
-    let described = client.admin().describe(table).await.unwrap();
-    described
-        .regions
-        .iter()
-        .map(|r| r.start_row.to_vec())
-        .collect()
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
 }
 
 /// Copies the fixture's HBase root dir (to damage it).
@@ -253,6 +159,23 @@ async fn a_missing_or_damaged_file_is_one_clear_error_and_the_import_resumes() {
         "nothing half imported"
     );
 
+    // Not an HFile (or cut short): found before anything is created.
+    std::fs::write(&hfile, &original[..original.len() / 2]).unwrap();
+    let (ok, out) = shoal(&[
+        "import",
+        "hbase-snapshot",
+        &root_s,
+        "imp_snap",
+        "--addr",
+        &addr,
+    ]);
+    assert!(!ok, "{out}");
+    assert!(out.contains(name), "{out}");
+    assert!(
+        !client.admin().exists("imp").await.unwrap(),
+        "nothing half imported"
+    );
+
     // Damaged inside a data block: the region's load fails naming the file
     // and the offset; that region commits nothing.
     let mut damaged = original.clone();
@@ -315,7 +238,11 @@ async fn bulkload_loads_hbase_hfiles_across_regions_and_later_writes_win() {
     };
     client
         .admin()
-        .create_table("bl", vec![family], vec![b"m".to_vec(), b"org".to_vec()])
+        .create_table(
+            "bl",
+            vec![family],
+            vec![b"com.example.www/users/000546".to_vec(), b"org".to_vec()],
+        )
         .await
         .unwrap();
     let load_dir = dir.path().join("load");

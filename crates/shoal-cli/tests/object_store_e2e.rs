@@ -6,11 +6,16 @@
 //! (a lost machine). Also: a missing bucket and an unreachable endpoint stop
 //! the server at start with one clear line.
 //!
+//! Also: an HBase snapshot in an S3 bucket (an `ExportSnapshot` target)
+//! imports with every cell, the server reading the HFiles from S3.
+//!
 //! A missing tool skips its test with a note, except under CI (`CI` set),
 //! where it fails: `scripts/test` installs both.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+#[path = "support/hbase_fixtures.rs"]
+mod fixtures;
 mod support;
 
 #[allow(dead_code)] // the S3 tests use part of it
@@ -371,4 +376,69 @@ fn azure_blob_on_azurite_with_the_wal_in_the_container() {
         &dir.path().join("machine-2"),
         &[],
     );
+}
+
+/// Uploads every file under `dir` to `bucket` under `prefix`.
+async fn upload_tree(bucket: &shoal_storage::object::Bucket, dir: &Path, prefix: &str) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        let key = format!("{prefix}/{name}");
+        if entry.file_type().unwrap().is_dir() {
+            Box::pin(upload_tree(bucket, &entry.path(), &key)).await;
+        } else {
+            let data = std::fs::read(entry.path()).unwrap();
+            bucket.put(&key, data.into()).await.unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_hbase_snapshot_in_s3_imports_with_every_cell() {
+    if !have("moto_server") {
+        return;
+    }
+    let moto = moto::MotoServer::start();
+    let rt = runtime();
+    let exported = rt.block_on(async {
+        shoal_storage::object::Bucket::open(&moto.bucket_config("hbase"))
+            .await
+            .unwrap()
+    });
+    // The snapshot as ExportSnapshot leaves it: its HFiles under archive/.
+    let root = fixtures::fixtures().join("hbase-root");
+    rt.block_on(upload_tree(
+        &exported,
+        &root.join(".hbase-snapshot"),
+        "migration/.hbase-snapshot",
+    ));
+    rt.block_on(upload_tree(
+        &exported,
+        &root.join("data"),
+        "migration/archive/data",
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = moto.endpoint();
+    let mut env = MOTO_ENV.to_vec();
+    env.push(("AWS_ENDPOINT", &endpoint));
+    env.push(("AWS_ALLOW_HTTP", "true"));
+    let server = ServerProcess::start_with_env(&dir.path().join("data"), None, &env);
+    let addr = server.grpc.to_string();
+    let out = Command::new(support::shoal_bin())
+        .args([
+            "import",
+            "hbase-snapshot",
+            "s3://hbase/migration",
+            "imp_snap",
+        ])
+        .args(["--addr", &addr])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}\n{}", server.stderr());
+    assert!(text.contains("2207 cells loaded"), "{text}");
+    let (expected, _) = fixtures::expected_visible(fixtures::now_ms());
+    let got = rt.block_on(fixtures::shoal_cells(&addr, "imp"));
+    assert_eq!(got, expected);
 }

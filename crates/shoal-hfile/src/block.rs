@@ -301,7 +301,26 @@ pub(crate) mod build {
 
     /// A block with HBase checksums (CRC32C, 512-byte chunks) around `payload`.
     pub fn block(kind: BlockType, payload: &[u8], codec: Compression) -> Vec<u8> {
+        block_with(kind, payload, codec, true)
+    }
+
+    /// A block with a 33-byte header and checksums, or (minor version 0) a 24-byte header
+    /// and none.
+    pub fn block_with(
+        kind: BlockType,
+        payload: &[u8],
+        codec: Compression,
+        checksums: bool,
+    ) -> Vec<u8> {
         let on_disk = framing::compress(codec, payload, 1000);
+        if !checksums {
+            let mut out = kind.magic().to_vec();
+            out.extend_from_slice(&(on_disk.len() as u32).to_be_bytes());
+            out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+            out.extend_from_slice(&(-1i64).to_be_bytes());
+            out.extend_from_slice(&on_disk);
+            return out;
+        }
         let data_len = HEADER_LEN_WITH_CHECKSUM + on_disk.len();
         let sums = data_len.div_ceil(512) * 4;
         let mut out = kind.magic().to_vec();

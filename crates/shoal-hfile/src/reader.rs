@@ -183,6 +183,7 @@ impl<S: ReadAt> HFile<S> {
             ));
         }
         let mut level = self.root_index.clone();
+        self.check_ascending(&level)?;
         let reader = self.blocks(self.trailer.load_on_open_offset);
         for depth in 1..self.trailer.num_data_index_levels {
             let wanted = if depth + 1 == self.trailer.num_data_index_levels {
@@ -198,9 +199,30 @@ impl<S: ReadAt> HFile<S> {
                     .map_err(|m| self.err(b.offset, ErrorKind::Corrupt(format!("index: {m}"))))?;
                 next.extend(entries);
             }
+            self.check_ascending(&next)?;
             level = next;
         }
         Ok(level)
+    }
+
+    /// Index entries must name blocks in file order without overlap (which also bounds
+    /// each level by the file's size, whatever the index claims).
+    fn check_ascending(&self, entries: &[IndexEntry]) -> Result<(), HFileError> {
+        for pair in entries.windows(2) {
+            let end = pair[0]
+                .offset
+                .saturating_add(u64::from(pair[0].on_disk_size));
+            if end > pair[1].offset {
+                return Err(self.err(
+                    pair[1].offset,
+                    ErrorKind::Corrupt(format!(
+                        "index entry for block {} overlaps or precedes the one before",
+                        pair[1].offset
+                    )),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The header of the block at `offset` (the whole block is read and its checksums
@@ -417,3 +439,7 @@ impl<S: ReadAt> Iterator for Cells<'_, S> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "reader_tests.rs"]
+mod tests;

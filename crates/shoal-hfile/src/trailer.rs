@@ -264,6 +264,9 @@ pub(crate) mod build {
         encode::uint_field(&mut msg, 10, t.last_data_block_offset);
         encode::bytes_field(&mut msg, 11, t.comparator_class_name.as_bytes());
         encode::uint_field(&mut msg, 12, u64::from(t.compression.ordinal()));
+        if t.encrypted {
+            encode::bytes_field(&mut msg, 13, b"wrapped key");
+        }
         let mut out = TRAILER_MAGIC.to_vec();
         encode::varint(&mut out, msg.len() as u64);
         out.extend_from_slice(&msg);

@@ -90,12 +90,19 @@ pub async fn open_hfile(
     scratch: &Path,
 ) -> Result<(IngestFile, Arc<ReadStats>), ImportError> {
     let stats = Arc::new(ReadStats::default());
-    let local = fetch(bucket, path, scratch, &stats).await?;
     let name = format!("{}/{path}", bucket.location().trim_end_matches('/'));
-    let file = local.reopen().map_err(|source| ImportError::Local {
-        path: local.path().display().to_string(),
-        source,
-    })?;
+    // A file on this machine is read where it is; anything else is fetched.
+    let (file, local) = match in_place(bucket, path) {
+        Some(file) => (file, None),
+        None => {
+            let local = fetch(bucket, path, scratch, &stats).await?;
+            let file = local.reopen().map_err(|source| ImportError::Local {
+                path: local.path().display().to_string(),
+                source,
+            })?;
+            (file, Some(local))
+        }
+    };
     let opened = {
         let name = name.clone();
         tokio::task::spawn_blocking(move || HFile::open(file, &name))
@@ -114,7 +121,7 @@ pub async fn open_hfile(
     let (tx, rx) = tokio::sync::mpsc::channel::<IngestBatch>(QUEUED_BATCHES);
     let reader_stats = stats.clone();
     tokio::task::spawn_blocking(move || {
-        // The scratch file lives until the last block is read.
+        // A scratch copy lives until the last block is read.
         let _local = local;
         read_cells(&opened, &range, &reader_stats, |batch| {
             tx.blocking_send(batch).is_ok()
@@ -190,6 +197,18 @@ pub fn to_cell(c: HCell) -> Cell {
         seq: 0,
         value: c.value,
     }
+}
+
+/// The file itself, when `bucket` is a directory on this machine (a
+/// `file://` location) and the object is a plain file in it.
+fn in_place(bucket: &Bucket, path: &str) -> Option<std::fs::File> {
+    let root = bucket.location().strip_prefix("file://")?;
+    if path.split('/').any(|part| part == "..") {
+        return None;
+    }
+    let full = Path::new(root).join(path);
+    let file = std::fs::File::open(full).ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
 }
 
 /// Copies the object at `path` into a new scratch file with ranged reads.

@@ -6,6 +6,8 @@
 //!   resolved through HFile links and split references.
 //! - [`names`]: HBase's directory and file names.
 //! - [`schema`]: a family's settings as HBase states them.
+//! - [`peek`]: an HFile's rows, cell count and newest write, from its
+//!   trailer and index alone.
 //! - [`cells`]: one HFile as the cells of a bulk load into a region
 //!   ([`shoal_storage::region::Region::ingest`]), read with bounded memory.
 //!
@@ -14,11 +16,13 @@
 pub mod cells;
 mod error;
 pub mod names;
+pub mod peek;
 pub mod schema;
 pub mod snapshot;
 
 pub use cells::{ReadStats, RowRange, open_hfile, to_cell};
 pub use error::ImportError;
 pub use names::TableName;
+pub use peek::{HFileFacts, peek};
 pub use schema::FamilySettings;
 pub use snapshot::{HBaseSnapshot, Half, SnapshotFile, SnapshotRegion};

@@ -203,3 +203,46 @@ async fn bad_input_commits_nothing() {
     let err = region.ingest(None, vec![unknown]).await.unwrap_err();
     assert!(matches!(err, RegionError::NoSuchFamily { .. }), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_collection_during_a_long_load_keeps_its_files() {
+    use shoal_storage::manifest::GcOptions;
+    use std::time::{Duration, SystemTime};
+    let dir = tempfile::tempdir().unwrap();
+    let region = open(&Bucket::memory(), dir.path(), "", "").await;
+    // The second input waits until GC has run: by then the first input's
+    // file is written, uncommitted and (to a GC two hours on) old.
+    let (go, wait) = tokio::sync::oneshot::channel::<()>();
+    let slow = IngestFile {
+        family: Bytes::from_static(b"cf"),
+        cells: Box::pin(stream::once(async move {
+            let _ = wait.await;
+            Ok(vec![put("b", "q", 1, "second")])
+        })),
+    };
+    let loading = {
+        let region = region.clone();
+        tokio::spawn(async move {
+            region
+                .ingest(None, vec![file(vec![put("a", "q", 1, "first")]), slow])
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let later = GcOptions {
+        grace: Duration::ZERO,
+        now: SystemTime::now() + Duration::from_secs(7200),
+    };
+    region.collect_garbage(&later).await.unwrap();
+    go.send(()).unwrap();
+    let report = loading.await.unwrap().unwrap();
+    assert_eq!(report.files, 2);
+    assert_eq!(
+        values(&region, "a").await,
+        vec![("q".into(), 1, "first".into())]
+    );
+    assert_eq!(
+        values(&region, "b").await,
+        vec![("q".into(), 1, "second".into())]
+    );
+}

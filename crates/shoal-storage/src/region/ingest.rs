@@ -19,6 +19,10 @@
 //!   ([`crate::manifest::Manifest::loads`]) changes nothing: a load retried
 //!   after a crash between commit and acknowledgement is not applied twice.
 //!   Children of a split inherit the keys.
+//! - **Never collected before it is committed.** Each new file is pinned
+//!   from its creation until the commit: converting a large input can take
+//!   longer than GC's grace period for uncommitted files
+//!   (`docs/manifest.md` §3).
 //! - **Sorted input only.** Cells must come in the cell order; an identical
 //!   key repeated (HBase files may hold one key at several MVCC numbers) is
 //!   kept once, the first (newest). Anything else out of order fails the
@@ -80,19 +84,23 @@ impl Region {
             return Ok(report);
         }
         let mut written: Vec<(Bytes, StoreFile)> = Vec::with_capacity(files.len());
+        // Pinned from creation to commit: converting large inputs can take
+        // longer than GC's grace period for uncommitted files.
+        let mut pins = Vec::with_capacity(files.len());
         for file in files {
             let store = self.store(&file.family)?;
             // Reserved and completed at once: no reader or writer waits on it.
             let seq = self.inner.mvcc.begin();
             self.inner.mvcc.complete(seq);
             if let Some(entry) = self
-                .write_ingest_file(store, seq, file, &mut report)
+                .write_ingest_file(store, seq, file, &mut report, &mut pins)
                 .await?
             {
                 written.push((file_family(store), entry));
             }
         }
         self.commit_ingest(load_key, written, &mut report).await?;
+        drop(pins);
         Ok(report)
     }
 
@@ -104,8 +112,10 @@ impl Region {
         seq: u64,
         mut file: IngestFile,
         report: &mut IngestReport,
+        pins: &mut Vec<crate::manifest::FilePin>,
     ) -> Result<Option<StoreFile>, RegionError> {
         let (id, path, mut writer) = self.new_file_writer(store, false).await?;
+        pins.push(self.inner.env.pins.pin(id));
         let mut last: Option<Cell> = None;
         let mut count = 0u64;
         let result: Result<(), RegionError> = async {
