@@ -130,6 +130,32 @@ fn files_under(dir: &Path) -> Vec<String> {
     out
 }
 
+/// An export without compression reads back through shoal-hfile's reader: every cell,
+/// in HBase's order (the reader checks it), split at the region boundaries.
+fn check_uncompressed_export(dir: &Path, addr: &str, cells: usize) {
+    let export = dir.join("export-none");
+    let to = export.to_str().unwrap();
+    let (ok, out) = shoal(&[
+        "export", "hfiles", "--table", TABLE, "--to", to, "--addr", addr,
+    ]);
+    assert!(ok, "{out}");
+    let mut total = 0;
+    for name in files_under(&export) {
+        let path = export.join(&name);
+        let f = shoal_hfile::HFile::open(std::fs::File::open(&path).unwrap(), &name).unwrap();
+        assert_eq!(f.compression(), shoal_hfile::Compression::None);
+        let first = f.first_key().unwrap().unwrap().row;
+        let last = f.last_key().unwrap().unwrap().row;
+        let region = |row: &[u8]| usize::from(row >= &b"h"[..]) + usize::from(row >= &b"p"[..]);
+        assert_eq!(region(&first), region(&last), "{name} spans regions");
+        for c in f.cells() {
+            c.unwrap();
+            total += 1;
+        }
+    }
+    assert_eq!(total, cells);
+}
+
 /// Compiles ExportCheck against hbase-server's classpath.
 fn compile_check(work: &Path) -> String {
     let jars = hbase::classpath();
@@ -211,6 +237,7 @@ async fn hbase_bulk_loads_the_export_and_reads_back_every_cell() {
         "export", "hfiles", "--table", TABLE, "--to", to, "--addr", &addr,
     ]);
     assert!(!ok && again.contains("not empty"), "{again}");
+    check_uncompressed_export(dir.path(), &addr, expected.len());
     let exported = Instant::now();
 
     let Some(bootstrap) = hbase.join().expect("starting HBase panicked") else {
