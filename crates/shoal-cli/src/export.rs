@@ -146,12 +146,57 @@ async fn export_hfiles(args: HfilesArgs) -> anyhow::Result<()> {
         totals.bytes,
         started.elapsed().as_secs_f64()
     );
+    eprintln!("to load into HBase, create the table there (same families and splits):");
     eprintln!(
-        "load into HBase (a table with these families must exist): \
-         hbase completebulkload {} <table>",
-        args.to.display()
+        "  hbase shell> {}",
+        hbase_create(&args.table, &described.families, &regions)
+    );
+    eprintln!(
+        "then: hbase completebulkload {} {}",
+        args.to.display(),
+        args.table
     );
     Ok(())
+}
+
+/// The HBase shell command creating a table like this one: its families with their
+/// versions and TTL, pre-split at its region boundaries.
+fn hbase_create(table: &str, families: &[pb::FamilySchema], regions: &[pb::RegionInfo]) -> String {
+    let mut out = format!("create {}", ruby_string(table.as_bytes()));
+    for f in families {
+        out.push_str(&format!(
+            ", {{NAME => {}, VERSIONS => {}",
+            ruby_string(f.name.as_bytes()),
+            f.max_versions.unwrap_or(1)
+        ));
+        if let Some(ttl) = f.ttl_seconds.filter(|t| *t > 0) {
+            out.push_str(&format!(", TTL => {ttl}"));
+        }
+        out.push('}');
+    }
+    let splits: Vec<String> = regions
+        .iter()
+        .filter(|r| !r.start_row.is_empty())
+        .map(|r| ruby_string(&r.start_row))
+        .collect();
+    if !splits.is_empty() {
+        out.push_str(&format!(", SPLITS => [{}]", splits.join(", ")));
+    }
+    out
+}
+
+/// A double-quoted Ruby string: printable ASCII as is, everything else as `\xNN`.
+fn ruby_string(b: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &c in b {
+        match c {
+            b'"' | b'\\' | b'#' => out.push_str(&format!("\\{}", c as char)),
+            0x20..=0x7e => out.push(c as char),
+            _ => out.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// One HFile being written for one family of one region.
@@ -329,6 +374,32 @@ mod tests {
         std::fs::write(dir.path().join("x"), b"x").expect("write");
         let e = prepare_dir(dir.path()).expect_err("not empty");
         assert!(e.to_string().contains("not empty"), "{e}");
+    }
+
+    #[test]
+    fn hbase_create_statement() {
+        let families = vec![
+            pb::FamilySchema {
+                name: "a".into(),
+                max_versions: Some(3),
+                ..Default::default()
+            },
+            pb::FamilySchema {
+                name: "b".into(),
+                max_versions: Some(5),
+                ttl_seconds: Some(60),
+                ..Default::default()
+            },
+        ];
+        let region = |start: &[u8]| pb::RegionInfo {
+            start_row: start.to_vec(),
+            ..Default::default()
+        };
+        let regions = vec![region(b""), region(b"h"), region(b"p\x00\"#")];
+        assert_eq!(
+            hbase_create("t", &families, &regions),
+            r#"create "t", {NAME => "a", VERSIONS => 3}, {NAME => "b", VERSIONS => 5, TTL => 60}, SPLITS => ["h", "p\x00\"\#"]"#
+        );
     }
 
     #[test]
