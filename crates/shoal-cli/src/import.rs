@@ -67,9 +67,9 @@ pub struct BulkloadArgs {
     server: ServerArgs,
 }
 
-/// Which server, and as whom.
+/// Which server, and as whom (also `shoal export`'s).
 #[derive(Debug, clap::Args)]
-struct ServerArgs {
+pub(crate) struct ServerArgs {
     /// Server gRPC address.
     #[arg(long, env = "SHOAL_ADDR", default_value = "127.0.0.1:7070")]
     addr: String,
@@ -78,7 +78,7 @@ struct ServerArgs {
 }
 
 impl ServerArgs {
-    async fn connect(&self) -> anyhow::Result<Client> {
+    pub(crate) async fn connect(&self) -> anyhow::Result<Client> {
         let options = self
             .credentials
             .apply(shoal_client::ClientOptions::default())?;

@@ -1,8 +1,9 @@
 //! The `shoal` command: `serve` runs a server, `shell` talks to one,
-//! `import` and `bulkload` bring HBase's files in.
+//! `import` and `bulkload` bring HBase's files in, `export` writes them out.
 
 mod bench;
 mod credentials;
+mod export;
 mod import;
 mod serve;
 mod shell;
@@ -65,6 +66,9 @@ enum Command {
     /// Load a directory of HBase HFiles (one subdirectory per family) into
     /// a table, as HBase's BulkLoadHFilesTool.
     Bulkload(import::BulkloadArgs),
+    /// Export to HBase: `shoal export hfiles --table T --to DIR` writes HFiles
+    /// for HBase's bulk load (docs/export-to-hbase.md).
+    Export(export::ExportArgs),
 }
 
 fn main() {
@@ -94,6 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Token(args) => token::run(args),
         Command::Import(args) => runtime.block_on(import::run(args)),
         Command::Bulkload(args) => runtime.block_on(import::bulkload(args)),
+        Command::Export(args) => runtime.block_on(export::run(args)),
         Command::Shell(args) => {
             let code = runtime.block_on(shell::run(args))?;
             drop(runtime);

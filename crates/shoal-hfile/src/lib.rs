@@ -6,6 +6,8 @@
 //! time, verifying HBase's block checksums, decompressing and decoding them, and checks
 //! the cells come in HBase's order.
 //!
+//! [`HFileWriter`] writes HFiles (v3) that HBase opens and bulk loads.
+//!
 //! ```no_run
 //! use shoal_hfile::HFile;
 //!
@@ -35,6 +37,7 @@ mod protobuf;
 mod reader;
 mod source;
 mod trailer;
+mod writer;
 
 pub use block::{BlockHeader, BlockType};
 pub use checksum::ChecksumType;
@@ -48,3 +51,7 @@ pub use order::Comparator;
 pub use reader::{Cells, HFile};
 pub use source::ReadAt;
 pub use trailer::Trailer;
+pub use writer::{
+    COMPARATOR_CLASS, CellRef, HFileSummary, HFileWriter, HFileWriterOptions, MAX_FAMILY_LEN,
+    MAX_ROW_LEN, WriteError,
+};

@@ -100,7 +100,7 @@ pub const JVM_OPTS: &[&str] = &[
 ];
 
 /// Maven's classpath for `tests/hbase-server` (offline), resolved once per
-/// test process.
+/// test process (hbase-server, hbase-client and their dependencies).
 pub fn classpath() -> &'static str {
     static JARS: OnceLock<String> = OnceLock::new();
     JARS.get_or_init(|| {
