@@ -17,7 +17,7 @@ fn fixtures() -> PathBuf {
 
 async fn cells(bucket: &Bucket, range: RowRange) -> (Vec<Cell>, u64) {
     let scratch = tempfile::tempdir().unwrap();
-    let (mut file, stats) = open_hfile(
+    let opened = open_hfile(
         bucket,
         "hfiles/FAST_DIFF-SNAPPY.hfile",
         Bytes::from_static(b"f"),
@@ -26,6 +26,7 @@ async fn cells(bucket: &Bucket, range: RowRange) -> (Vec<Cell>, u64) {
     )
     .await
     .unwrap();
+    let (mut file, stats) = (opened.file, opened.stats);
     let mut out = Vec::new();
     while let Some(batch) = file.cells.next().await {
         out.extend(batch.unwrap());
