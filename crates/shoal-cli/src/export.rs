@@ -8,7 +8,7 @@
 //! the summary. A client scan sees no delete markers and no cells they hide: the export
 //! holds what reads see, as Puts.
 
-use crate::import::ServerArgs;
+use crate::import::inputs::ServerArgs;
 use anyhow::{Context, bail};
 use shoal_client::proto as pb;
 use shoal_client::{Scan, Table};

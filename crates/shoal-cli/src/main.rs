@@ -2,6 +2,7 @@
 //! `import` and `bulkload` bring HBase's files in, `export` writes them out.
 
 mod bench;
+mod bulkload;
 mod credentials;
 mod export;
 mod import;
@@ -65,7 +66,7 @@ enum Command {
     Import(import::ImportArgs),
     /// Load a directory of HBase HFiles (one subdirectory per family) into
     /// a table, as HBase's BulkLoadHFilesTool.
-    Bulkload(import::BulkloadArgs),
+    Bulkload(bulkload::BulkloadArgs),
     /// Export to HBase: `shoal export hfiles --table T --to DIR` writes HFiles
     /// for HBase's bulk load (docs/export-to-hbase.md).
     Export(export::ExportArgs),
@@ -97,7 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Token(args) => token::run(args),
         Command::Import(args) => runtime.block_on(import::run(args)),
-        Command::Bulkload(args) => runtime.block_on(import::bulkload(args)),
+        Command::Bulkload(args) => runtime.block_on(bulkload::run(args)),
         Command::Export(args) => runtime.block_on(export::run(args)),
         Command::Shell(args) => {
             let code = runtime.block_on(shell::run(args))?;
