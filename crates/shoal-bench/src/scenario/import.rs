@@ -357,7 +357,13 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
         generate_seconds: num(&wrote, "seconds"),
         hbase_bulkload_seconds: 0.0,
     };
-    eprintln!("import: input {input:?}");
+    eprintln!(
+        "import: {} files, {} cells, {:.1} MB on disk, {:.1} MB of KeyValues",
+        input.files,
+        input.cells,
+        input.disk_bytes as f64 / MB,
+        input.kv_bytes as f64 / MB
+    );
 
     // 2. HBase with the files bulk-loaded and a snapshot.
     eprintln!("import: starting HBase, bulk-loading the files, taking a snapshot");
@@ -372,6 +378,8 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
     let hbase_cmd = procs::java(&cp, "3g", &jtmp, "shoal.hfilegen.ImportBench", &args);
     let hbase = tokio::task::block_in_place(|| HBase::start(hbase_cmd, &w.join("hbase.log")))?;
     input.hbase_bulkload_seconds = hbase.bulkload_seconds;
+    // HBase copied the files in: the originals are not needed any more (disk).
+    std::fs::remove_dir_all(&bulk).map_err(io(&bulk))?;
 
     // 3. Shoal, and the import.
     std::fs::create_dir_all(w.join("shoal/bucket")).map_err(io(w))?;
