@@ -197,7 +197,6 @@ impl HBase {
             if let Some(rest) = line.strip_prefix("ready ") {
                 let f = fields(rest);
                 me.zk = num(&f, "zk");
-                me.root = PathBuf::from(f.get("root").copied().unwrap_or_default());
                 me.bulkload_seconds = num(&f, "bulkload_seconds");
                 return Ok(me);
             }
@@ -275,12 +274,7 @@ fn req_delta(a: &Requests, b: &Requests) -> Requests {
         .collect()
 }
 
-fn phase(
-    wall: f64,
-    cpu: BTreeMap<String, f64>,
-    input_bytes: f64,
-    object_store: Requests,
-) -> Phase {
+fn phase(wall: f64, cpu: BTreeMap<String, f64>, input_bytes: f64, object_store: Requests) -> Phase {
     let total: f64 = cpu.values().sum();
     Phase {
         wall_seconds: wall,
@@ -324,14 +318,22 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
 
     // 1. The HFiles.
     let bulk = w.join("bulk");
-    eprintln!("import: writing {} MB of HFiles in {} files", o.bytes / 1_000_000, o.regions);
+    eprintln!(
+        "import: writing {} MB of HFiles in {} files",
+        o.bytes / 1_000_000,
+        o.regions
+    );
     let gen_log = w.join("gen.log");
     let cmd = procs::java(
         &cp,
         "1g",
         &jtmp,
         "shoal.hfilegen.BigHFiles",
-        &[bulk.display().to_string(), o.bytes.to_string(), o.regions.to_string()],
+        &[
+            bulk.display().to_string(),
+            o.bytes.to_string(),
+            o.regions.to_string(),
+        ],
     );
     let mut gen_run = procs::spawn(cmd, &gen_log).map_err(io(&gen_log))?;
     let generated = gen_run.finish().await.map_err(io(&gen_log))?;
@@ -376,7 +378,9 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
     ];
     args.extend(splits.iter().cloned());
     let hbase_cmd = procs::java(&cp, "3g", &jtmp, "shoal.hfilegen.ImportBench", &args);
-    let hbase = tokio::task::block_in_place(|| HBase::start(hbase_cmd, &w.join("hbase.log")))?;
+    let mut hbase = tokio::task::block_in_place(|| HBase::start(hbase_cmd, &w.join("hbase.log")))?;
+    // `ImportBench serve <work>` keeps HBase's root in <work>/root.
+    hbase.root = w.join("hbase").join("root");
     input.hbase_bulkload_seconds = hbase.bulkload_seconds;
     // HBase copied the files in: the originals are not needed any more (disk).
     std::fs::remove_dir_all(&bulk).map_err(io(&bulk))?;
@@ -390,7 +394,10 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
         .await
         .map_err(err)?;
     let long = [("shoal_server", server.pid()), ("hbase", hbase.pid())];
-    eprintln!("import: shoal import hbase-snapshot ({} regions at once)", o.parallel);
+    eprintln!(
+        "import: shoal import hbase-snapshot ({} regions at once)",
+        o.parallel
+    );
     let mut cmd = std::process::Command::new(&o.shoal_bin);
     cmd.arg("import")
         .arg("hbase-snapshot")
@@ -416,7 +423,8 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
     let finished = loop {
         match cli.stderr.try_recv() {
             Ok((at, line)) => {
-                if loaded.is_none() && line.starts_with("loaded ") && line.contains(" regions in ") {
+                if loaded.is_none() && line.starts_with("loaded ") && line.contains(" regions in ")
+                {
                     let mut c = cpu_of(&long);
                     if let Some(p) = cli_pid.and_then(procs::cpu_seconds) {
                         c.insert("shoal_cli".into(), p);
@@ -437,7 +445,8 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
     check(&finished, "shoal import", &cli_log)?;
     let c2 = cpu_of(&long);
     let r2 = requests(server.http).await?;
-    let (loaded_at, c1, r1) = loaded.ok_or_else(|| err("shoal import never printed \"loaded N regions\""))?;
+    let (loaded_at, c1, r1) =
+        loaded.ok_or_else(|| err("shoal import never printed \"loaded N regions\""))?;
     let loaded_after = loaded_at.duration_since(cli_start);
     let cli_load = c1.get("shoal_cli").copied().unwrap_or(0.0);
     let cli_total = finished.cpu.unwrap_or(cli_load);
@@ -456,7 +465,10 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
         disk,
         req_delta(&r1, &r2),
     );
-    eprintln!("import: loaded in {:.1} s, {:.1} MB/s, {:.1} MB per CPU s", import.wall_seconds, import.mb_per_s, import.mb_per_cpu_s);
+    eprintln!(
+        "import: loaded in {:.1} s, {:.1} MB/s, {:.1} MB per CPU s",
+        import.wall_seconds, import.mb_per_s, import.mb_per_cpu_s
+    );
 
     // 4. The baseline: the same table copied from HBase through hbase-client.
     let client = Client::connect(&server.grpc.to_string()).await?;
@@ -526,7 +538,12 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
     let baseline_copy = phase(copy_wall, copy_cpu.clone(), equiv, req_delta(&r3, &r4));
     let mut all_cpu = cpu_delta(&c3, &c5);
     all_cpu.insert("copier".into(), copied.cpu.unwrap_or(0.0));
-    let baseline = phase(copy_wall + flush_seconds, all_cpu, equiv, req_delta(&r3, &r5));
+    let baseline = phase(
+        copy_wall + flush_seconds,
+        all_cpu,
+        equiv,
+        req_delta(&r3, &r5),
+    );
     eprintln!(
         "import: baseline {:.1} MB/s, {:.2} MB per CPU s",
         baseline.mb_per_s, baseline.mb_per_cpu_s
@@ -540,7 +557,11 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
     tokio::task::block_in_place(|| hbase.stop());
 
     let report = ImportReport {
-        build: if cfg!(debug_assertions) { "debug" } else { "release" },
+        build: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         regions: o.regions,
         parallel: o.parallel,
@@ -563,7 +584,6 @@ pub async fn run(o: &ImportOptions, out: &Path) -> Result<ImportReport, Scenario
     drop(work);
     Ok(report)
 }
-
 
 fn ops(r: &Requests) -> String {
     if r.is_empty() {
@@ -649,6 +669,9 @@ fn chart(r: &ImportReport) -> String {
         "HFile input MB per CPU second",
         "MB/CPU s",
         ["MB per CPU s", ""],
-        &[bar("shoal import", &r.import), bar("hbase-client copy", &r.baseline)],
+        &[
+            bar("shoal import", &r.import),
+            bar("hbase-client copy", &r.baseline),
+        ],
     )
 }
