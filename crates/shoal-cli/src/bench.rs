@@ -39,6 +39,10 @@ enum ScenarioName {
     /// Three servers and etcd per setting (cache-aware, plain, no L2): YCSB C
     /// through a rolling restart, a forced rebalance and a kill -9.
     RollingRestart,
+    /// HBase HFiles (FAST_DIFF + SNAPPY) into Shoal with `shoal import`, vs
+    /// scanning them from a real HBase with hbase-client and writing them
+    /// through Shoal's native RPC (needs Java 17 and Maven).
+    Import,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -102,6 +106,23 @@ pub struct ScenarioArgs {
     /// (repeatable), e.g. `--set 'wal.max_unflushed="64MiB"'`.
     #[arg(long = "set")]
     settings: Vec<String>,
+    /// import: HFile bytes on disk to generate (default 1GiB; --quick 8MiB).
+    #[arg(long)]
+    size: Option<shoal_server::config::ByteSize>,
+    /// import: regions of the table (one HFile each; default 16, --quick 4).
+    #[arg(long)]
+    regions: Option<usize>,
+    /// import: rows per region the hbase-client baseline copies (0: all;
+    /// default all). Only rates are compared, so a subset is fair.
+    #[arg(long, default_value_t = 0)]
+    baseline_rows_per_region: u64,
+    /// import: regions `shoal import` loads at once.
+    #[arg(long, default_value_t = 2)]
+    parallel: usize,
+    /// import: where the work directory (HFiles, HBase, Shoal data) is made
+    /// and removed afterwards.
+    #[arg(long, default_value = "/tmp")]
+    work_dir: PathBuf,
 }
 
 /// A setting of the rolling-restart scenario.
@@ -380,6 +401,34 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
             }
             println!("reports in {}", a.out.display());
         }
+        ScenarioName::Import => {
+            let opts = shoal_bench::scenario::import::ImportOptions {
+                bytes: a
+                    .size
+                    .map_or(if a.quick { 8 << 20 } else { 1 << 30 }, |s| s.0),
+                regions: a.regions.unwrap_or(if a.quick { 4 } else { 16 }).max(1),
+                baseline_rows_per_region: a.baseline_rows_per_region,
+                parallel: a.parallel.max(1),
+                shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
+                java_project: java_project()?,
+                work_parent: a.work_dir.clone(),
+            };
+            let r = shoal_bench::scenario::import::run(&opts, &a.out).await?;
+            println!(
+                "import: {:.1} MB of HFiles ({} cells): shoal import {:.1} MB/s, {:.2} MB per CPU s; \
+                 hbase-client copy {:.2} MB/s, {:.3} MB per CPU s; {:.1}x per core, {:.1}x wall; \
+                 reports in {}",
+                r.input.disk_bytes as f64 / 1e6,
+                r.input.cells,
+                r.import.mb_per_s,
+                r.import.mb_per_cpu_s,
+                r.baseline.mb_per_s,
+                r.baseline.mb_per_cpu_s,
+                r.ratio_per_core,
+                r.ratio_wall,
+                a.out.display()
+            );
+        }
         ScenarioName::Callcost => {
             let opts = shoal_bench::scenario::callcost::CallcostOptions {
                 records: if a.quick { 2_000 } else { 100_000 },
@@ -655,4 +704,22 @@ fn phase_json(r: &shoal_bench::PhaseReport, cpu: &CpuPerOp, window: Duration) ->
         "window_s": window.as_secs_f64(),
         "windows": r.measurements.windows(window),
     })
+}
+
+/// `tests/hbase-hfile-gen`, looked for from the current directory upwards
+/// (the scenario runs from a checkout).
+fn java_project() -> anyhow::Result<PathBuf> {
+    let mut dir = std::env::current_dir().context("current directory")?;
+    loop {
+        let p = dir.join("tests/hbase-hfile-gen");
+        if p.join("pom.xml").is_file() {
+            return Ok(p);
+        }
+        if !dir.pop() {
+            anyhow::bail!(
+                "tests/hbase-hfile-gen not found above the current directory: run the import \
+                 scenario from a Shoal checkout"
+            );
+        }
+    }
 }

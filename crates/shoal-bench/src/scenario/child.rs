@@ -307,6 +307,16 @@ pub async fn status_json(http: SocketAddr) -> Result<serde_json::Value, ChildErr
 
 /// GET `path` over HTTP/1.1 from `addr` and parse the body as JSON.
 async fn http_get_json(addr: SocketAddr, path: &str) -> Result<serde_json::Value, ChildError> {
+    let body = http_get_text(addr, path).await?;
+    serde_json::from_str(&body).map_err(|e| ChildError::Http {
+        addr,
+        path: path.into(),
+        message: format!("bad JSON: {e}"),
+    })
+}
+
+/// GET `path` over HTTP/1.1 from `addr`: the body (e.g. `/metrics`).
+pub async fn http_get_text(addr: SocketAddr, path: &str) -> Result<String, ChildError> {
     let err = |message: String| ChildError::Http {
         addr,
         path: path.into(),
@@ -334,15 +344,16 @@ async fn http_get_json(addr: SocketAddr, path: &str) -> Result<serde_json::Value
     if code != "200" {
         return Err(err(format!("status {code}")));
     }
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_string()
-    };
-    serde_json::from_str(&body).map_err(|e| err(format!("bad JSON: {e}")))
+    Ok(
+        if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            dechunk(body)
+        } else {
+            body.to_string()
+        },
+    )
 }
 
 fn dechunk(mut body: &str) -> String {

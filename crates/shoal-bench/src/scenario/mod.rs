@@ -8,6 +8,8 @@ pub mod child;
 pub mod etcd;
 pub mod failover;
 pub mod figures;
+pub mod import;
+pub mod procs;
 pub mod rolling;
 pub mod svg;
 pub mod timeline;

@@ -500,7 +500,7 @@ public final class SnapshotGen {
   }
 
   /** A client connection, once the cluster serves (it may take a few seconds). */
-  private static Connection connect(Configuration conf, LocalHBaseCluster cluster)
+  static Connection connect(Configuration conf, LocalHBaseCluster cluster)
       throws Exception {
     long deadline = System.currentTimeMillis() + 120_000;
     Exception last = null;
@@ -528,7 +528,7 @@ public final class SnapshotGen {
    * The standalone server's configuration: loopback only, small, quiet. The same as {@code
    * tests/hbase-server/src/main/java/shoal/hbase/Standalone.java}'s.
    */
-  private static Configuration configuration(File work, int zkPort, int masterPort, int rsPort) {
+  static Configuration configuration(File work, int zkPort, int masterPort, int rsPort) {
     Configuration conf = HBaseConfiguration.create();
     conf.setBoolean("hbase.cluster.distributed", false);
     conf.set("fs.defaultFS", "file:///");
@@ -568,7 +568,7 @@ public final class SnapshotGen {
   }
 
   /** A port below 32768 that 127.0.0.1 can bind now (and that this run has not handed out). */
-  private static int freePort() throws IOException {
+  static int freePort() throws IOException {
     InetAddress lo = InetAddress.getByName(HOST);
     for (int attempt = 0; attempt < 1000; attempt++) {
       int port = ThreadLocalRandom.current().nextInt(10_000, 32_768);
@@ -588,7 +588,7 @@ public final class SnapshotGen {
   }
 
   /** Every logger to {@code file} at WARN, nothing on the console. */
-  private static void logTo(File file) throws IOException {
+  static void logTo(File file) throws IOException {
     LogManager.resetConfiguration();
     FileAppender appender =
         new FileAppender(
