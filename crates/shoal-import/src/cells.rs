@@ -1,7 +1,8 @@
 //! An HBase HFile as cells for [`Region::ingest`](shoal_storage::region::Region::ingest):
-//! fetched from its store into a local scratch file (ranged reads of a few
-//! MiB, so memory stays bounded whatever the file's size), read block by
-//! block on a blocking thread, converted to Shoal cells and handed over in
+//! read in place when it is a file on this machine, otherwise through
+//! ranged GETs of 8 MiB windows (one window held, so memory stays bounded
+//! whatever the file's size, and a range inside a large file fetches only
+//! its part), block by block on a blocking thread, converted to Shoal cells and handed over in
 //! bounded batches (at most [`QUEUED_BATCHES`] in flight).
 //!
 //! What is kept: row, family, qualifier, timestamp, type (Put and all four
@@ -9,20 +10,19 @@
 //! gives each file its own sequence number) and tags (Shoal has no cell
 //! tags; they are counted in [`ReadStats`], and the caller says so).
 
-use std::io::Write;
-use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use futures::StreamExt;
-use shoal_hfile::{HCell, HFile};
+use shoal_hfile::{HCell, HFile, ReadAt};
 use shoal_storage::cell::{Cell, CellType};
 use shoal_storage::object::Bucket;
 use shoal_storage::region::{IngestBatch, IngestFile};
 
 use crate::error::ImportError;
+use crate::peek::Ranged;
 
 /// Cells per batch handed to the region.
 const BATCH_CELLS: usize = 1024;
@@ -30,8 +30,6 @@ const BATCH_CELLS: usize = 1024;
 const BATCH_BYTES: usize = 1 << 20;
 /// Batches queued between the reading thread and the region's writer.
 pub const QUEUED_BATCHES: usize = 4;
-/// Bytes per ranged read when fetching an HFile.
-const FETCH_CHUNK: u64 = 8 << 20;
 
 /// Which rows of a file to load: `start` inclusive, `end` exclusive, empty
 /// = unbounded.
@@ -83,7 +81,7 @@ pub struct ReadStats {
     /// Cells of the file that carried tags (dropped).
     pub cells_with_tags: AtomicU64,
     /// Bytes of the HFile fetched.
-    pub bytes_fetched: AtomicU64,
+    pub bytes_fetched: Arc<AtomicU64>,
 }
 
 impl ReadStats {
@@ -98,34 +96,32 @@ impl ReadStats {
     }
 }
 
-/// Fetches the HFile at `path` in `bucket` into `scratch` and opens it as
-/// the cells of `family` within `range`. The file is checked (trailer,
-/// load-on-open section) before this returns; a bad block later fails the
-/// stream with the file's name and offset.
+/// Opens the HFile at `path` in `bucket` as the cells of `family` within
+/// `range`. The file is checked (trailer, load-on-open section) before this
+/// returns; a bad block later fails the stream with the file's name and
+/// offset.
 pub async fn open_hfile(
     bucket: &Bucket,
     path: &str,
     family: Bytes,
     range: RowRange,
-    scratch: &Path,
 ) -> Result<OpenedHFile, ImportError> {
     let stats = Arc::new(ReadStats::default());
     let name = format!("{}/{path}", bucket.location().trim_end_matches('/'));
-    // A file on this machine is read where it is; anything else is fetched.
-    let (file, local) = match in_place(bucket, path) {
-        Some(file) => (file, None),
+    let source = match in_place(bucket, path) {
+        Some(file) => Source::Local(file),
         None => {
-            let local = fetch(bucket, path, scratch, &stats).await?;
-            let file = local.reopen().map_err(|source| ImportError::Local {
-                path: local.path().display().to_string(),
-                source,
-            })?;
-            (file, Some(local))
+            let size = bucket
+                .head(path)
+                .await
+                .map_err(|e| ImportError::io(path, e))?
+                .size;
+            Source::Remote(Ranged::new(bucket, path, size, stats.bytes_fetched.clone()))
         }
     };
     let opened = {
         let name = name.clone();
-        tokio::task::spawn_blocking(move || HFile::open(file, &name))
+        tokio::task::spawn_blocking(move || HFile::open(source, &name))
             .await
             .map_err(|e| ImportError::Unsupported(format!("reading an HFile: {e}")))??
     };
@@ -148,8 +144,6 @@ pub async fn open_hfile(
     let (tx, rx) = tokio::sync::mpsc::channel::<IngestBatch>(QUEUED_BATCHES);
     let reader_stats = stats.clone();
     tokio::task::spawn_blocking(move || {
-        // A scratch copy lives until the last block is read.
-        let _local = local;
         read_cells(&opened, &range, &reader_stats, |batch| {
             tx.blocking_send(batch).is_ok()
         });
@@ -165,10 +159,34 @@ pub async fn open_hfile(
     })
 }
 
+/// Where an HFile's bytes come from.
+enum Source {
+    /// A file on this machine, read in place.
+    Local(std::fs::File),
+    /// An object, read through a window of ranged GETs.
+    Remote(Ranged),
+}
+
+impl ReadAt for Source {
+    fn len(&self) -> u64 {
+        match self {
+            Source::Local(f) => ReadAt::len(f),
+            Source::Remote(r) => r.len(),
+        }
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        match self {
+            Source::Local(f) => f.read_at(offset, len),
+            Source::Remote(r) => r.read_at(offset, len),
+        }
+    }
+}
+
 /// Reads every cell of `hfile` in `range`, handing batches to `send` until
 /// it refuses one (the consumer went away) or the range is passed.
 fn read_cells(
-    hfile: &HFile<std::fs::File>,
+    hfile: &HFile<Source>,
     range: &RowRange,
     stats: &ReadStats,
     mut send: impl FnMut(IngestBatch) -> bool,
@@ -248,41 +266,4 @@ fn in_place(bucket: &Bucket, path: &str) -> Option<std::fs::File> {
     let full = Path::new(root).join(path);
     let file = std::fs::File::open(full).ok()?;
     file.metadata().ok()?.is_file().then_some(file)
-}
-
-/// Copies the object at `path` into a new scratch file with ranged reads.
-async fn fetch(
-    bucket: &Bucket,
-    path: &str,
-    scratch: &Path,
-    stats: &ReadStats,
-) -> Result<tempfile::NamedTempFile, ImportError> {
-    let size = bucket
-        .head(path)
-        .await
-        .map_err(|e| ImportError::io(path, e))?
-        .size;
-    let local_err = |source| ImportError::Local {
-        path: scratch.display().to_string(),
-        source,
-    };
-    let mut local = tempfile::Builder::new()
-        .prefix("hfile-")
-        .tempfile_in(scratch)
-        .map_err(local_err)?;
-    let mut at = 0u64;
-    while at < size {
-        let end = (at + FETCH_CHUNK).min(size);
-        let chunk = bucket
-            .get_range(path, Range { start: at, end })
-            .await
-            .map_err(|e| ImportError::io(path, e))?;
-        local.write_all(&chunk).map_err(local_err)?;
-        stats
-            .bytes_fetched
-            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
-        at = end;
-    }
-    local.flush().map_err(local_err)?;
-    Ok(local)
 }

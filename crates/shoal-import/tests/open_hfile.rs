@@ -1,5 +1,5 @@
 //! An HBase-written HFile as bulk-load cells: every cell, in order, read in
-//! place from a local directory or fetched from any other store; a row
+//! place from a local directory or through ranged reads from any other store; a row
 //! range clips it; a file of another family is refused.
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
@@ -16,13 +16,11 @@ fn fixtures() -> PathBuf {
 }
 
 async fn cells(bucket: &Bucket, range: RowRange) -> (Vec<Cell>, u64) {
-    let scratch = tempfile::tempdir().unwrap();
     let opened = open_hfile(
         bucket,
         "hfiles/FAST_DIFF-SNAPPY.hfile",
         Bytes::from_static(b"f"),
         range,
-        scratch.path(),
     )
     .await
     .unwrap();
@@ -60,7 +58,11 @@ async fn every_cell_in_place_or_fetched_and_clipped_by_range() {
         .unwrap();
     let (same, fetched) = cells(&memory, RowRange::default()).await;
     assert_eq!(same, all);
-    assert_eq!(fetched, size);
+    // The trailer and index windows, then the data from its start.
+    assert!(
+        fetched >= size && fetched <= 2 * size,
+        "{fetched} of {size}"
+    );
 
     let range = RowRange {
         start: Bytes::from_static(b"com.example.www/users/000546"),
@@ -78,13 +80,11 @@ async fn a_file_of_another_family_is_refused() {
     let local = Bucket::open(&ObjectStoreConfig::from_url(&url).unwrap())
         .await
         .unwrap();
-    let scratch = tempfile::tempdir().unwrap();
     let err = open_hfile(
         &local,
         "hfiles/NONE-NONE.hfile",
         Bytes::from_static(b"other"),
         RowRange::default(),
-        scratch.path(),
     )
     .await
     .err()

@@ -1,6 +1,6 @@
 //! Bulk load on the host: HBase HFiles named by location and path are read
-//! (fetched into `<data_dir>/bulkload-scratch`, block by block, bounded
-//! memory) and committed into the region holding the request's first row,
+//! (in place on this machine, else through 8 MiB ranged GETs; block by
+//! block, bounded memory) and committed into the region holding the request's first row,
 //! clipped to that region's range and to the request's, in one manifest
 //! commit per region ([`shoal_storage::region::Region::ingest`]). The
 //! answer says where the region ends, so a caller whose files span regions
@@ -21,7 +21,6 @@ use shoal_import::{ReadStats, RowRange, open_hfile};
 use shoal_storage::object::{Bucket, ObjectStoreConfig};
 use shoal_storage::region::{IngestFile, IngestReport, Region, RegionError};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// One input HFile.
@@ -85,13 +84,6 @@ impl Host {
                 stores.insert(f.location.clone(), open_location(&f.location).await?);
             }
         }
-        let scratch = self.config().server.data_dir.join("bulkload-scratch");
-        std::fs::create_dir_all(&scratch).map_err(|e| {
-            ServiceError::FailedPrecondition(format!(
-                "bulk load needs a scratch directory; creating {}: {e}",
-                scratch.display()
-            ))
-        })?;
         let first_row = if load.range.start.is_empty() {
             // The table's first region: any row sorts at or after "".
             Bytes::from_static(b"\0")
@@ -101,8 +93,8 @@ impl Host {
         let stores = Arc::new(stores);
         let load = Arc::new(load);
         self.with_region(table, &first_row, false, |region| {
-            let (stores, load, scratch) = (stores.clone(), load.clone(), scratch.clone());
-            async move { load_into(region, &stores, &load, scratch).await }
+            let (stores, load) = (stores.clone(), load.clone());
+            async move { load_into(region, &stores, &load).await }
         })
         .await
     }
@@ -113,7 +105,6 @@ async fn load_into(
     region: Region,
     stores: &HashMap<String, Bucket>,
     load: &BulkLoad,
-    scratch: PathBuf,
 ) -> Result<BulkLoadOutcome, RegionError> {
     let config = region.config();
     let range = if load.whole_files {
@@ -146,15 +137,9 @@ async fn load_into(
         let Some(bucket) = stores.get(&input.location) else {
             continue;
         };
-        let opened = open_hfile(
-            bucket,
-            &input.path,
-            input.family.clone(),
-            range.clone(),
-            &scratch,
-        )
-        .await
-        .map_err(source_err)?;
+        let opened = open_hfile(bucket, &input.path, input.family.clone(), range.clone())
+            .await
+            .map_err(source_err)?;
         if load.whole_files
             && let Some(span) = &opened.span
             && !(region_range.contains(&span.first) && region_range.contains(&span.last))
