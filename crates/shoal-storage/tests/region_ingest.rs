@@ -210,12 +210,15 @@ async fn garbage_collection_during_a_long_load_keeps_its_files() {
     use std::time::{Duration, SystemTime};
     let dir = tempfile::tempdir().unwrap();
     let region = open(&Bucket::memory(), dir.path(), "", "").await;
-    // The second input waits until GC has run: by then the first input's
-    // file is written, uncommitted and (to a GC two hours on) old.
+    // The second input is read only once the first input's file is
+    // finished (written, not committed); it says so, then waits until GC
+    // has run: by then that file is (to a GC two hours on) old.
+    let (first_written, written) = tokio::sync::oneshot::channel::<()>();
     let (go, wait) = tokio::sync::oneshot::channel::<()>();
     let slow = IngestFile {
         family: Bytes::from_static(b"cf"),
         cells: Box::pin(stream::once(async move {
+            let _ = first_written.send(());
             let _ = wait.await;
             Ok(vec![put("b", "q", 1, "second")])
         })),
@@ -228,7 +231,7 @@ async fn garbage_collection_during_a_long_load_keeps_its_files() {
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    written.await.unwrap();
     let later = GcOptions {
         grace: Duration::ZERO,
         now: SystemTime::now() + Duration::from_secs(7200),

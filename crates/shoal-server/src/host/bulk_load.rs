@@ -78,6 +78,9 @@ impl Host {
                 "a bulk load needs at least one file".into(),
             ));
         }
+        self.config()
+            .limits
+            .check_batch(load.files.len(), "bulk-load files")?;
         let mut stores: HashMap<String, Bucket> = HashMap::new();
         for f in &load.files {
             if !stores.contains_key(&f.location) {
