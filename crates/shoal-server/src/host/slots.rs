@@ -15,17 +15,24 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl Host {
-    /// Serves `catalog`'s tables: regions open here stay open, every other
-    /// region is served elsewhere. Open regions the catalog no longer lists
-    /// (a dropped table) are given up.
+    /// Serves `catalog`'s tables: regions open here stay open, and so do
+    /// regions in motion here (parked for a split, opening, closing, or a
+    /// closed copy still answering reads) — their mover sets their slot
+    /// when done; every other region is served elsewhere. Open regions the
+    /// catalog no longer lists (a dropped table) are given up.
+    ///
+    /// Keeping the motion matters: a catalog read while a region is parked
+    /// for its split must not make it look unserved here, or this server's
+    /// next round would open it again and let it take writes the split's
+    /// children never see.
     pub(crate) fn install_tables(&self, catalog: &Catalog) {
         self.inner.security.set_grants(catalog);
         let mut tables = self.inner.tables.write().unwrap_or_else(|e| e.into_inner());
-        let mut open: BTreeMap<String, Region> = BTreeMap::new();
+        let mut here: BTreeMap<String, Slot> = BTreeMap::new();
         for t in tables.values() {
             for (record, slot) in t.regions.values() {
-                if let Slot::Open(r) = slot {
-                    open.insert(record.id.clone(), r.clone());
+                if !matches!(slot, Slot::Elsewhere) {
+                    here.insert(record.id.clone(), slot.clone());
                 }
             }
         }
@@ -36,7 +43,7 @@ impl Host {
                     .regions
                     .iter()
                     .map(|r| {
-                        let slot = open.remove(&r.id).map_or(Slot::Elsewhere, Slot::Open);
+                        let slot = here.remove(&r.id).unwrap_or(Slot::Elsewhere);
                         (r.start_row.clone(), (r.clone(), slot))
                     })
                     .collect()
@@ -53,10 +60,11 @@ impl Host {
         }
         *tables = next;
         drop(tables);
-        // Still open but no longer in an enabled table: the master's round
-        // closes these through their records; until then they stay open
-        // (a server round closes them).
-        for (id, region) in open {
+        // Still open but no longer in an enabled table: closed here (the
+        // master's round retires their records). One in motion is left to
+        // its mover (a split parent the catalog replaced by its children).
+        for (id, slot) in here {
+            let Slot::Open(region) = slot else { continue };
             tracing::info!(region = %id, "region open here is no longer served by its table; closing it");
             let host = self.clone();
             tokio::spawn(async move {
@@ -240,4 +248,59 @@ fn in_motion(slot: &Slot) -> bool {
                 ..
             }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ServerConfig;
+
+    async fn host_with_table(dir: &std::path::Path) -> (Host, Catalog, String) {
+        let mut config = ServerConfig::default();
+        config.server.data_dir = dir.to_path_buf();
+        let host = Host::open(config).await.expect("host");
+        let record = host
+            .create_table(
+                "t",
+                vec![crate::catalog::FamilyPatch {
+                    name: "cf".into(),
+                    ..Default::default()
+                }],
+                vec![],
+            )
+            .await
+            .expect("table");
+        let catalog = host.inner.catalog.lock().await.current().clone();
+        (host, catalog, record.regions[0].id.clone())
+    }
+
+    /// A catalog read while a region is parked (for its split) keeps it
+    /// parked: it never looks unserved here, which would have the round
+    /// open it again behind the split's back.
+    #[tokio::test]
+    async fn a_catalog_read_keeps_a_region_in_motion_in_motion() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (host, catalog, id) = host_with_table(dir.path()).await;
+        let region = host.open_region_here(&id).expect("open");
+        host.set_slot(&id, Slot::Moving);
+        host.install_tables(&catalog);
+        assert!(host.moving_here(&id));
+        assert!(host.open_region_ids().contains(&id));
+        // An open region stays open.
+        host.set_slot(&id, Slot::Open(region.clone()));
+        host.install_tables(&catalog);
+        assert!(host.open_region_here(&id).is_some());
+        // A catalog without the region (a split parent replaced by its
+        // children) drops a parked slot without closing anything.
+        host.set_slot(&id, Slot::Moving);
+        let mut without = catalog.clone();
+        without.tables.clear();
+        host.install_tables(&without);
+        assert!(!host.moving_here(&id));
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        region
+            .flush()
+            .await
+            .expect("the parked region was not closed");
+    }
 }
