@@ -15,6 +15,7 @@
 //! sequence. A fenced region refuses every further operation.
 
 mod batch;
+mod capture;
 mod compact;
 pub mod config;
 mod error;
@@ -30,6 +31,7 @@ mod pressure;
 mod read;
 mod row_cache;
 mod row_locks;
+mod seed;
 pub mod split;
 mod store;
 pub mod versions;
@@ -49,6 +51,8 @@ pub use ops::{
 pub use pressure::{FlushScheduler, SchedulerOptions};
 pub use read::RegionScanner;
 pub use row_cache::HandedRow;
+pub use capture::{RegionCapture, WritePause};
+pub use seed::{RegionSeed, seed_region};
 pub use split::{SplitChild, parent_released, write_child_manifests};
 
 use crate::cache::BlockCache;

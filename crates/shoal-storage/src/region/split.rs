@@ -116,13 +116,18 @@ impl Region {
         Some(cache.footprint(&self.data_blocks()))
     }
 
-    /// True if the region still reads files that live under another region's
-    /// directory (its split parent's).
+    /// True if the region still reads files that live under another region
+    /// of its own table (its split parent's): it compacts them into files
+    /// of its own so the parent's can go. Files of another table (a clone
+    /// reads its snapshot's where they are) are not references: they are
+    /// the clone's to read until its own compactions replace them.
     pub fn has_references(&self) -> bool {
-        self.inner
-            .stores
-            .values()
-            .any(|s| s.files().iter().any(|f| self.is_reference(&f.entry)))
+        let dir = self.inner.config.region_dir.as_str();
+        self.inner.stores.values().any(|s| {
+            s.files()
+                .iter()
+                .any(|f| self.is_reference(&f.entry) && same_table(dir, &f.entry.path))
+        })
     }
 
     pub(crate) fn is_reference(&self, entry: &StoreFile) -> bool {
@@ -312,4 +317,31 @@ pub async fn parent_released(
         }
     }
     Ok(true)
+}
+
+/// True if file `path` (`<table>/<region>/<family>/<file>` at its end) lies
+/// under the same table directory as `region_dir` (`<table>/<region>` at
+/// its end): a split reference, not a file shared from another table.
+pub(crate) fn same_table(region_dir: &str, path: &str) -> bool {
+    let table_of_region = region_dir.trim_end_matches('/').rsplit('/').nth(1);
+    let table_of_file = path.rsplit('/').nth(3);
+    match (table_of_region, table_of_file) {
+        (Some(a), Some(b)) => a == b && region_dir.matches('/').count() == path.matches('/').count() - 2,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod same_table_tests {
+    use super::same_table;
+
+    #[test]
+    fn a_parent_file_is_a_reference_and_a_snapshot_file_is_not() {
+        let dir = "data/13/tbl1/child";
+        assert!(same_table(dir, "data/b5/tbl1/parent/cf/01.sst"));
+        assert!(!same_table(dir, "data/b5/tbl2/other/cf/01.sst"));
+        assert!(!same_table(dir, "snapshots/s1/files/r1/cf/01.sst"));
+        assert!(same_table("t1/r7", "t1/r6/cf/x.sst"));
+        assert!(!same_table("t1/r7", "cf/x.sst"));
+    }
 }
