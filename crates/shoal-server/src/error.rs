@@ -19,6 +19,12 @@ pub enum ServiceError {
     /// The operation needs a disabled table.
     #[error("table {} is enabled; disable it first", shown(.0))]
     TableEnabled(String),
+    /// The snapshot does not exist.
+    #[error("snapshot {} does not exist", shown(.0))]
+    NoSuchSnapshot(String),
+    /// A snapshot of this name exists already.
+    #[error("snapshot {} already exists", shown(.0))]
+    SnapshotExists(String),
     /// The family does not exist.
     #[error("table {} has no column family {}", shown(.table), shown(.family))]
     NoSuchFamily {
@@ -102,8 +108,10 @@ impl ServiceError {
     pub fn to_status(&self) -> tonic::Status {
         use tonic::Code;
         let code = match self {
-            ServiceError::NoSuchTable(_) | ServiceError::NoSuchFamily { .. } => Code::NotFound,
-            ServiceError::TableExists(_) => Code::AlreadyExists,
+            ServiceError::NoSuchTable(_)
+            | ServiceError::NoSuchFamily { .. }
+            | ServiceError::NoSuchSnapshot(_) => Code::NotFound,
+            ServiceError::TableExists(_) | ServiceError::SnapshotExists(_) => Code::AlreadyExists,
             ServiceError::TableDisabled(_) | ServiceError::TableEnabled(_) => {
                 Code::FailedPrecondition
             }

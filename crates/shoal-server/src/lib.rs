@@ -36,6 +36,7 @@ pub mod process_cpu;
 pub mod proto_convert;
 pub mod security;
 pub mod serve;
+pub mod snapshots;
 pub mod text;
 pub mod thrift;
 

@@ -7,6 +7,6 @@ pub mod store;
 
 pub use schema::{
     BloomName, Catalog, CompressionName, FamilyPatch, FamilySchema, GrantRecord, ImcName,
-    RegionRecord, SplitParentRecord, TableRecord, validate_table_name,
+    RegionRecord, SnapshotEntry, SplitParentRecord, TableRecord, validate_table_name,
 };
 pub use store::{CatalogError, CatalogStore};

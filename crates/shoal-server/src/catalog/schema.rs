@@ -21,6 +21,29 @@ pub struct Catalog {
     /// not written while empty (an older server still reads the catalog).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grants: Vec<GrantRecord>,
+    /// Snapshots (`docs/snapshots.md`), by name; their file lists live in
+    /// the bucket under `snapshots/<id>/`. Not written while empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub snapshots: Vec<SnapshotEntry>,
+}
+
+/// A snapshot in the catalog: its name and where its record is. The
+/// catalog commit that adds it is the point at which it exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotEntry {
+    /// The name users give it.
+    pub name: String,
+    /// A unique id (ULID): its objects are under `snapshots/<id>/`.
+    pub id: String,
+    /// The table it was taken of.
+    pub table: String,
+    /// When it was taken (ms since the epoch).
+    pub created_ms: i64,
+    /// Deleted by a user while a clone still reads its files: hidden from
+    /// every listing, its files kept until no table holds it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
 }
 
 /// Permissions of one user at one scope: globally (no table), on a table,
@@ -41,6 +64,16 @@ pub struct GrantRecord {
 }
 
 impl Catalog {
+    /// The snapshot named `name` (not deleted).
+    pub fn snapshot(&self, name: &str) -> Option<&SnapshotEntry> {
+        self.snapshots.iter().find(|s| s.name == name && !s.deleted)
+    }
+
+    /// True if some table reads snapshot `id`'s files.
+    pub fn snapshot_held(&self, id: &str) -> bool {
+        self.tables.iter().any(|t| t.holds.iter().any(|h| h == id))
+    }
+
     /// The table named `name`.
     pub fn table(&self, name: &str) -> Option<&TableRecord> {
         self.tables.iter().find(|t| t.name == name)
@@ -70,6 +103,11 @@ pub struct TableRecord {
     /// Regions that split and whose files their children may still read.
     #[serde(default)]
     pub split_parents: Vec<SplitParentRecord>,
+    /// Ids of the snapshots whose files this table's regions may read (it
+    /// was cloned from them, or restored to one): their files stay while
+    /// the table does. Not written while empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holds: Vec<String>,
 }
 
 /// One region: a key range and where its data lives.
@@ -349,7 +387,7 @@ pub fn validate_table_name(name: &str) -> Result<(), String> {
 }
 
 /// Rows as lowercase hex in JSON (binary-safe, readable).
-mod hex_bytes {
+pub(crate) mod hex_bytes {
     use bytes::Bytes;
     use serde::{Deserialize, Deserializer, Serializer};
 
@@ -404,12 +442,15 @@ mod tests {
                     end_row: Bytes::from_static(b"\x00\xffm"),
                 }],
                 split_parents: vec![],
+                holds: vec![],
             }],
             grants: vec![],
+            snapshots: vec![],
         };
         let json = serde_json::to_string(&catalog).unwrap();
         assert!(json.contains("\"00ff6d\""));
         assert!(!json.contains("grants"), "no grants: the old format");
+        assert!(!json.contains("snapshots") && !json.contains("holds"));
         let back: Catalog = serde_json::from_str(&json).unwrap();
         assert_eq!(back, catalog);
         let mut with = catalog.clone();
@@ -419,9 +460,19 @@ mod tests {
             family: None,
             actions: "RW".into(),
         });
+        with.snapshots.push(SnapshotEntry {
+            name: "s1".into(),
+            id: "01K".into(),
+            table: "t".into(),
+            created_ms: 5,
+            deleted: false,
+        });
+        with.tables[0].holds.push("01K".into());
         let json = serde_json::to_string(&with).unwrap();
+        assert!(!json.contains("deleted"));
         let back: Catalog = serde_json::from_str(&json).unwrap();
         assert_eq!(back, with);
+        assert!(back.snapshot("s1").is_some() && back.snapshot_held("01K"));
     }
 
     #[test]

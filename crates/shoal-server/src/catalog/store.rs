@@ -155,6 +155,7 @@ mod tests {
             families: vec![FamilySchema::new("cf")],
             regions: vec![],
             split_parents: vec![],
+            holds: vec![],
         }
     }
 

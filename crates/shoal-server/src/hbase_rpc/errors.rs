@@ -201,6 +201,14 @@ impl From<ServiceError> for RpcError {
         let (class, do_not_retry) = match &e {
             ServiceError::NoSuchTable(_) => (TABLE_NOT_FOUND, true),
             ServiceError::TableExists(_) => ("org.apache.hadoop.hbase.TableExistsException", true),
+            ServiceError::NoSuchSnapshot(_) => (
+                "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException",
+                true,
+            ),
+            ServiceError::SnapshotExists(_) => (
+                "org.apache.hadoop.hbase.snapshot.SnapshotExistsException",
+                true,
+            ),
             ServiceError::TableDisabled(_) => {
                 ("org.apache.hadoop.hbase.TableNotEnabledException", true)
             }

@@ -90,6 +90,7 @@ impl Host {
             enabled: true,
             families: schemas,
             split_parents: Vec::new(),
+            holds: Vec::new(),
         };
         let mut next = catalog.current().clone();
         next.tables.push(record.clone());
@@ -119,6 +120,7 @@ impl Host {
             enabled: true,
             families: schemas,
             split_parents: Vec::new(),
+            holds: Vec::new(),
         };
         let r = record.clone();
         self.commit_as_master(|next| {
@@ -465,6 +467,7 @@ impl Host {
             if let Some(record) = dropped {
                 self.delete_region_data(&record).await;
             }
+            self.release_unheld_snapshots().await;
             tracing::info!(table = name, "table dropped");
             return Ok(());
         }
@@ -480,7 +483,9 @@ impl Host {
         catalog.commit(next).await?;
         self.refresh_grants(&catalog);
         self.uninstall(name);
+        drop(catalog);
         self.delete_region_data(&live.record).await;
+        self.release_unheld_snapshots().await;
         tracing::info!(table = name, "table dropped");
         Ok(())
     }
@@ -530,12 +535,24 @@ impl Host {
         }
     }
 
-    /// Deletes every object under `dir/`.
+    /// Deletes every object under `dir/`, except files a snapshot holds.
     pub(crate) async fn delete_dir(&self, dir: &str) {
         let bucket = &self.inner.env.bucket;
         let prefix = format!("{}/", dir.trim_end_matches('/'));
+        // Files a snapshot holds stay (`snapshot_use.rs`: they go with it).
+        let held = |path: &str| {
+            path.rsplit('/')
+                .next()
+                .and_then(|n| n.strip_suffix(".sst"))
+                .and_then(shoal_storage::sst::FileId::parse)
+                .is_some_and(|id| self.inner.env.pins.is_pinned(id))
+        };
         let paths = match bucket.list(&prefix).await {
-            Ok(objects) => objects.into_iter().map(|o| o.path).collect::<Vec<_>>(),
+            Ok(objects) => objects
+                .into_iter()
+                .map(|o| o.path)
+                .filter(|p| !held(p))
+                .collect::<Vec<_>>(),
             Err(e) => {
                 tracing::warn!(dir, error = %e, "listing a deleted region's objects failed; they stay as garbage");
                 return;

@@ -33,6 +33,11 @@ impl Host {
             *catalog = fresh;
         }
         self.install_tables(catalog.current());
+        let _ = self
+            .inner
+            .snapshot_holds
+            .sync(&self.inner.env.bucket, catalog.current())
+            .await;
         Ok(())
     }
 

@@ -33,6 +33,8 @@ mod locate;
 mod ownership;
 mod peer_frames;
 mod slots;
+mod snapshot_take;
+mod snapshot_use;
 mod split;
 
 pub(crate) use cluster_role::ClusterRole;
@@ -217,6 +219,10 @@ pub(crate) struct Inner {
     pub(crate) block_sources: std::sync::Mutex<
         std::collections::HashMap<String, Arc<shoal_storage::cache::BlockSources>>,
     >,
+    /// Pins of every snapshot's files (`snapshots/holds.rs`).
+    pub(crate) snapshot_holds: crate::snapshots::SnapshotHolds,
+    /// One snapshot operation at a time on this server.
+    pub(crate) snapshot_lock: tokio::sync::Mutex<()>,
 }
 
 impl Host {
@@ -268,6 +274,10 @@ impl Host {
             Some(seam) => (seam.ownership, Some(seam.role)),
             None => (Arc::new(SingleNode), None),
         };
+        let snapshot_holds = crate::snapshots::SnapshotHolds::new(env.pins.clone());
+        // Before any region opens (and may collect garbage): an unreadable
+        // record keeps every file (the holds say why in the log).
+        let _ = snapshot_holds.sync(&bucket, catalog.current()).await;
         let host = Host {
             inner: Arc::new(Inner {
                 security,
@@ -288,6 +298,8 @@ impl Host {
                 installing: std::sync::Mutex::default(),
                 wal: RwLock::new(wal),
                 block_sources: std::sync::Mutex::default(),
+                snapshot_holds,
+                snapshot_lock: tokio::sync::Mutex::default(),
             }),
         };
         if host.inner.cluster.is_some() {

@@ -16,6 +16,9 @@ use crate::sst::FileId;
 #[derive(Clone, Default)]
 pub struct FilePins {
     inner: Arc<Mutex<HashMap<FileId, usize>>>,
+    /// Every file counts as pinned while set: the owner of long-lived
+    /// holds (snapshots) does not know all of them yet.
+    everything: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl fmt::Debug for FilePins {
@@ -53,9 +56,22 @@ impl FilePins {
         manifest.files().map(|f| self.pin(f.id)).collect()
     }
 
-    /// Whether any guard for `id` is alive.
+    /// Whether any guard for `id` is alive (or every file is held).
     pub fn is_pinned(&self, id: FileId) -> bool {
-        self.lock().contains_key(&id)
+        self.holds_everything() || self.lock().contains_key(&id)
+    }
+
+    /// While `on`, every file counts as pinned and GC deletes no file: for
+    /// an owner of long-lived pins that cannot tell yet which files it
+    /// must hold (its records could not be read).
+    pub fn hold_everything(&self, on: bool) {
+        self.everything
+            .store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// True while [`FilePins::hold_everything`] is on.
+    pub fn holds_everything(&self) -> bool {
+        self.everything.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Number of distinct pinned files.

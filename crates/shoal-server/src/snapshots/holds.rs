@@ -1,0 +1,101 @@
+//! Keeps every file a snapshot names away from garbage collection.
+//!
+//! Region GC deletes a file no manifest of its region needs unless the file
+//! is pinned (`FilePins`). The holds pin, for as long as a snapshot is in
+//! the catalog (deleted ones kept for a clone included), every file its
+//! record names. They follow the catalog: [`SnapshotHolds::sync`] reads the
+//! record of each snapshot not held yet and lets go of those gone. Until a
+//! sync has read every record, the pins hold *everything* (no file is
+//! deleted anywhere on this server), so a record that cannot be read never
+//! lets a file it names go.
+
+use super::record::SnapshotRecord;
+use crate::catalog::Catalog;
+use crate::error::ServiceError;
+use shoal_storage::manifest::{FilePin, FilePins};
+use shoal_storage::object::Bucket;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The pins of every snapshot's files, by snapshot id.
+#[derive(Debug)]
+pub struct SnapshotHolds {
+    pins: FilePins,
+    held: Mutex<HashMap<String, Vec<FilePin>>>,
+}
+
+impl SnapshotHolds {
+    /// Holds over `pins`: everything is held until the first
+    /// [`SnapshotHolds::sync`].
+    pub fn new(pins: FilePins) -> SnapshotHolds {
+        pins.hold_everything(true);
+        SnapshotHolds {
+            pins,
+            held: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<FilePin>>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Pins the files of `record` (a snapshot just written, before the
+    /// catalog names it).
+    pub fn hold(&self, record: &SnapshotRecord) {
+        let pins: Vec<FilePin> = record
+            .files()
+            .filter_map(|f| f.file_id())
+            .map(|id| self.pins.pin(id))
+            .collect();
+        self.lock().insert(record.id.clone(), pins);
+    }
+
+    /// Lets go of snapshot `id`'s files.
+    pub fn release(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
+    /// Ids of the snapshots held now.
+    pub fn held(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
+    /// Holds exactly the snapshots `catalog` lists: reads the records of
+    /// those not held yet, lets go of the rest. On an unreadable record
+    /// every file stays held (no GC deletes anything) until a later sync
+    /// reads them all.
+    pub async fn sync(&self, bucket: &Bucket, catalog: &Catalog) -> Result<(), ServiceError> {
+        let held: Vec<String> = self.held();
+        let wanted: HashMap<&str, &str> = catalog
+            .snapshots
+            .iter()
+            .map(|s| (s.id.as_str(), s.name.as_str()))
+            .collect();
+        for id in &held {
+            if !wanted.contains_key(id.as_str()) {
+                self.release(id);
+            }
+        }
+        let mut failed = None;
+        for (id, name) in wanted {
+            if self.lock().contains_key(id) {
+                continue;
+            }
+            match SnapshotRecord::read(bucket, id, name).await {
+                Ok(record) => self.hold(&record),
+                Err(e) => failed = Some(e),
+            }
+        }
+        match failed {
+            Some(e) => {
+                self.pins.hold_everything(true);
+                tracing::warn!(error = %e, "a snapshot's record could not be read: no file is deleted on this server until it can");
+                Err(e)
+            }
+            None => {
+                self.pins.hold_everything(false);
+                Ok(())
+            }
+        }
+    }
+}
