@@ -575,6 +575,75 @@ impl<'a> Access<'a> {
             .await
     }
 
+    /// [`Host::take_snapshot`]: ADMIN on the table (as HBase's
+    /// AccessController asks).
+    pub async fn take_snapshot(
+        &self,
+        table: &str,
+        name: &str,
+    ) -> Result<super::SnapshotInfo, ServiceError> {
+        self.need_table("snapshot", table, &[Action::Admin])?;
+        let result = self.host.take_snapshot(table, name).await;
+        self.audited("snapshot", &snapshot_object(name, table), result)
+    }
+
+    /// [`Host::list_snapshots`]: those of tables the caller may ADMIN.
+    pub async fn list_snapshots(&self) -> Vec<super::SnapshotListing> {
+        let all = self.host.list_snapshots().await;
+        if self.free() {
+            return all;
+        }
+        let acl = self.security().acl();
+        all.into_iter()
+            .filter(|s| acl.table(self.caller.user(), &s.table, Action::Admin))
+            .collect()
+    }
+
+    /// The table snapshot `name` was taken of, once the caller may ADMIN
+    /// it.
+    async fn snapshot_admin(&self, op: &str, name: &str) -> Result<String, ServiceError> {
+        let table = self.host.snapshot_entry(name).await?.table;
+        self.need_table(op, &table, &[Action::Admin])?;
+        Ok(table)
+    }
+
+    /// [`Host::describe_snapshot`]: ADMIN on its table.
+    pub async fn describe_snapshot(
+        &self,
+        name: &str,
+    ) -> Result<crate::snapshots::SnapshotRecord, ServiceError> {
+        self.snapshot_admin("describe_snapshot", name).await?;
+        self.host.describe_snapshot(name).await
+    }
+
+    /// [`Host::delete_snapshot`]: ADMIN on its table.
+    pub async fn delete_snapshot(&self, name: &str) -> Result<(), ServiceError> {
+        let table = self.snapshot_admin("delete_snapshot", name).await?;
+        let result = self.host.delete_snapshot(name).await;
+        self.audited("delete_snapshot", &snapshot_object(name, &table), result)
+    }
+
+    /// [`Host::clone_snapshot`]: CREATE globally (a new table), and ADMIN
+    /// on the snapshot's table (its data is read).
+    pub async fn clone_snapshot(
+        &self,
+        name: &str,
+        target: &str,
+    ) -> Result<TableRecord, ServiceError> {
+        self.need_global("clone_snapshot", Action::Create)?;
+        let table = self.snapshot_admin("clone_snapshot", name).await?;
+        let result = self.host.clone_snapshot(name, target).await;
+        let object = format!("{} into {}", snapshot_object(name, &table), table_object(target));
+        self.audited("clone_snapshot", &object, result)
+    }
+
+    /// [`Host::restore_snapshot`]: ADMIN on its table.
+    pub async fn restore_snapshot(&self, name: &str) -> Result<TableRecord, ServiceError> {
+        let table = self.snapshot_admin("restore_snapshot", name).await?;
+        let result = self.host.restore_snapshot(name).await;
+        self.audited("restore_snapshot", &snapshot_object(name, &table), result)
+    }
+
     /// [`Host::move_region`]: ADMIN globally.
     pub async fn move_region(&self, region: &str, to: &str) -> Result<String, ServiceError> {
         let object = format!("region {}", crate::error::shown(region));
@@ -703,4 +772,13 @@ impl<'a> Access<'a> {
             .filter(|g| user.is_empty() || g.user == user)
             .collect())
     }
+}
+
+/// How an audit line names snapshot `name` of `table`.
+fn snapshot_object(name: &str, table: &str) -> String {
+    format!(
+        "snapshot {} of {}",
+        crate::error::shown(name),
+        table_object(table)
+    )
 }

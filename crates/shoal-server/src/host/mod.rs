@@ -43,6 +43,8 @@ pub(crate) use data::row_successor;
 pub use locate::{NativeCluster, RegionLocation};
 pub(crate) use ownership::{RegionOwnership, SingleNode};
 pub use peer_frames::{MAX_PEER_BLOCKS, MAX_PEER_BYTES};
+pub use snapshot_take::SnapshotInfo;
+pub use snapshot_use::SnapshotListing;
 
 use crate::catalog::{CatalogStore, RegionRecord, TableRecord};
 use crate::config::{ServerConfig, WalBackendName};

@@ -64,7 +64,7 @@ impl Host {
         SnapshotRecord::read(&self.inner.env.bucket, &entry.id, name).await
     }
 
-    async fn snapshot_entry(&self, name: &str) -> Result<SnapshotEntry, ServiceError> {
+    pub(crate) async fn snapshot_entry(&self, name: &str) -> Result<SnapshotEntry, ServiceError> {
         let catalog = self.inner.catalog.lock().await;
         catalog
             .current()
