@@ -232,4 +232,72 @@ impl Admin {
     pub async fn status(&self) -> Result<pb::StatusResponse, ClientError> {
         call!(self, Idempotent, status, pb::StatusRequest {})
     }
+
+    /// Takes snapshot `name` of `table`: a consistent cut of all its
+    /// regions, no data copied (`docs/snapshots.md`).
+    pub async fn snapshot(
+        &self,
+        table: &str,
+        name: &str,
+    ) -> Result<pb::SnapshotDescription, ClientError> {
+        let req = pb::SnapshotRequest {
+            table: table.to_string(),
+            name: name.to_string(),
+        };
+        Ok(call!(self, NotIdempotent, snapshot, req)?
+            .snapshot
+            .unwrap_or_default())
+    }
+
+    /// Every snapshot the caller may see, by name.
+    pub async fn list_snapshots(&self) -> Result<Vec<pb::SnapshotDescription>, ClientError> {
+        let req = pb::ListSnapshotsRequest {};
+        Ok(call!(self, Idempotent, list_snapshots, req)?.snapshots)
+    }
+
+    /// What snapshot `name` holds.
+    pub async fn describe_snapshot(
+        &self,
+        name: &str,
+    ) -> Result<pb::SnapshotDescription, ClientError> {
+        let req = pb::SnapshotNameRequest {
+            name: name.to_string(),
+        };
+        Ok(call!(self, Idempotent, describe_snapshot, req)?
+            .snapshot
+            .unwrap_or_default())
+    }
+
+    /// Deletes snapshot `name` (its files stay while a clone reads them).
+    pub async fn delete_snapshot(&self, name: &str) -> Result<String, ClientError> {
+        let req = pb::SnapshotNameRequest {
+            name: name.to_string(),
+        };
+        Ok(call!(self, NotIdempotent, delete_snapshot, req)?.message)
+    }
+
+    /// Clones snapshot `name` into new table `table`, sharing its files.
+    pub async fn clone_snapshot(
+        &self,
+        name: &str,
+        table: &str,
+    ) -> Result<pb::TableDescription, ClientError> {
+        let req = pb::CloneSnapshotRequest {
+            name: name.to_string(),
+            table: table.to_string(),
+        };
+        Ok(call!(self, NotIdempotent, clone_snapshot, req)?
+            .table
+            .unwrap_or_default())
+    }
+
+    /// Restores snapshot `name`'s table (disabled first) to it.
+    pub async fn restore_snapshot(&self, name: &str) -> Result<pb::TableDescription, ClientError> {
+        let req = pb::SnapshotNameRequest {
+            name: name.to_string(),
+        };
+        Ok(call!(self, NotIdempotent, restore_snapshot, req)?
+            .table
+            .unwrap_or_default())
+    }
 }

@@ -1,6 +1,6 @@
 //! `help`: every command's usage, or one command's.
 
-use super::commands::{USAGE, canonical, usage_of};
+use super::commands::{all_usage, canonical, usage_of};
 
 /// The help text for `command`, or for all commands.
 pub fn help(command: Option<&str>) -> String {
@@ -15,7 +15,7 @@ pub fn help(command: Option<&str>) -> String {
          Strings are 'single' or \"double\" quoted (\"\\x00\" for any byte); options go in {KEY => value}.\n\
          Separate commands with ';' or newlines; a command may continue on the next line after ',' or inside [ ] or { }.\n\n",
     );
-    for (name, usage) in USAGE {
+    for (name, usage) in all_usage() {
         out.push_str(&format!("  {name:<14} {usage}\n"));
     }
     out
@@ -28,7 +28,7 @@ mod tests {
     #[test]
     fn lists_every_command_or_one() {
         let all = help(None);
-        for (name, _) in USAGE {
+        for (name, _) in all_usage() {
             assert!(all.contains(&format!("  {name} ")), "{name}");
         }
         assert!(help(Some("desc")).starts_with("describe 't1'"));

@@ -1,6 +1,7 @@
 //! The `Admin` service: tables, regions, server status.
 
 use super::door::Door;
+use super::snapshot_convert;
 use crate::error::ServiceError;
 use crate::host::Host;
 use crate::metrics::RequestOp;
@@ -463,6 +464,111 @@ impl pb::admin_server::Admin for AdminService {
                         })
                         .collect(),
                     caller: caller.user().to_string(),
+                })
+            })
+            .await
+    }
+
+    async fn snapshot(
+        &self,
+        req: Request<pb::SnapshotRequest>,
+    ) -> Result<Response<pb::SnapshotResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let info = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .take_snapshot(&r.table, &r.name)
+                    .await?;
+                Ok(pb::SnapshotResponse {
+                    snapshot: Some(snapshot_convert::taken(&info)),
+                })
+            })
+            .await
+    }
+
+    async fn list_snapshots(
+        &self,
+        req: Request<pb::ListSnapshotsRequest>,
+    ) -> Result<Response<pb::ListSnapshotsResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, _| {
+                let all = self.door.host.access(&caller).list_snapshots().await;
+                Ok(pb::ListSnapshotsResponse {
+                    snapshots: all.iter().map(snapshot_convert::listed).collect(),
+                })
+            })
+            .await
+    }
+
+    async fn describe_snapshot(
+        &self,
+        req: Request<pb::SnapshotNameRequest>,
+    ) -> Result<Response<pb::SnapshotResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let record = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .describe_snapshot(&r.name)
+                    .await?;
+                Ok(pb::SnapshotResponse {
+                    snapshot: Some(snapshot_convert::described(&record)),
+                })
+            })
+            .await
+    }
+
+    async fn delete_snapshot(
+        &self,
+        req: Request<pb::SnapshotNameRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door
+                    .host
+                    .access(&caller)
+                    .delete_snapshot(&r.name)
+                    .await?;
+                Ok(message(format!("deleted snapshot {}", r.name)))
+            })
+            .await
+    }
+
+    async fn clone_snapshot(
+        &self,
+        req: Request<pb::CloneSnapshotRequest>,
+    ) -> Result<Response<pb::CreateTableResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door
+                    .host
+                    .access(&caller)
+                    .clone_snapshot(&r.name, &r.table)
+                    .await?;
+                Ok(pb::CreateTableResponse {
+                    table: Some(self.describe(&r.table)?),
+                })
+            })
+            .await
+    }
+
+    async fn restore_snapshot(
+        &self,
+        req: Request<pb::SnapshotNameRequest>,
+    ) -> Result<Response<pb::CreateTableResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let record = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .restore_snapshot(&r.name)
+                    .await?;
+                Ok(pb::CreateTableResponse {
+                    table: Some(self.describe(&record.name)?),
                 })
             })
             .await

@@ -8,6 +8,7 @@ mod admin;
 mod data;
 mod door;
 pub mod scan;
+mod snapshot_convert;
 
 pub use admin::AdminService;
 pub use data::DataService;

@@ -4,6 +4,7 @@
 
 mod admin;
 mod data;
+mod snapshot;
 
 use super::args::Args;
 use super::value::Command;
@@ -111,12 +112,14 @@ pub const USAGE: &[(&str, &str)] = &[
     ("exit", "exit   (alias: quit)"),
 ];
 
+/// Every command's usage: the table above, then the snapshot commands.
+pub fn all_usage() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    USAGE.iter().chain(snapshot::USAGE.iter())
+}
+
 /// The usage line of `cmd` (empty if unknown).
 pub fn usage_of(cmd: &str) -> &'static str {
-    USAGE
-        .iter()
-        .find(|(n, _)| *n == cmd)
-        .map_or("", |(_, u)| *u)
+    all_usage().find(|(n, _)| *n == cmd).map_or("", |(_, u)| *u)
 }
 
 /// The canonical name of a command (aliases resolved), if it exists.
@@ -127,7 +130,7 @@ pub fn canonical(name: &str) -> Option<&'static str> {
         "truncate_preserve" => "truncate",
         other => other,
     };
-    USAGE.iter().find(|(n, _)| *n == name).map(|(n, _)| *n)
+    all_usage().find(|(n, _)| *n == name).map(|(n, _)| *n)
 }
 
 /// Runs a command that needs no server — `help`, `exit`, or an unknown
@@ -177,6 +180,7 @@ pub async fn run(client: &Client, cmd: &Command, out: &mut dyn Write) -> Result<
         "get_counter" => data::get_counter(client, &a, out).await,
         "append" => data::append(client, &a, out).await,
         "check_and_put" => data::check_and_put(client, &a, out).await,
+        _ if snapshot::run(client, name, &a, out).await? => Ok(()),
         _ => admin::run(client, name, &a, out).await,
     }
 }
@@ -203,8 +207,9 @@ mod tests {
         assert!(!run_local(&cmd("scan"), &mut Vec::new()).unwrap());
         let e = run_local(&cmd("bogus"), &mut Vec::new()).unwrap_err();
         assert_eq!(e.to_string(), "Unknown command 'bogus'. Try 'help'.");
-        for (name, usage) in USAGE {
+        for (name, usage) in all_usage() {
             assert!(usage.starts_with(name), "{name}: {usage}");
         }
+        assert_eq!(canonical("clone_snapshot"), Some("clone_snapshot"));
     }
 }
