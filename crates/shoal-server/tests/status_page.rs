@@ -185,6 +185,7 @@ fn view(step: u64) -> StatusView {
         compactions: 4,
         splits: 2,
         cluster: None,
+        snapshots: Default::default(),
         write: shoal_server::metrics::status::WritePathView::default(),
     }
 }

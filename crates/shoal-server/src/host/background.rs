@@ -1,7 +1,11 @@
 //! Periodic work: split regions past the split size, compact split children
-//! that still read their parent's files, delete released split parents.
+//! that still read their parent's files, delete released split parents,
+//! keep snapshot holds and their garbage in order.
 
 use super::Host;
+
+/// How often objects of snapshots that never committed are looked for.
+const SNAPSHOT_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 
 impl Host {
     /// Runs the periodic checks until the server stops.
@@ -56,6 +60,37 @@ impl Host {
         }
         if let Err(e) = self.clean_split_parents().await {
             tracing::warn!(error = %e, "cleaning split parents failed; retried later");
+        }
+        self.snapshot_housekeeping().await;
+    }
+
+    /// Snapshots: holds follow the catalog (an unreadable record held
+    /// everything: try again), deleted snapshots no table reads any more
+    /// are released, and once an hour abandoned snapshot objects are swept.
+    async fn snapshot_housekeeping(&self) {
+        if self.inner.env.pins.holds_everything() {
+            let catalog = self.inner.catalog.lock().await.current().clone();
+            let _ = self
+                .inner
+                .snapshot_holds
+                .sync(&self.inner.env.bucket, &catalog)
+                .await;
+        }
+        self.release_unheld_snapshots().await;
+        let due = {
+            let mut last = self
+                .inner
+                .snapshot_sweep
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let due = last.is_none_or(|t| t.elapsed() >= SNAPSHOT_SWEEP_EVERY);
+            if due {
+                *last = Some(std::time::Instant::now());
+            }
+            due
+        };
+        if due {
+            self.sweep_abandoned_snapshots().await;
         }
     }
 }

@@ -33,6 +33,7 @@ mod locate;
 mod ownership;
 mod peer_frames;
 mod slots;
+mod snapshot_gc;
 mod snapshot_take;
 mod snapshot_use;
 mod split;
@@ -225,6 +226,8 @@ pub(crate) struct Inner {
     pub(crate) snapshot_holds: crate::snapshots::SnapshotHolds,
     /// One snapshot operation at a time on this server.
     pub(crate) snapshot_lock: tokio::sync::Mutex<()>,
+    /// When abandoned snapshot objects were last swept.
+    pub(crate) snapshot_sweep: std::sync::Mutex<Option<Instant>>,
 }
 
 impl Host {
@@ -302,6 +305,7 @@ impl Host {
                 block_sources: std::sync::Mutex::default(),
                 snapshot_holds,
                 snapshot_lock: tokio::sync::Mutex::default(),
+                snapshot_sweep: std::sync::Mutex::new(None),
             }),
         };
         if host.inner.cluster.is_some() {
@@ -586,7 +590,7 @@ impl Host {
     }
 
     /// The object store every region, manifest, catalog and WAL run is in.
-    pub(crate) fn bucket(&self) -> &Bucket {
+    pub fn bucket(&self) -> &Bucket {
         &self.inner.env.bucket
     }
 
@@ -615,7 +619,20 @@ impl Host {
             compactions: totals.compactions,
             splits: self.inner.splits.load(Ordering::Relaxed),
             write: self.write_path_view(&totals.write),
+            snapshots: self.snapshot_summary(),
         }
+    }
+
+    /// What snapshots hold, and how much only for them (no region open
+    /// here reads it).
+    fn snapshot_summary(&self) -> crate::snapshots::HoldSummary {
+        let live: std::collections::HashSet<shoal_storage::sst::FileId> = self
+            .tables()
+            .iter()
+            .flat_map(|t| t.open_regions())
+            .flat_map(|r| r.file_ids())
+            .collect();
+        self.inner.snapshot_holds.summary(&live)
     }
 
     /// Every table as served now, with the totals of its open regions and

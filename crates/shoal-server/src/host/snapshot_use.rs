@@ -8,21 +8,15 @@
 //! so the snapshot's files stay while the table does, even after the
 //! snapshot is deleted (it is then hidden, and kept in the catalog marked
 //! deleted until no table holds it).
-//!
-//! GC rule: a file is deleted only when no table's manifests, no snapshot
-//! in the catalog (deleted ones kept for a clone included) and no reader
-//! need it. Region GC skips files the snapshots hold; a dropped table's or
-//! a restored table's old files that a snapshot holds stay where they are;
-//! when the last snapshot holding a file goes, the file is deleted then (if
-//! its region is gone) or by its region's next GC (if the region lives).
+//! What garbage collection does about them is in `snapshot_gc.rs`.
 
 use super::admin::new_region_record;
 use super::{Host, LiveTable};
-use crate::catalog::{Catalog, SnapshotEntry, TableRecord, validate_table_name};
+use crate::catalog::{SnapshotEntry, TableRecord, validate_table_name};
 use crate::error::ServiceError;
-use crate::snapshots::record::{SnapshotRecord, dir_of_file, snapshot_dir};
+use crate::snapshots::record::SnapshotRecord;
 use shoal_storage::region::{RegionSeed, seed_region};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 /// A snapshot as listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +50,13 @@ impl Host {
             .filter(|s| !s.deleted)
             .map(SnapshotListing::from)
             .collect()
+    }
+
+    /// Every snapshot entry of the catalog, deleted ones a table still
+    /// holds included (for tools and tests; users list with
+    /// [`Host::list_snapshots`]).
+    pub async fn snapshot_entries(&self) -> Vec<SnapshotEntry> {
+        self.inner.catalog.lock().await.current().snapshots.clone()
     }
 
     /// Snapshot `name`'s record.
@@ -242,73 +243,5 @@ impl Host {
         self.remove_snapshot_objects(&id, name, &current).await;
         tracing::info!(snapshot = name, "snapshot deleted");
         Ok(())
-    }
-
-    /// Deleted snapshots no table holds any more leave the catalog, and
-    /// their files go. Run after a table is dropped or restored, and by
-    /// the periodic checks (a crash between the steps is finished there).
-    pub(crate) async fn release_unheld_snapshots(&self) {
-        let (gone, current) = {
-            let mut catalog = self.inner.catalog.lock().await;
-            let c = catalog.current();
-            let gone: Vec<SnapshotEntry> = c
-                .snapshots
-                .iter()
-                .filter(|s| s.deleted && !c.snapshot_held(&s.id))
-                .cloned()
-                .collect();
-            if gone.is_empty() {
-                return;
-            }
-            let mut next = c.clone();
-            next.snapshots
-                .retain(|s| !gone.iter().any(|g| g.id == s.id));
-            if let Err(e) = catalog.commit(next).await {
-                tracing::warn!(error = %e, "releasing deleted snapshots failed; retried later");
-                return;
-            }
-            (gone, catalog.current().clone())
-        };
-        for s in gone {
-            self.remove_snapshot_objects(&s.id, &s.name, &current).await;
-            tracing::info!(snapshot = %s.name, "a deleted snapshot's files are released: no table reads them any more");
-        }
-    }
-
-    /// Deletes what snapshot `id` alone kept (it has left `catalog`): its
-    /// own objects, and the files it held of regions that are gone. Files
-    /// of live regions are left to their regions' GC.
-    async fn remove_snapshot_objects(&self, id: &str, name: &str, catalog: &Catalog) {
-        let bucket = &self.inner.env.bucket;
-        let record = SnapshotRecord::read(bucket, id, name).await;
-        self.inner.snapshot_holds.release(id);
-        let _ = self.inner.snapshot_holds.sync(bucket, catalog).await;
-        if let Ok(record) = record {
-            let live_dirs: HashSet<&str> = catalog
-                .tables
-                .iter()
-                .flat_map(|t| {
-                    t.regions
-                        .iter()
-                        .chain(t.split_parents.iter().map(|p| &p.region))
-                })
-                .map(|r| r.dir.as_str())
-                .collect();
-            let own = format!("{}/", snapshot_dir(id));
-            let orphans: Vec<String> = record
-                .files()
-                .filter(|f| !f.path.starts_with(&own))
-                .filter(|f| dir_of_file(&f.path).is_some_and(|d| !live_dirs.contains(d)))
-                .filter(|f| {
-                    f.file_id()
-                        .is_some_and(|fid| !self.inner.env.pins.is_pinned(fid))
-                })
-                .map(|f| f.path.clone())
-                .collect();
-            if let Err(e) = bucket.delete_many(orphans).await {
-                tracing::warn!(snapshot = name, error = %e, "deleting a snapshot's files failed; they stay as garbage");
-            }
-        }
-        self.delete_dir(&snapshot_dir(id)).await;
     }
 }

@@ -116,10 +116,43 @@ pub fn render(view: &StatusView) -> String {
     object_store(&mut o, view);
     wal(&mut o, view);
     regions(&mut o, view);
+    snapshots(&mut o, &view.snapshots);
     if let Some(c) = &view.cluster {
         cluster(&mut o, c);
     }
     o.0
+}
+
+fn snapshots(o: &mut Out, s: &crate::snapshots::HoldSummary) {
+    for (name, help, value) in [
+        (
+            "shoal_snapshots",
+            "Snapshots in the catalog (deleted ones a clone still reads included).",
+            s.snapshots,
+        ),
+        (
+            "shoal_snapshot_files",
+            "Distinct files the snapshots hold.",
+            s.files,
+        ),
+        (
+            "shoal_snapshot_bytes",
+            "Bytes of the files the snapshots hold.",
+            s.bytes,
+        ),
+        (
+            "shoal_snapshot_only_files",
+            "Files kept only for snapshots: no region open on this server reads them.",
+            s.only_files,
+        ),
+        (
+            "shoal_snapshot_only_bytes",
+            "Bytes kept only for snapshots (the cost of keeping them).",
+            s.only_bytes,
+        ),
+    ] {
+        o.single(name, "gauge", help, value as f64);
+    }
 }
 
 fn cluster(o: &mut Out, c: &crate::metrics::status::ClusterView) {

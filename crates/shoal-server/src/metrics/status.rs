@@ -42,6 +42,8 @@ pub struct StatusView {
     pub write: WritePathView,
     /// Cluster mode: the cluster as this server sees it.
     pub cluster: Option<ClusterView>,
+    /// What snapshots hold.
+    pub snapshots: crate::snapshots::HoldSummary,
 }
 
 /// The cluster as one server sees it (its last round).

@@ -90,6 +90,7 @@ pub(crate) fn view(with_cache: bool) -> StatusView {
         flushes: 3,
         compactions: 1,
         splits: 0,
+        snapshots: Default::default(),
         cluster: Some(crate::metrics::status::ClusterView {
             name: "s1".into(),
             is_master: true,

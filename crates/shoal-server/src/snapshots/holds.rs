@@ -14,14 +14,30 @@ use crate::catalog::Catalog;
 use crate::error::ServiceError;
 use shoal_storage::manifest::{FilePin, FilePins};
 use shoal_storage::object::Bucket;
-use std::collections::HashMap;
+use shoal_storage::sst::FileId;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 /// The pins of every snapshot's files, by snapshot id.
 #[derive(Debug)]
 pub struct SnapshotHolds {
     pins: FilePins,
-    held: Mutex<HashMap<String, Vec<FilePin>>>,
+    held: Mutex<HashMap<String, Vec<(FilePin, u64)>>>,
+}
+
+/// What the snapshots hold, for `/metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HoldSummary {
+    /// Snapshots held (deleted ones a clone still reads included).
+    pub snapshots: u64,
+    /// Distinct files they hold.
+    pub files: u64,
+    /// Bytes of those files.
+    pub bytes: u64,
+    /// Of those, files no region open here reads: kept only for snapshots.
+    pub only_files: u64,
+    /// Bytes of those.
+    pub only_bytes: u64,
 }
 
 impl SnapshotHolds {
@@ -35,17 +51,16 @@ impl SnapshotHolds {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<FilePin>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(FilePin, u64)>>> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Pins the files of `record` (a snapshot just written, before the
     /// catalog names it).
     pub fn hold(&self, record: &SnapshotRecord) {
-        let pins: Vec<FilePin> = record
+        let pins: Vec<(FilePin, u64)> = record
             .files()
-            .filter_map(|f| f.file_id())
-            .map(|id| self.pins.pin(id))
+            .filter_map(|f| f.file_id().map(|id| (self.pins.pin(id), f.size)))
             .collect();
         self.lock().insert(record.id.clone(), pins);
     }
@@ -53,6 +68,29 @@ impl SnapshotHolds {
     /// Lets go of snapshot `id`'s files.
     pub fn release(&self, id: &str) {
         self.lock().remove(id);
+    }
+
+    /// What is held, and how much of it only for snapshots: files no
+    /// region in `live` (the files regions read now) reads.
+    pub fn summary(&self, live: &HashSet<FileId>) -> HoldSummary {
+        let held = self.lock();
+        let mut seen: HashSet<FileId> = HashSet::new();
+        let mut s = HoldSummary {
+            snapshots: held.len() as u64,
+            ..HoldSummary::default()
+        };
+        for (pin, size) in held.values().flatten() {
+            if !seen.insert(pin.id()) {
+                continue;
+            }
+            s.files += 1;
+            s.bytes += size;
+            if !live.contains(&pin.id()) {
+                s.only_files += 1;
+                s.only_bytes += size;
+            }
+        }
+        s
     }
 
     /// Ids of the snapshots held now.

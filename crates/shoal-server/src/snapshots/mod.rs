@@ -7,5 +7,5 @@
 pub mod holds;
 pub mod record;
 
-pub use holds::SnapshotHolds;
+pub use holds::{HoldSummary, SnapshotHolds};
 pub use record::{FileRecord, SnapshotRecord, SnapshotRegion, validate_snapshot_name};

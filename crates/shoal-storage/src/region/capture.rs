@@ -73,6 +73,15 @@ impl RegionCapture {
 }
 
 impl Region {
+    /// The ids of the files the region reads now.
+    pub fn file_ids(&self) -> Vec<FileId> {
+        self.inner
+            .stores
+            .values()
+            .flat_map(|s| s.files().iter().map(|f| f.entry.id).collect::<Vec<_>>())
+            .collect()
+    }
+
     /// Holds this region's writes back until the pause is dropped: waits
     /// for the writes in flight, and new ones wait meanwhile. Refused once
     /// the region is closing.
