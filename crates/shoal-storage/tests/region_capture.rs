@@ -45,11 +45,15 @@ async fn a_seed_of_a_capture_reads_the_cut_and_nothing_after() {
         RowMutation::new(row.to_string()).put_at("cf", "q", ts, v.to_string())
     };
     for i in 0..50 {
-        src.mutate(put(&format!("k{i:02}"), "flushed", 1)).await.unwrap();
+        src.mutate(put(&format!("k{i:02}"), "flushed", 1))
+            .await
+            .unwrap();
     }
     src.flush().await.unwrap();
     for i in 0..50 {
-        src.mutate(put(&format!("k{i:02}"), "in-memory", 2)).await.unwrap();
+        src.mutate(put(&format!("k{i:02}"), "in-memory", 2))
+            .await
+            .unwrap();
     }
     let at_cut = cells(&src).await;
     let capture = {
@@ -58,7 +62,9 @@ async fn a_seed_of_a_capture_reads_the_cut_and_nothing_after() {
     };
     // Writes after the cut, some of them flushed: none is in the capture.
     for i in 0..50 {
-        src.mutate(put(&format!("k{i:02}"), "after", 3)).await.unwrap();
+        src.mutate(put(&format!("k{i:02}"), "after", 3))
+            .await
+            .unwrap();
     }
     src.mutate(put("z-new", "after", 3)).await.unwrap();
     assert!(capture.memstore_cells() >= 50);
@@ -91,7 +97,10 @@ async fn a_seed_of_a_capture_reads_the_cut_and_nothing_after() {
     .await
     .unwrap();
     assert_eq!(cells(&clone).await, at_cut);
-    assert!(!clone.has_references(), "shared files are not split references");
+    assert!(
+        !clone.has_references(),
+        "shared files are not split references"
+    );
 
     // The clone's own writes land in its own directory; the source's GC
     // deletes the files it no longer needs, except those the clone reads

@@ -633,7 +633,11 @@ impl<'a> Access<'a> {
         self.need_global("clone_snapshot", Action::Create)?;
         let table = self.snapshot_admin("clone_snapshot", name).await?;
         let result = self.host.clone_snapshot(name, target).await;
-        let object = format!("{} into {}", snapshot_object(name, &table), table_object(target));
+        let object = format!(
+            "{} into {}",
+            snapshot_object(name, &table),
+            table_object(target)
+        );
         self.audited("clone_snapshot", &object, result)
     }
 

@@ -132,7 +132,16 @@ impl Host {
             written_bytes: written,
             pause_micros: record.pause_micros,
         };
-        tracing::info!(snapshot = name, table, regions = info.regions, files = info.files, bytes = info.bytes, written_bytes = written, pause_micros = info.pause_micros, "snapshot taken");
+        tracing::info!(
+            snapshot = name,
+            table,
+            regions = info.regions,
+            files = info.files,
+            bytes = info.bytes,
+            written_bytes = written,
+            pause_micros = info.pause_micros,
+            "snapshot taken"
+        );
         Ok(info)
     }
 

@@ -112,9 +112,17 @@ impl Host {
             next.tables.sort_by(|a, b| a.name.cmp(&b.name));
             catalog.commit(next).await?;
         }
-        let live = self.open_table_regions(&record).await.map_err(|(_, e)| ServiceError::Region(*e))?;
+        let live = self
+            .open_table_regions(&record)
+            .await
+            .map_err(|(_, e)| ServiceError::Region(*e))?;
         self.install(live);
-        tracing::info!(snapshot = name, table = target, regions = record.regions.len(), "snapshot cloned");
+        tracing::info!(
+            snapshot = name,
+            table = target,
+            regions = record.regions.len(),
+            "snapshot cloned"
+        );
         Ok(record)
     }
 
@@ -179,7 +187,8 @@ impl Host {
     ) -> Result<Vec<crate::catalog::RegionRecord>, ServiceError> {
         let mut out = Vec::with_capacity(snapshot.regions.len());
         for (i, region) in snapshot.regions.iter().enumerate() {
-            let record = new_region_record(table_id, region.start_row.clone(), region.end_row.clone());
+            let record =
+                new_region_record(table_id, region.start_row.clone(), region.end_row.clone());
             let seed = RegionSeed {
                 region_dir: record.dir.clone(),
                 start_row: region.start_row.clone(),
@@ -222,7 +231,10 @@ impl Host {
         }
         catalog.commit(next).await?;
         if held {
-            tracing::info!(snapshot = name, "snapshot deleted; its files stay while a clone reads them");
+            tracing::info!(
+                snapshot = name,
+                "snapshot deleted; its files stay while a clone reads them"
+            );
             return Ok(());
         }
         let current = catalog.current().clone();
@@ -287,7 +299,10 @@ impl Host {
                 .files()
                 .filter(|f| !f.path.starts_with(&own))
                 .filter(|f| dir_of_file(&f.path).is_some_and(|d| !live_dirs.contains(d)))
-                .filter(|f| f.file_id().is_some_and(|fid| !self.inner.env.pins.is_pinned(fid)))
+                .filter(|f| {
+                    f.file_id()
+                        .is_some_and(|fid| !self.inner.env.pins.is_pinned(fid))
+                })
                 .map(|f| f.path.clone())
                 .collect();
             if let Err(e) = bucket.delete_many(orphans).await {

@@ -199,7 +199,11 @@ impl SnapshotRecord {
     }
 
     /// Reads snapshot `id`'s record (`name` for messages), checked.
-    pub async fn read(bucket: &Bucket, id: &str, name: &str) -> Result<SnapshotRecord, ServiceError> {
+    pub async fn read(
+        bucket: &Bucket,
+        id: &str,
+        name: &str,
+    ) -> Result<SnapshotRecord, ServiceError> {
         let path = record_path(id);
         let data = bucket.get(&path).await.map_err(|e| {
             if e.is_not_found() {

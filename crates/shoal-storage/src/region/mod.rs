@@ -37,6 +37,7 @@ mod store;
 pub mod versions;
 
 pub use crate::cache::{RowBundle, RowBundleError};
+pub use capture::{RegionCapture, WritePause};
 pub use compact::CompactionReport;
 pub use config::{Clock, CompactionPolicy, FamilyConfig, ManualClock, RegionConfig, SystemClock};
 pub use error::RegionError;
@@ -51,7 +52,6 @@ pub use ops::{
 pub use pressure::{FlushScheduler, SchedulerOptions};
 pub use read::RegionScanner;
 pub use row_cache::HandedRow;
-pub use capture::{RegionCapture, WritePause};
 pub use seed::{RegionSeed, seed_region};
 pub use split::{SplitChild, parent_released, write_child_manifests};
 

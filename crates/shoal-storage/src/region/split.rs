@@ -326,7 +326,9 @@ pub(crate) fn same_table(region_dir: &str, path: &str) -> bool {
     let table_of_region = region_dir.trim_end_matches('/').rsplit('/').nth(1);
     let table_of_file = path.rsplit('/').nth(3);
     match (table_of_region, table_of_file) {
-        (Some(a), Some(b)) => a == b && region_dir.matches('/').count() == path.matches('/').count() - 2,
+        (Some(a), Some(b)) => {
+            a == b && region_dir.matches('/').count() == path.matches('/').count() - 2
+        }
         _ => false,
     }
 }
