@@ -40,6 +40,16 @@ pub const REQUEST_TOO_BIG: &str = "org.apache.hadoop.hbase.exceptions.RequestToo
 pub const NO_NAMESPACE: &str = "org.apache.hadoop.hbase.NamespaceNotFoundException";
 /// `org.apache.hadoop.hbase.TableNotFoundException`.
 pub const TABLE_NOT_FOUND: &str = "org.apache.hadoop.hbase.TableNotFoundException";
+/// `org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException`.
+pub const NO_SNAPSHOT: &str = "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException";
+/// `org.apache.hadoop.hbase.snapshot.SnapshotExistsException`.
+pub const SNAPSHOT_EXISTS: &str = "org.apache.hadoop.hbase.snapshot.SnapshotExistsException";
+/// `org.apache.hadoop.hbase.snapshot.SnapshotCreationException`: a
+/// snapshot of a table that does not exist.
+pub const SNAPSHOT_CREATION: &str = "org.apache.hadoop.hbase.snapshot.SnapshotCreationException";
+/// `org.apache.hadoop.hbase.snapshot.UnknownSnapshotException`: what
+/// `IsSnapshotDone` answers for a snapshot neither running nor taken.
+pub const UNKNOWN_SNAPSHOT: &str = "org.apache.hadoop.hbase.snapshot.UnknownSnapshotException";
 /// `org.apache.hadoop.hbase.ipc.ServerNotRunningYetException`: what a
 /// backup master answers; the client asks the registry for the master
 /// again and retries there.
@@ -58,6 +68,10 @@ const CLASSES: &[&str] = &[
     NO_NAMESPACE,
     TABLE_NOT_FOUND,
     NOT_MASTER,
+    NO_SNAPSHOT,
+    SNAPSHOT_EXISTS,
+    SNAPSHOT_CREATION,
+    UNKNOWN_SNAPSHOT,
     "org.apache.hadoop.hbase.TableExistsException",
     "org.apache.hadoop.hbase.TableNotEnabledException",
     "org.apache.hadoop.hbase.TableNotDisabledException",
@@ -201,14 +215,8 @@ impl From<ServiceError> for RpcError {
         let (class, do_not_retry) = match &e {
             ServiceError::NoSuchTable(_) => (TABLE_NOT_FOUND, true),
             ServiceError::TableExists(_) => ("org.apache.hadoop.hbase.TableExistsException", true),
-            ServiceError::NoSuchSnapshot(_) => (
-                "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException",
-                true,
-            ),
-            ServiceError::SnapshotExists(_) => (
-                "org.apache.hadoop.hbase.snapshot.SnapshotExistsException",
-                true,
-            ),
+            ServiceError::NoSuchSnapshot(_) => (NO_SNAPSHOT, true),
+            ServiceError::SnapshotExists(_) => (SNAPSHOT_EXISTS, true),
             ServiceError::TableDisabled(_) => {
                 ("org.apache.hadoop.hbase.TableNotEnabledException", true)
             }

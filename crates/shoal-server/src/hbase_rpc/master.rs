@@ -164,7 +164,7 @@ pub fn family_patch(cf: &pb::ColumnFamilySchema) -> Result<FamilyPatch, RpcError
 
 impl NativeRpc {
     /// A user table named by the client, or the error HBase would give.
-    fn user_table(&self, t: &pb::TableName) -> Result<String, RpcError> {
+    pub(super) fn user_table(&self, t: &pb::TableName) -> Result<String, RpcError> {
         match names::table_ref(&t.namespace, &t.qualifier) {
             TableRef::Table(name) => Ok(name),
             TableRef::Meta => Err(RpcError::invalid(
@@ -177,7 +177,7 @@ impl NativeRpc {
         }
     }
 
-    fn procedure(&self) -> u64 {
+    pub(super) fn procedure(&self) -> u64 {
         self.procedures
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
@@ -215,6 +215,11 @@ impl NativeRpc {
             | "ExecProcedureWithRet"
             | "IsProcedureDone"
             | "getProcedureResult" => self.master_and_procedures(method, param).await,
+            "Snapshot"
+            | "IsSnapshotDone"
+            | "GetCompletedSnapshots"
+            | "DeleteSnapshot"
+            | "RestoreSnapshot" => self.snapshots(method, param).await,
             _ => Err(not_served(method)),
         }
     }
@@ -695,7 +700,7 @@ impl NativeRpc {
 }
 
 /// The error for a MasterService call Shoal does not serve.
-fn not_served(method: &str) -> RpcError {
+pub(super) fn not_served(method: &str) -> RpcError {
     RpcError::fatal(
         errors::UNKNOWN_PROTOCOL,
         format!(

@@ -14,6 +14,8 @@
 //! - `client`, `scanners`: `ClientService` and its scanner leases.
 //! - `bulk_load`: `ClientService`'s bulk load (`BulkLoadHFilesTool`).
 //! - `master`: `MasterService` (Admin) and `ClientMetaService` (registry).
+//! - `snapshots`: `MasterService`'s snapshot calls (snapshot, list,
+//!   clone, restore, delete).
 //! - `relay`: table changes a server that is not master relays to it.
 //! - `region_admin`: `AdminService`, a region server's flush and compact.
 //! - `errors`: failures as HBase's exception classes.
@@ -36,6 +38,7 @@ mod region_admin;
 mod relay;
 mod scan_call;
 mod scanners;
+mod snapshots;
 pub mod wire;
 
 pub use errors::RpcError;

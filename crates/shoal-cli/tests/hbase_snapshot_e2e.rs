@@ -1,0 +1,143 @@
+//! HBase's snapshot Admin calls through the stock client (`hbase-client`
+//! 2.6.1): `tests/hbase-client-java/.../HBaseSnapshotIT.java` takes a
+//! snapshot of a table with split keys, changes the table, lists the
+//! snapshot, clones it, restores the table to it, deletes it, restores a
+//! dropped table from another, and tries each error case (unknown
+//! snapshots, a name taken twice, a clone onto an existing table, a
+//! restore of an enabled table, a snapshot of a missing table), printing
+//! one line per step. It runs against a real standalone HBase 2.6.1 (one
+//! per test binary, started while the program runs against Shoal) and
+//! against `shoal serve`; their outputs must be the same line for line,
+//! except the steps named in [`ALLOWED`], whose reasons
+//! `docs/hbase-client.md` ("Snapshots") gives.
+//!
+//! Skipped outside CI without Java 17 and Maven, as `hbase_client_e2e.rs`.
+
+#![allow(clippy::unwrap_used)] // test code
+
+#[path = "support/hbase.rs"]
+mod hbase;
+#[path = "support/java.rs"]
+mod java;
+mod support;
+
+use std::process::Command;
+use std::time::Instant;
+use support::ServerProcess;
+
+/// Steps whose lines may differ between HBase and Shoal (by the step's
+/// name, the text before `: `); each is explained in docs/hbase-client.md.
+const ALLOWED: &[&str] = &[];
+
+/// Runs the program against `bootstrap`; its output.
+fn run(cp: &str, bootstrap: &str, what: &str, context: &dyn Fn() -> String) -> String {
+    let started = Instant::now();
+    let out = Command::new("java")
+        .args(hbase::JVM_OPTS)
+        .arg("-cp")
+        .arg(cp)
+        .arg("shoal.it.HBaseSnapshotIT")
+        .arg(bootstrap)
+        .output()
+        .expect("run java");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.contains("done snapshots"),
+        "HBaseSnapshotIT against {what} failed:\nstdout:\n{stdout}\nstderr (tail):\n{}\n{}",
+        java::tail(&String::from_utf8_lossy(&out.stderr), 60),
+        context(),
+    );
+    eprintln!("{what}: {:.1} s\n{stdout}", started.elapsed().as_secs_f64());
+    stdout
+}
+
+/// The step a line reports (the text before its first `: `).
+fn step(line: &str) -> &str {
+    line.split(": ").next().unwrap_or(line)
+}
+
+/// Every difference between Shoal's lines and HBase's that is not allowed.
+fn differences(shoal: &str, hbase: &str) -> Vec<String> {
+    let a: Vec<&str> = shoal.lines().collect();
+    let b: Vec<&str> = hbase.lines().collect();
+    let mut out = Vec::new();
+    if a.len() != b.len() {
+        out.push(format!(
+            "shoal printed {} lines, hbase {}",
+            a.len(),
+            b.len()
+        ));
+    }
+    for (x, y) in a.iter().zip(b.iter()) {
+        if x == y {
+            continue;
+        }
+        if step(x) == step(y) && ALLOWED.contains(&step(x)) {
+            eprintln!(
+                "allowed difference in {:?}:\n  shoal: {x}\n  hbase: {y}",
+                step(x)
+            );
+            continue;
+        }
+        out.push(format!("shoal: {x}\nhbase: {y}"));
+    }
+    out
+}
+
+#[test]
+fn snapshot_calls_answer_as_hbase_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    if !java::present() {
+        return;
+    }
+    let started = Instant::now();
+    // HBase starts (half a minute and more) while the program runs
+    // against Shoal.
+    let real = std::thread::spawn(|| hbase::shared(false));
+    let program = java::project().join("src/main/java/shoal/it/HBaseSnapshotIT.java");
+    let Some(cp) = java::compile(&dir.path().join("java"), &[program]) else {
+        return;
+    };
+
+    let server = ServerProcess::start(&dir.path().join("data"), None);
+    let addr = server.hbase.expect("the native RPC port").to_string();
+    let shoal = run(&cp, &addr, "shoal", &|| {
+        format!(
+            "server stderr (tail):\n{}",
+            java::tail(&server.stderr(), 40)
+        )
+    });
+
+    let real = match real.join() {
+        Ok(real) => real,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    let Some(real) = real else {
+        return;
+    };
+    let reference = run(&cp, &real.bootstrap(), "hbase", &|| {
+        format!("hbase.log (tail):\n{}", java::tail(&real.log(), 40))
+    });
+
+    let found = differences(&shoal, &reference);
+    assert!(
+        found.is_empty(),
+        "Shoal's snapshot calls answer otherwise than HBase's ({} differences):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+    // Not vacuous: the reference did what the program says.
+    for expected in [
+        "cloneSnapshot s1: ok",
+        "clone cells: 9 r0/q=v1-0",
+        "restored cells: 9 r0/q=v1-0",
+        "restoreSnapshot enabled table: org.apache.hadoop.hbase.TableNotDisabledException",
+        "cloneSnapshot onto an existing table: org.apache.hadoop.hbase.TableExistsException",
+    ] {
+        assert!(
+            reference.lines().any(|l| l.starts_with(expected)),
+            "HBase printed no line {expected:?}"
+        );
+    }
+    eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
+}
