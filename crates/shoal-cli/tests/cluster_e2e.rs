@@ -18,6 +18,10 @@
 //!   its reads are answered through each move, and none is stale;
 //! - an HBase snapshot imported into the cluster: its regions spread over
 //!   the servers, each loaded where it is served, every cell read back;
+//! - a snapshot under writers on every server: one cut across the servers
+//!   (every write acknowledged before it began is in its clone), restore,
+//!   and a server killed just before a snapshot: it fails with nothing
+//!   registered or succeeds whole;
 //! - a wrong etcd address at start: one clear error, not a hang.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -766,6 +770,99 @@ async fn a_region_that_grows_splits_on_its_owner_and_the_master_registers_the_ch
         "after the failover, lost {lost:?}\n{}",
         logs(&cluster)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_is_one_cut_across_the_servers_and_a_dead_server_fails_it_cleanly() {
+    if !have_etcd() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cluster = Cluster::start(3);
+    let c = client(&cluster.addrs()).await;
+    create_table(&c).await;
+    let (layout_now, master) = settled(&c.admin(), 6, 3, Duration::from_secs(30)).await;
+    let writers = start_writers(&c, 4);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let before: Vec<(String, String)> = writers.acked.lock().unwrap().clone();
+    let s = c.admin().snapshot("t", "s1").await;
+    let (acked, _, _) = writers.finish().await;
+    let s = s.unwrap_or_else(|e| panic!("snapshot: {e}\n{}", cluster.stderr()));
+    assert_eq!(s.regions, 6);
+    c.admin().clone_snapshot("s1", "c1").await.unwrap();
+    // Every write acknowledged before the snapshot began is in the clone.
+    let clone = c.table("c1");
+    let mut in_clone = 0;
+    for chunk in before.chunks(200) {
+        let rows = clone
+            .get_many(chunk.iter().map(|(r, _)| Get::new(r)).collect())
+            .await
+            .unwrap();
+        for ((row, value), got) in chunk.iter().zip(rows) {
+            let v = got.cells.first().map(|c| c.value.clone());
+            assert_eq!(
+                v.as_deref(),
+                Some(value.as_bytes()),
+                "{row} missing from the snapshot\n{}",
+                cluster.stderr()
+            );
+            in_clone += 1;
+        }
+    }
+    assert!(in_clone > 50, "{in_clone} writes before the snapshot");
+    // Restore the source: it reads what the clone reads.
+    let count = |t: &'static str| {
+        let c = c.clone();
+        async move { c.table(t).count(shoal_client::Scan::new()).await.unwrap() }
+    };
+    let clone_rows = count("c1").await;
+    assert!(clone_rows as usize >= before.len() && clone_rows as usize <= acked.len() + 4);
+    c.admin().disable("t").await.unwrap();
+    c.admin().restore_snapshot("s1").await.unwrap();
+    c.admin().enable("t").await.unwrap();
+    assert_eq!(count("t").await, clone_rows);
+    // A server that is not master dies: a snapshot now either fails with
+    // nothing registered, or succeeds whole.
+    let victim = layout_now
+        .keys()
+        .position(|n| *n != master)
+        .map(|i| {
+            (0..3)
+                .find(|&j| Cluster::name(j) == *layout_now.keys().nth(i).unwrap())
+                .unwrap()
+        })
+        .unwrap();
+    cluster.servers[victim].take().unwrap().kill9();
+    let survivor = client(&cluster.addrs()).await;
+    match survivor.admin().snapshot("t", "s2").await {
+        Ok(s2) => {
+            assert_eq!(s2.regions, 6);
+            survivor.admin().clone_snapshot("s2", "c2").await.unwrap();
+            assert_eq!(
+                survivor
+                    .table("c2")
+                    .count(shoal_client::Scan::new())
+                    .await
+                    .unwrap(),
+                clone_rows
+            );
+        }
+        Err(_) => {
+            let names: Vec<String> = survivor
+                .admin()
+                .list_snapshots()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
+            assert_eq!(names, vec!["s1".to_string()]);
+            // Once the regions serve again, a snapshot succeeds.
+            settled(&survivor.admin(), 12, 2, Duration::from_secs(40)).await;
+            let s3 = survivor.admin().snapshot("t", "s3").await.unwrap();
+            assert_eq!(s3.regions, 6);
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -58,7 +58,7 @@ async fn a_seed_of_a_capture_reads_the_cut_and_nothing_after() {
     let at_cut = cells(&src).await;
     let capture = {
         let pause = src.pause_writes().await.unwrap();
-        src.capture(&pause)
+        pause.capture()
     };
     // Writes after the cut, some of them flushed: none is in the capture.
     for i in 0..50 {

@@ -37,6 +37,7 @@ mod node;
 mod peer_reads;
 mod regions;
 mod seam;
+mod snapshot_cut;
 mod state;
 mod views;
 

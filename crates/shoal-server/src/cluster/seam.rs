@@ -87,6 +87,15 @@ impl ClusterRole for ClusterState {
         ))
     }
 
+    fn snapshot_cut<'a>(
+        &'a self,
+        host: &'a Host,
+        table: &'a LiveTable,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<crate::host::SnapshotCutPart, ServiceError>> {
+        Box::pin(ClusterState::snapshot_cut(self, host, table, id))
+    }
+
     fn servers(&self) -> Vec<shoal_proto::v1::ClusterServer> {
         ClusterState::servers(self)
     }

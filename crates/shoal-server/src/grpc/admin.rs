@@ -574,6 +574,56 @@ impl pb::admin_server::Admin for AdminService {
             .await
     }
 
+    async fn snapshot_pause(
+        &self,
+        req: Request<pb::SnapshotPauseRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let hold = std::time::Duration::from_millis(r.hold_ms.min(60_000));
+                self.door
+                    .host
+                    .access(&caller)
+                    .snapshot_pause(&r.id, &r.table, &r.regions, hold)
+                    .await?;
+                Ok(message(format!("paused {} region(s)", r.regions.len())))
+            })
+            .await
+    }
+
+    async fn snapshot_capture(
+        &self,
+        req: Request<pb::SnapshotPartRequest>,
+    ) -> Result<Response<pb::SnapshotPartResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let (json, written, pause) = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .snapshot_capture(&r.id)
+                    .await?;
+                Ok(pb::SnapshotPartResponse {
+                    regions_json: json.into(),
+                    written_bytes: written,
+                    pause_micros: pause,
+                })
+            })
+            .await
+    }
+
+    async fn snapshot_release(
+        &self,
+        req: Request<pb::SnapshotPartRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door.host.access(&caller).snapshot_release(&r.id)?;
+                Ok(message("released"))
+            })
+            .await
+    }
+
     async fn status(
         &self,
         req: Request<pb::StatusRequest>,

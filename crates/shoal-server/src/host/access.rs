@@ -648,6 +648,37 @@ impl<'a> Access<'a> {
         self.audited("restore_snapshot", &snapshot_object(name, &table), result)
     }
 
+    /// [`Host::hold_snapshot_pause`]: ADMIN globally (the master calls it).
+    pub async fn snapshot_pause(
+        &self,
+        id: &str,
+        table: &str,
+        regions: &[String],
+        hold: std::time::Duration,
+    ) -> Result<(), ServiceError> {
+        self.need_global("snapshot_pause", Action::Admin)?;
+        self.host
+            .hold_snapshot_pause(id, table, regions, hold)
+            .await
+    }
+
+    /// [`Host::capture_snapshot_pause`]: ADMIN globally; the part as JSON,
+    /// the bytes written and the pause.
+    pub async fn snapshot_capture(&self, id: &str) -> Result<(Vec<u8>, u64, u64), ServiceError> {
+        self.need_global("snapshot_capture", Action::Admin)?;
+        let part = self.host.capture_snapshot_pause(id).await?;
+        let json = serde_json::to_vec(&part.regions)
+            .map_err(|e| ServiceError::InvalidArgument(format!("encoding a snapshot part: {e}")))?;
+        Ok((json, part.written, part.pause.as_micros() as u64))
+    }
+
+    /// [`Host::release_snapshot_pause`]: ADMIN globally.
+    pub fn snapshot_release(&self, id: &str) -> Result<(), ServiceError> {
+        self.need_global("snapshot_release", Action::Admin)?;
+        self.host.release_snapshot_pause(id);
+        Ok(())
+    }
+
     /// [`Host::move_region`]: ADMIN globally.
     pub async fn move_region(&self, region: &str, to: &str) -> Result<String, ServiceError> {
         let object = format!("region {}", crate::error::shown(region));

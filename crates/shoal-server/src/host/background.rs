@@ -54,8 +54,12 @@ impl Host {
             }
         }
         // Cluster mode: split parents' files stay (the catalog's janitor
-        // entries are the master's to change; not built yet).
+        // entries are the master's to change; not built yet). Snapshots'
+        // housekeeping is the master's.
         if self.inner.cluster.is_some() {
+            if self.require_master().is_ok() {
+                self.snapshot_housekeeping().await;
+            }
             return;
         }
         if let Err(e) = self.clean_split_parents().await {

@@ -69,4 +69,22 @@ impl Host {
         }
         Ok(())
     }
+
+    /// Commits `change` to the catalog — under the catalog lock on a single
+    /// server, as master in cluster mode — and returns the catalog
+    /// committed. `change` refusing (Err) commits nothing.
+    pub(crate) async fn change_catalog(
+        &self,
+        change: impl FnOnce(&mut Catalog) -> Result<(), ServiceError>,
+    ) -> Result<Catalog, ServiceError> {
+        if self.inner.cluster.is_some() {
+            self.commit_as_master(change).await?;
+            return Ok(self.inner.catalog.lock().await.current().clone());
+        }
+        let mut catalog = self.inner.catalog.lock().await;
+        let mut next = catalog.current().clone();
+        change(&mut next)?;
+        catalog.commit(next).await?;
+        Ok(catalog.current().clone())
+    }
 }

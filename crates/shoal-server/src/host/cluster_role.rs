@@ -75,6 +75,17 @@ pub(crate) trait ClusterRole: Send + Sync {
         children: &'a [RegionRecord],
     ) -> BoxFuture<'a, Result<Catalog, ServiceError>>;
 
+    /// On the master: the cut of snapshot `id` of `table` (enabled) across
+    /// the servers that own its regions: every owner pauses its regions,
+    /// then, once all have, captures them and lets go (`snapshot_pause.rs`
+    /// is each server's part, this server's through `host`).
+    fn snapshot_cut<'a>(
+        &'a self,
+        host: &'a Host,
+        table: &'a LiveTable,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<super::SnapshotCutPart, ServiceError>>;
+
     /// Every live server with the regions it serves (as the last round saw
     /// the records).
     fn servers(&self) -> Vec<shoal_proto::v1::ClusterServer>;

@@ -34,6 +34,7 @@ mod ownership;
 mod peer_frames;
 mod slots;
 mod snapshot_gc;
+pub(crate) mod snapshot_pause;
 mod snapshot_take;
 mod snapshot_use;
 mod split;
@@ -44,6 +45,7 @@ pub(crate) use data::row_successor;
 pub use locate::{NativeCluster, RegionLocation};
 pub(crate) use ownership::{RegionOwnership, SingleNode};
 pub use peer_frames::{MAX_PEER_BLOCKS, MAX_PEER_BYTES};
+pub(crate) use snapshot_pause::CutPart as SnapshotCutPart;
 pub use snapshot_take::SnapshotInfo;
 pub use snapshot_use::SnapshotListing;
 
@@ -226,6 +228,10 @@ pub(crate) struct Inner {
     pub(crate) snapshot_holds: crate::snapshots::SnapshotHolds,
     /// One snapshot operation at a time on this server.
     pub(crate) snapshot_lock: tokio::sync::Mutex<()>,
+    /// Cluster mode: pauses held here for a cut the master coordinates,
+    /// by snapshot id (`snapshot_pause.rs`).
+    pub(crate) snapshot_pauses:
+        std::sync::Mutex<std::collections::HashMap<String, snapshot_pause::Paused>>,
     /// When abandoned snapshot objects were last swept.
     pub(crate) snapshot_sweep: std::sync::Mutex<Option<Instant>>,
 }
@@ -305,6 +311,7 @@ impl Host {
                 block_sources: std::sync::Mutex::default(),
                 snapshot_holds,
                 snapshot_lock: tokio::sync::Mutex::default(),
+                snapshot_pauses: std::sync::Mutex::default(),
                 snapshot_sweep: std::sync::Mutex::new(None),
             }),
         };

@@ -12,6 +12,7 @@
 
 use super::Host;
 use crate::catalog::{Catalog, SnapshotEntry};
+use crate::error::ServiceError;
 use crate::snapshots::record::{SnapshotRecord, dir_of_file, snapshot_dir};
 use shoal_storage::manifest::GcOptions;
 use std::collections::{BTreeMap, HashSet};
@@ -21,26 +22,34 @@ impl Host {
     /// their files go. Run after a table is dropped or restored, and by
     /// the periodic checks (a crash between the steps is finished there).
     pub(crate) async fn release_unheld_snapshots(&self) {
-        let (gone, current) = {
-            let mut catalog = self.inner.catalog.lock().await;
-            let c = catalog.current();
-            let gone: Vec<SnapshotEntry> = c
-                .snapshots
-                .iter()
-                .filter(|s| s.deleted && !c.snapshot_held(&s.id))
-                .cloned()
-                .collect();
-            if gone.is_empty() {
-                return;
-            }
-            let mut next = c.clone();
-            next.snapshots
-                .retain(|s| !gone.iter().any(|g| g.id == s.id));
-            if let Err(e) = catalog.commit(next).await {
+        if self.require_master().is_err() {
+            return;
+        }
+        let mut gone: Vec<SnapshotEntry> = Vec::new();
+        let committed = self
+            .change_catalog(|next| {
+                gone = next
+                    .snapshots
+                    .iter()
+                    .filter(|s| s.deleted && !next.snapshot_held(&s.id))
+                    .cloned()
+                    .collect();
+                if gone.is_empty() {
+                    // Nothing to change: refuse, so nothing is committed.
+                    return Err(ServiceError::InvalidArgument(String::new()));
+                }
+                next.snapshots
+                    .retain(|s| !gone.iter().any(|g| g.id == s.id));
+                Ok(())
+            })
+            .await;
+        let current = match committed {
+            Ok(c) => c,
+            Err(ServiceError::InvalidArgument(_)) => return,
+            Err(e) => {
                 tracing::warn!(error = %e, "releasing deleted snapshots failed; retried later");
                 return;
             }
-            (gone, catalog.current().clone())
         };
         for s in gone {
             self.remove_snapshot_objects(&s.id, &s.name, &current).await;

@@ -19,18 +19,14 @@
 //! failure before the commit leaves nothing named and its objects are
 //! deleted (a crash leaves them as garbage under an id no entry names).
 
-use super::{Host, LiveTable, Slot};
-use crate::catalog::{RegionRecord, SnapshotEntry};
+use super::Host;
+use super::snapshot_pause::CutPart;
+use crate::catalog::{SnapshotEntry, TableRecord};
 use crate::error::ServiceError;
-use crate::snapshots::record::{FileRecord, SnapshotRecord, SnapshotRegion, files_dir};
+use crate::snapshots::record::{FileRecord, SnapshotRecord, SnapshotRegion, snapshot_dir};
 use crate::snapshots::validate_snapshot_name;
-use shoal_storage::manifest::{FilePin, ManifestStore};
-use shoal_storage::region::{Region, RegionCapture};
+use shoal_storage::manifest::ManifestStore;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
-
-/// The longest a snapshot waits for the writes in flight to drain.
-const PAUSE_WAIT: Duration = Duration::from_secs(10);
 
 /// What a snapshot holds and what taking it cost.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,18 +49,6 @@ pub struct SnapshotInfo {
     pub pause_micros: u64,
 }
 
-/// A region's state at the cut: in memory (live) or read from its
-/// manifest (a disabled table's).
-enum Captured {
-    Live(Region, RegionCapture),
-    /// A closed region's state, its files pinned until the snapshot holds
-    /// them.
-    Offline {
-        region: SnapshotRegion,
-        _pins: Vec<FilePin>,
-    },
-}
-
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -73,29 +57,50 @@ fn now_ms() -> i64 {
 }
 
 impl Host {
-    /// Takes snapshot `name` of `table` (enabled or not).
+    /// Takes snapshot `name` of `table` (enabled or not). In cluster mode
+    /// on the master, which coordinates the cut across the servers.
     pub async fn take_snapshot(
         &self,
         table: &str,
         name: &str,
     ) -> Result<SnapshotInfo, ServiceError> {
         validate_snapshot_name(name)?;
-        self.not_in_cluster_mode("taking a snapshot")?;
+        self.require_master()?;
         let _one = self.inner.snapshot_lock.lock().await;
         let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
         let created_ms = now_ms();
-        let (live, captured, pause) = {
-            let catalog = self.inner.catalog.lock().await;
-            if catalog.current().snapshot(name).is_some() {
+        let (live, cut) = {
+            // Single server: no split or admin change starts meanwhile.
+            let catalog = match self.inner.cluster {
+                None => Some(self.inner.catalog.lock().await),
+                Some(_) => None,
+            };
+            let exists = match &catalog {
+                Some(c) => c.current().snapshot(name).is_some(),
+                None => self.snapshot_in_newest_catalog(name).await,
+            };
+            if exists {
                 return Err(ServiceError::SnapshotExists(name.to_string()));
             }
             let live = self.table(table)?;
-            let (captured, pause) = if live.record.enabled {
-                self.capture_live(&live).await?
+            let cut = if !live.record.enabled {
+                self.cut_offline(&live.record).await
+            } else if let Some(cluster) = &self.inner.cluster {
+                cluster.snapshot_cut(self, &live, &id).await
             } else {
-                (self.capture_offline(&live).await?, Duration::ZERO)
+                match self.pause_regions(table, None).await {
+                    Ok(paused) => self.capture_paused(&id, paused).await,
+                    Err(e) => Err(e),
+                }
             };
-            (live, captured, pause)
+            (live, cut)
+        };
+        let cut = match cut {
+            Ok(cut) => cut,
+            Err(e) => {
+                self.delete_dir(&snapshot_dir(&id)).await;
+                return Err(e);
+            }
         };
         let mut record = SnapshotRecord {
             format: crate::snapshots::record::FORMAT,
@@ -103,25 +108,16 @@ impl Host {
             id: id.clone(),
             created_ms,
             table: live.record.clone(),
-            regions: Vec::with_capacity(captured.len()),
-            pause_micros: pause.as_micros() as u64,
+            regions: cut.regions,
+            pause_micros: cut.pause.as_micros() as u64,
         };
         record.table.holds.clear();
-        let written = match self.record_regions(&id, &captured, &mut record).await {
-            Ok(w) => w,
-            Err(e) => {
-                self.delete_dir(&crate::snapshots::record::snapshot_dir(&id))
-                    .await;
-                return Err(e);
-            }
-        };
+        record.regions.sort_by(|a, b| a.start_row.cmp(&b.start_row));
         if let Err(e) = self.commit_snapshot(&record).await {
             self.inner.snapshot_holds.release(&id);
-            self.delete_dir(&crate::snapshots::record::snapshot_dir(&id))
-                .await;
+            self.delete_dir(&snapshot_dir(&id)).await;
             return Err(e);
         }
-        drop(captured);
         let info = SnapshotInfo {
             name: name.to_string(),
             table: table.to_string(),
@@ -129,7 +125,7 @@ impl Host {
             regions: record.regions.len(),
             files: record.files().count(),
             bytes: record.bytes(),
-            written_bytes: written,
+            written_bytes: cut.written,
             pause_micros: record.pause_micros,
         };
         tracing::info!(
@@ -138,75 +134,26 @@ impl Host {
             regions = info.regions,
             files = info.files,
             bytes = info.bytes,
-            written_bytes = written,
+            written_bytes = info.written_bytes,
             pause_micros = info.pause_micros,
             "snapshot taken"
         );
         Ok(info)
     }
 
-    /// The cut of an enabled table: every region paused, captured, let go.
-    /// Refused while a region is not open here (moving: retry).
-    async fn capture_live(
-        &self,
-        live: &LiveTable,
-    ) -> Result<(Vec<(RegionRecord, Captured)>, Duration), ServiceError> {
-        let mut regions: Vec<(RegionRecord, Region)> = Vec::new();
-        for (record, slot) in live.regions.values() {
-            match slot {
-                Slot::Open(r) => regions.push((record.clone(), r.clone())),
-                _ => {
-                    return Err(ServiceError::Unavailable(format!(
-                        "region {} of table {} is moving",
-                        record.id,
-                        crate::error::shown(&live.record.name)
-                    )));
-                }
-            }
-        }
-        let mut pauses = Vec::with_capacity(regions.len());
-        let mut first_paused: Option<Instant> = None;
-        let acquire = async {
-            for (_, r) in &regions {
-                pauses.push(r.pause_writes().await?);
-                first_paused.get_or_insert_with(Instant::now);
-            }
-            Ok::<_, shoal_storage::region::RegionError>(())
-        };
-        match tokio::time::timeout(PAUSE_WAIT, acquire).await {
-            Err(_) => {
-                return Err(ServiceError::Unavailable(format!(
-                    "the writes in flight to table {} did not finish within {PAUSE_WAIT:?}",
-                    crate::error::shown(&live.record.name)
-                )));
-            }
-            Ok(Err(e)) => return Err(ServiceError::Region(e)),
-            Ok(Ok(())) => {}
-        }
-        let captures: Vec<RegionCapture> = regions
-            .iter()
-            .zip(&pauses)
-            .map(|((_, r), p)| r.capture(p))
-            .collect();
-        let pause = first_paused.map(|t| t.elapsed()).unwrap_or_default();
-        drop(pauses);
-        let captured = regions
-            .into_iter()
-            .zip(captures)
-            .map(|((record, region), c)| (record, Captured::Live(region, c)))
-            .collect();
-        Ok((captured, pause))
+    /// Cluster mode: true if the newest catalog names snapshot `name`.
+    async fn snapshot_in_newest_catalog(&self, name: &str) -> bool {
+        let mut catalog = self.inner.catalog.lock().await;
+        let _ = self.reload_catalog(&mut catalog).await;
+        catalog.current().snapshot(name).is_some()
     }
 
     /// A disabled table: its regions are closed (every write flushed), so
     /// each one's newest manifest is its state.
-    async fn capture_offline(
-        &self,
-        live: &LiveTable,
-    ) -> Result<Vec<(RegionRecord, Captured)>, ServiceError> {
+    async fn cut_offline(&self, table: &TableRecord) -> Result<CutPart, ServiceError> {
         let bucket = &self.inner.env.bucket;
-        let mut out = Vec::new();
-        for record in &live.record.regions {
+        let mut part = CutPart::default();
+        for record in &table.regions {
             let manifest = ManifestStore::new(bucket.clone(), record.dir.clone())
                 .load_latest()
                 .await
@@ -216,77 +163,25 @@ impl Host {
                         source,
                     })
                 })?;
-            let (families, read_point, pins) = match manifest {
-                Some(m) => {
-                    let pins = self.inner.env.pins.pin_manifest(&m);
-                    let families = m
-                        .stores
+            let (families, read_point) = match manifest {
+                Some(m) => (
+                    m.stores
                         .iter()
                         .map(|(f, files)| (f.clone(), files.iter().map(FileRecord::of).collect()))
-                        .collect();
-                    (families, m.max_seq, pins)
-                }
-                None => (BTreeMap::new(), 0, Vec::new()),
+                        .collect(),
+                    m.max_seq,
+                ),
+                None => (BTreeMap::new(), 0),
             };
-            let region = SnapshotRegion {
+            part.regions.push(SnapshotRegion {
                 id: record.id.clone(),
                 start_row: record.start_row.clone(),
                 end_row: record.end_row.clone(),
                 read_point,
                 families,
-            };
-            out.push((
-                record.clone(),
-                Captured::Offline {
-                    region,
-                    _pins: pins,
-                },
-            ));
+            });
         }
-        Ok(out)
-    }
-
-    /// Fills `record`'s regions from the captures, writing each live one's
-    /// memstore cells at the cut. Returns the bytes written.
-    async fn record_regions(
-        &self,
-        id: &str,
-        captured: &[(RegionRecord, Captured)],
-        record: &mut SnapshotRecord,
-    ) -> Result<u64, ServiceError> {
-        let mut written = 0;
-        for (region_record, c) in captured {
-            let region = match c {
-                Captured::Offline { region, .. } => region.clone(),
-                Captured::Live(region, capture) => {
-                    let dumped = region
-                        .write_captured_memstore(capture, &files_dir(id, &region_record.id))
-                        .await
-                        .map_err(ServiceError::Region)?;
-                    let mut families: BTreeMap<String, Vec<FileRecord>> = capture
-                        .stores
-                        .iter()
-                        .map(|(f, files)| (f.clone(), files.iter().map(FileRecord::of).collect()))
-                        .collect();
-                    for (family, file) in dumped {
-                        written += file.size;
-                        families
-                            .entry(family)
-                            .or_default()
-                            .push(FileRecord::of(&file));
-                    }
-                    SnapshotRegion {
-                        id: region_record.id.clone(),
-                        start_row: capture.start_row.clone(),
-                        end_row: capture.end_row.clone(),
-                        read_point: capture.read_point,
-                        families,
-                    }
-                }
-            };
-            record.regions.push(region);
-        }
-        Ok(written)
+        Ok(part)
     }
 
     /// Writes `record`, holds its files, and commits the catalog entry that
@@ -294,20 +189,22 @@ impl Host {
     async fn commit_snapshot(&self, record: &SnapshotRecord) -> Result<(), ServiceError> {
         record.write(&self.inner.env.bucket).await?;
         self.inner.snapshot_holds.hold(record);
-        let mut catalog = self.inner.catalog.lock().await;
-        if catalog.current().snapshot(&record.name).is_some() {
-            return Err(ServiceError::SnapshotExists(record.name.clone()));
-        }
-        let mut next = catalog.current().clone();
-        next.snapshots.push(SnapshotEntry {
+        let entry = SnapshotEntry {
             name: record.name.clone(),
             id: record.id.clone(),
             table: record.table.name.clone(),
             created_ms: record.created_ms,
             deleted: false,
-        });
-        next.snapshots.sort_by(|a, b| a.name.cmp(&b.name));
-        catalog.commit(next).await?;
+        };
+        self.change_catalog(|next| {
+            if next.snapshot(&entry.name).is_some() {
+                return Err(ServiceError::SnapshotExists(entry.name.clone()));
+            }
+            next.snapshots.push(entry);
+            next.snapshots.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(())
+        })
+        .await?;
         Ok(())
     }
 }

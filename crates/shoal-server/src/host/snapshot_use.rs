@@ -66,7 +66,11 @@ impl Host {
     }
 
     pub(crate) async fn snapshot_entry(&self, name: &str) -> Result<SnapshotEntry, ServiceError> {
-        let catalog = self.inner.catalog.lock().await;
+        let mut catalog = self.inner.catalog.lock().await;
+        if self.inner.cluster.is_some() {
+            // Another server may have changed it (the master commits).
+            self.reload_catalog(&mut catalog).await?;
+        }
         catalog
             .current()
             .snapshot(name)
@@ -82,7 +86,7 @@ impl Host {
         target: &str,
     ) -> Result<TableRecord, ServiceError> {
         validate_table_name(target).map_err(ServiceError::InvalidArgument)?;
-        self.not_in_cluster_mode("cloning a snapshot")?;
+        self.require_master()?;
         let _one = self.inner.snapshot_lock.lock().await;
         let entry = self.snapshot_entry(name).await?;
         if self.table(target).is_ok() {
@@ -99,25 +103,29 @@ impl Host {
             split_parents: Vec::new(),
             holds: vec![entry.id.clone()],
         };
-        {
-            let mut catalog = self.inner.catalog.lock().await;
-            let current = catalog.current();
-            if current.table(target).is_some() {
+        let added = record.clone();
+        self.change_catalog(|next| {
+            if next.table(target).is_some() {
                 return Err(ServiceError::TableExists(target.to_string()));
             }
-            if current.snapshot(name).map(|s| &s.id) != Some(&entry.id) {
+            if next.snapshot(name).map(|s| &s.id) != Some(&entry.id) {
                 return Err(ServiceError::NoSuchSnapshot(name.to_string()));
             }
-            let mut next = current.clone();
-            next.tables.push(record.clone());
+            next.tables.push(added);
             next.tables.sort_by(|a, b| a.name.cmp(&b.name));
-            catalog.commit(next).await?;
+            Ok(())
+        })
+        .await?;
+        if self.inner.cluster.is_some() {
+            // The master's round assigns the regions; wait until they serve.
+            self.settle(&record, true).await;
+        } else {
+            let live = self
+                .open_table_regions(&record)
+                .await
+                .map_err(|(_, e)| ServiceError::Region(*e))?;
+            self.install(live);
         }
-        let live = self
-            .open_table_regions(&record)
-            .await
-            .map_err(|(_, e)| ServiceError::Region(*e))?;
-        self.install(live);
         tracing::info!(
             snapshot = name,
             table = target,
@@ -131,7 +139,7 @@ impl Host {
     /// families and data become the snapshot's; it stays disabled. A table
     /// that no longer exists is created from the snapshot (as HBase does).
     pub async fn restore_snapshot(&self, name: &str) -> Result<TableRecord, ServiceError> {
-        self.not_in_cluster_mode("restoring a snapshot")?;
+        self.require_master()?;
         let entry = self.snapshot_entry(name).await?;
         let live = match self.table(&entry.table) {
             Ok(live) => live,
@@ -147,30 +155,34 @@ impl Host {
         let snapshot = SnapshotRecord::read(&self.inner.env.bucket, &entry.id, name).await?;
         let old = live.record.clone();
         let regions = self.seed_regions(&snapshot, &old.id).await?;
-        let record = {
-            let mut catalog = self.inner.catalog.lock().await;
-            let mut next = catalog.current().clone();
-            if next.snapshot(name).map(|s| &s.id) != Some(&entry.id) {
-                return Err(ServiceError::NoSuchSnapshot(name.to_string()));
-            }
-            let t = next
-                .table_mut(&entry.table)
-                .ok_or_else(|| ServiceError::NoSuchTable(entry.table.clone()))?;
-            if t.enabled {
-                return Err(ServiceError::TableEnabled(entry.table.clone()));
-            }
-            t.families = snapshot.table.families.clone();
-            t.regions = regions;
-            t.split_parents.clear();
-            t.holds = vec![entry.id.clone()];
-            let record = t.clone();
-            catalog.commit(next).await?;
-            record
-        };
-        self.install(LiveTable {
-            record: record.clone(),
-            regions: BTreeMap::new(),
-        });
+        let committed = self
+            .change_catalog(|next| {
+                if next.snapshot(name).map(|s| &s.id) != Some(&entry.id) {
+                    return Err(ServiceError::NoSuchSnapshot(name.to_string()));
+                }
+                let t = next
+                    .table_mut(&entry.table)
+                    .ok_or_else(|| ServiceError::NoSuchTable(entry.table.clone()))?;
+                if t.enabled {
+                    return Err(ServiceError::TableEnabled(entry.table.clone()));
+                }
+                t.families = snapshot.table.families.clone();
+                t.regions = regions;
+                t.split_parents.clear();
+                t.holds = vec![entry.id.clone()];
+                Ok(())
+            })
+            .await?;
+        let record = committed
+            .table(&entry.table)
+            .cloned()
+            .ok_or_else(|| ServiceError::NoSuchTable(entry.table.clone()))?;
+        if self.inner.cluster.is_none() {
+            self.install(LiveTable {
+                record: record.clone(),
+                regions: BTreeMap::new(),
+            });
+        }
         // The table's former regions go (files a snapshot holds stay), and
         // snapshots only they held are released.
         self.delete_region_data(&old).await;
@@ -214,23 +226,31 @@ impl Host {
     /// restored table still reads them: then it is hidden (marked deleted)
     /// and its files go when the last such table does.
     pub async fn delete_snapshot(&self, name: &str) -> Result<(), ServiceError> {
+        self.require_master()?;
         let _one = self.inner.snapshot_lock.lock().await;
-        let mut catalog = self.inner.catalog.lock().await;
-        let mut next = catalog.current().clone();
-        let Some(entry) = next
-            .snapshots
-            .iter_mut()
-            .find(|s| s.name == name && !s.deleted)
-        else {
+        let mut deleted: Option<(String, bool)> = None;
+        let current = self
+            .change_catalog(|next| {
+                let Some(entry) = next
+                    .snapshots
+                    .iter_mut()
+                    .find(|s| s.name == name && !s.deleted)
+                else {
+                    return Err(ServiceError::NoSuchSnapshot(name.to_string()));
+                };
+                entry.deleted = true;
+                let id = entry.id.clone();
+                let held = next.snapshot_held(&id);
+                if !held {
+                    next.snapshots.retain(|s| s.id != id);
+                }
+                deleted = Some((id, held));
+                Ok(())
+            })
+            .await?;
+        let Some((id, held)) = deleted else {
             return Err(ServiceError::NoSuchSnapshot(name.to_string()));
         };
-        entry.deleted = true;
-        let id = entry.id.clone();
-        let held = next.snapshot_held(&id);
-        if !held {
-            next.snapshots.retain(|s| s.id != id);
-        }
-        catalog.commit(next).await?;
         if held {
             tracing::info!(
                 snapshot = name,
@@ -238,8 +258,6 @@ impl Host {
             );
             return Ok(());
         }
-        let current = catalog.current().clone();
-        drop(catalog);
         self.remove_snapshot_objects(&id, name, &current).await;
         tracing::info!(snapshot = name, "snapshot deleted");
         Ok(())

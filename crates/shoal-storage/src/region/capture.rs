@@ -22,11 +22,31 @@ use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// A region's writes held back: no write is in flight while it lives.
+/// A region's writes held back: no write is in flight while it lives. It
+/// owns what it holds, so it may be kept across calls (a cluster's cut
+/// holds the pauses of several servers' regions at once).
 #[must_use = "writes resume as soon as the pause is dropped"]
-pub struct WritePause<'a> {
-    region: &'a Region,
-    _gate: tokio::sync::RwLockWriteGuard<'a, ()>,
+pub struct WritePause {
+    region: Region,
+    _gate: tokio::sync::OwnedRwLockWriteGuard<()>,
+}
+
+impl std::fmt::Debug for WritePause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WritePause({})", self.region.id())
+    }
+}
+
+impl WritePause {
+    /// The paused region.
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
+    /// The region's state at this instant. No I/O.
+    pub fn capture(&self) -> RegionCapture {
+        self.region.capture_paused()
+    }
 }
 
 /// One region as it was at a read point: its files and the memstore cells
@@ -85,9 +105,9 @@ impl Region {
     /// Holds this region's writes back until the pause is dropped: waits
     /// for the writes in flight, and new ones wait meanwhile. Refused once
     /// the region is closing.
-    pub async fn pause_writes(&self) -> Result<WritePause<'_>, RegionError> {
+    pub async fn pause_writes(&self) -> Result<WritePause, RegionError> {
         self.check_open()?;
-        let gate = self.inner.write_gate.write().await;
+        let gate = self.inner.write_gate.clone().write_owned().await;
         if self.inner.closing.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(RegionError::Closed {
                 region: self.id().to_string(),
@@ -95,18 +115,14 @@ impl Region {
         }
         self.check_open()?;
         Ok(WritePause {
-            region: self,
+            region: self.clone(),
             _gate: gate,
         })
     }
 
-    /// The region's state at this instant, while `pause` holds its writes
-    /// back. No I/O.
-    pub fn capture(&self, pause: &WritePause<'_>) -> RegionCapture {
-        debug_assert!(std::ptr::eq(
-            Arc::as_ptr(&pause.region.inner),
-            Arc::as_ptr(&self.inner)
-        ));
+    /// The region's state at this instant; its writes are paused (only a
+    /// [`WritePause`] calls this).
+    fn capture_paused(&self) -> RegionCapture {
         let read_point = self.inner.mvcc.read_point();
         let mut stores = BTreeMap::new();
         let mut segments = Vec::new();

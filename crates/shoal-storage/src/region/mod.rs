@@ -186,7 +186,7 @@ struct Inner {
     sealed: AtomicBool,
     /// Every write holds a read guard for its whole duration; `close` takes
     /// the write guard to wait for writes in flight.
-    write_gate: tokio::sync::RwLock<()>,
+    write_gate: Arc<tokio::sync::RwLock<()>>,
     stats: Stats,
     prefetch: std::sync::Mutex<Option<crate::cache::PrefetchHandle>>,
     /// This instance's rows in the row cache (`None`: not cached).
@@ -377,7 +377,7 @@ impl Region {
                 closed: AtomicBool::new(false),
                 closing: AtomicBool::new(false),
                 sealed: AtomicBool::new(false),
-                write_gate: tokio::sync::RwLock::new(()),
+                write_gate: Arc::new(tokio::sync::RwLock::new(())),
                 stats: Stats::default(),
                 prefetch: std::sync::Mutex::new(prefetch),
             }),
