@@ -604,7 +604,7 @@ impl pb::admin_server::Admin for AdminService {
                     .snapshot_capture(&r.id)
                     .await?;
                 Ok(pb::SnapshotPartResponse {
-                    regions_json: json.into(),
+                    regions_json: json,
                     written_bytes: written,
                     pause_micros: pause,
                 })
