@@ -33,6 +33,7 @@ mod locate;
 mod ownership;
 mod peer_frames;
 mod slots;
+mod snapshot_register;
 mod snapshot_take;
 mod snapshot_use;
 mod split;

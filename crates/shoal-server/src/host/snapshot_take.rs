@@ -293,12 +293,35 @@ impl Host {
     /// names it (the snapshot exists from here).
     async fn commit_snapshot(&self, record: &SnapshotRecord) -> Result<(), ServiceError> {
         record.write(&self.inner.env.bucket).await?;
+        self.name_snapshot(record).await
+    }
+
+    /// Holds the files of `record` (already in the bucket) and commits the
+    /// catalog entry that names it: from here the snapshot exists. Refused
+    /// if its name is taken or its id is already named (a deleted snapshot
+    /// a clone still reads included). Shared by taking a snapshot and
+    /// registering an imported one (`snapshot_register.rs`); on an error
+    /// the caller releases the hold.
+    pub(super) async fn name_snapshot(&self, record: &SnapshotRecord) -> Result<(), ServiceError> {
         self.inner.snapshot_holds.hold(record);
         let mut catalog = self.inner.catalog.lock().await;
-        if catalog.current().snapshot(&record.name).is_some() {
+        let current = catalog.current();
+        if current.snapshot(&record.name).is_some() {
             return Err(ServiceError::SnapshotExists(record.name.clone()));
         }
-        let mut next = catalog.current().clone();
+        if let Some(other) = current.snapshots.iter().find(|s| s.id == record.id) {
+            return Err(ServiceError::FailedPrecondition(format!(
+                "snapshot id {} is already named {} in the catalog{}",
+                record.id,
+                crate::error::shown(&other.name),
+                if other.deleted {
+                    " (deleted, kept while a clone reads it)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let mut next = current.clone();
         next.snapshots.push(SnapshotEntry {
             name: record.name.clone(),
             id: record.id.clone(),

@@ -1,0 +1,177 @@
+//! Registering a snapshot whose objects someone else put in the bucket:
+//! `shoal snapshot import` (docs/snapshots-export.md) copies an export's
+//! files to `snapshots/<id>/files/…` and its record to
+//! `snapshots/<id>/snapshot.json`, then asks the server to name it.
+//!
+//! This file owns that last step: the record is read and checked (its id
+//! and name are the ones asked for, every file it names lies under the
+//! snapshot's own prefix and is in the bucket with the recorded size), then
+//! its files are held and the catalog entry is committed exactly as a
+//! snapshot just taken is ([`Host::name_snapshot`] in `snapshot_take.rs`).
+//! From then on it is a snapshot like any other: cloned, restored, deleted
+//! (its objects go with it, as a taken snapshot's own files do).
+//!
+//! Registering the same id under the same name again answers as the first
+//! time did (a retried request, or an import run twice). Nothing here
+//! writes to the bucket: a record that fails the checks is left where it is
+//! (an abandoned import's prefix is garbage for a later sweep).
+
+use super::Host;
+use super::snapshot_take::SnapshotInfo;
+use crate::error::ServiceError;
+use crate::snapshots::record::{SnapshotRecord, snapshot_dir};
+use crate::snapshots::validate_snapshot_name;
+use futures::StreamExt;
+
+/// HEADs in flight while the files are checked.
+const CHECKS_IN_FLIGHT: usize = 16;
+
+/// Err unless `id` is a snapshot id as the server makes them (a ULID in
+/// lower case): it becomes an object prefix.
+fn validate_snapshot_id(id: &str) -> Result<(), ServiceError> {
+    let canonical = ulid::Ulid::from_string(id)
+        .ok()
+        .map(|u| u.to_string().to_ascii_lowercase());
+    if canonical.as_deref() != Some(id) {
+        return Err(ServiceError::InvalidArgument(format!(
+            "snapshot id {}: not a ULID in lower case",
+            crate::error::shown(id)
+        )));
+    }
+    Ok(())
+}
+
+impl Host {
+    /// Names snapshot `id` (record and files already in the bucket under
+    /// `snapshots/<id>/`) `name`. See the module documentation.
+    pub async fn register_snapshot(
+        &self,
+        id: &str,
+        name: &str,
+    ) -> Result<SnapshotInfo, ServiceError> {
+        validate_snapshot_name(name)?;
+        validate_snapshot_id(id)?;
+        self.not_in_cluster_mode("registering a snapshot")?;
+        let _one = self.inner.snapshot_lock.lock().await;
+        let bucket = &self.inner.env.bucket;
+        let already = {
+            let catalog = self.inner.catalog.lock().await;
+            match catalog.current().snapshot(name) {
+                Some(e) if e.id == id => true,
+                Some(_) => return Err(ServiceError::SnapshotExists(name.to_string())),
+                None => false,
+            }
+        };
+        let record = SnapshotRecord::read(bucket, id, name).await?;
+        let info = info_of(&record);
+        if already {
+            return Ok(info);
+        }
+        if record.name != name {
+            return Err(ServiceError::FailedPrecondition(format!(
+                "the record at {} names snapshot {}, not {}",
+                crate::snapshots::record::record_path(id),
+                crate::error::shown(&record.name),
+                crate::error::shown(name)
+            )));
+        }
+        self.check_files(&record).await?;
+        if let Err(e) = self.name_snapshot(&record).await {
+            self.inner.snapshot_holds.release(id);
+            return Err(e);
+        }
+        tracing::info!(
+            snapshot = name,
+            id,
+            table = %record.table.name,
+            regions = info.regions,
+            files = info.files,
+            bytes = info.bytes,
+            "snapshot registered"
+        );
+        Ok(info)
+    }
+
+    /// Every file `record` names lies under its own prefix and is in the
+    /// bucket with the recorded size.
+    async fn check_files(&self, record: &SnapshotRecord) -> Result<(), ServiceError> {
+        let own = format!("{}/", snapshot_dir(&record.id));
+        let bad = |what: String| {
+            ServiceError::FailedPrecondition(format!(
+                "snapshot {}: {what}",
+                crate::error::shown(&record.name)
+            ))
+        };
+        if let Some(f) = record.files().find(|f| !f.path.starts_with(&own)) {
+            return Err(bad(format!(
+                "file {} is not under {own}: a registered snapshot owns its files",
+                f.path
+            )));
+        }
+        // Owned paths: the checks run as one future that must be Send.
+        let files: Vec<(String, u64)> = record.files().map(|f| (f.path.clone(), f.size)).collect();
+        let mut checks = futures::stream::iter(files)
+            .map(|(path, size)| {
+                let bucket = self.inner.env.bucket.clone();
+                async move {
+                    let head = bucket.head(&path).await;
+                    (path, size, head)
+                }
+            })
+            .buffer_unordered(CHECKS_IN_FLIGHT);
+        while let Some((path, size, head)) = checks.next().await {
+            match head {
+                Ok(o) if o.size == size => {}
+                Ok(o) => {
+                    return Err(bad(format!(
+                        "file {path} is {} bytes in the bucket, the record says {size}",
+                        o.size
+                    )));
+                }
+                Err(e) if e.is_not_found() => {
+                    return Err(bad(format!("file {path} is not in the bucket")));
+                }
+                Err(e) => {
+                    return Err(ServiceError::Unavailable(format!(
+                        "checking file {path}: {e}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What `record` holds, as a snapshot just taken reports it (it wrote
+/// nothing here).
+fn info_of(record: &SnapshotRecord) -> SnapshotInfo {
+    SnapshotInfo {
+        name: record.name.clone(),
+        table: record.table.name.clone(),
+        created_ms: record.created_ms,
+        regions: record.regions.len(),
+        files: record.files().count(),
+        bytes: record.bytes(),
+        written_bytes: 0,
+        pause_micros: record.pause_micros,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_lower_case_ulids() {
+        let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
+        assert!(validate_snapshot_id(&id).is_ok());
+        for bad in [
+            "",
+            "../x",
+            "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+            "01arz3ndektsv4rrffq69g5fav/x",
+        ] {
+            assert!(validate_snapshot_id(bad).is_err(), "{bad}");
+        }
+    }
+}
