@@ -452,6 +452,7 @@ fn a_killed_export_and_a_killed_import_finish_when_run_again() {
     assert!(!exp.join("export.json").exists(), "killed before the end");
     let (ok, out) = run(&a.export_args("big", &exp_s, &[]), &[]);
     assert!(ok, "{out}");
+    eprintln!("export after kill -9:\n{out}");
     assert!(out.contains("holds part of this export"), "{out}");
     let skipped = out
         .lines()
@@ -472,6 +473,7 @@ fn a_killed_export_and_a_killed_import_finish_when_run_again() {
     });
     let (ok, out) = run(&b.import_args(&exp_s, &[]), &[]);
     assert!(ok, "{out}");
+    eprintln!("import after kill -9:\n{out}");
     assert!(out.contains("holds part of this import"), "{out}");
     assert!(
         !b.snapshot_objects().iter().any(|p| p.contains('#')),

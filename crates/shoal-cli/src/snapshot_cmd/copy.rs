@@ -17,6 +17,7 @@ use futures::StreamExt;
 use shoal_storage::object::Bucket;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -66,6 +67,11 @@ pub(crate) struct Damaged {
     /// What its bytes give.
     pub actual: u32,
 }
+
+/// A copy given up because another one failed.
+#[derive(Debug, thiserror::Error)]
+#[error("stopped: another copy failed")]
+struct Stopped;
 
 /// How to copy.
 #[derive(Debug, Clone)]
@@ -123,6 +129,9 @@ pub(crate) struct Copier {
     limiter: Option<Limiter>,
     parallel: usize,
     progress: Arc<Progress>,
+    /// Set at the first failure: copies not begun do not begin, those
+    /// under way stop at their next chunk.
+    stop: AtomicBool,
 }
 
 impl Copier {
@@ -144,17 +153,21 @@ impl Copier {
             limiter: options.bandwidth.map(|b| Limiter::new(b, chunk)),
             parallel: options.parallel.max(1),
             progress,
+            stop: AtomicBool::new(false),
         }
     }
 
     /// Copies every item not already at the target (`present`: sizes of
-    /// what is there), at most `parallel` at once; stops at the first
-    /// error. The results are in `items`' order.
+    /// what is there), at most `parallel` at once. At the first error the
+    /// others stop (each at its next chunk, its upload aborted) and that
+    /// error is returned once every copy has settled: no write of this call
+    /// lands after it returns. The results are in `items`' order.
     pub(crate) async fn copy_all(
         &self,
         items: &[CopyItem],
         present: &HashMap<String, u64>,
     ) -> anyhow::Result<Vec<Copied>> {
+        self.stop.store(false, Ordering::Relaxed);
         let mut order: Vec<usize> = (0..items.len()).collect();
         // Largest first: the last copies to finish are then small ones.
         order.sort_by_key(|&i| std::cmp::Reverse(items[i].size));
@@ -166,15 +179,34 @@ impl Copier {
                 (i, done)
             })
             .buffer_unordered(self.parallel);
+        let mut first: Option<anyhow::Error> = None;
         while let Some((i, done)) = copies.next().await {
-            results[i] = Some(done?);
+            match done {
+                Ok(c) => results[i] = Some(c),
+                Err(e) => {
+                    self.stop.store(true, Ordering::Relaxed);
+                    if first.is_none() && e.downcast_ref::<Stopped>().is_none() {
+                        first = Some(e);
+                    }
+                }
+            }
+        }
+        if let Some(e) = first {
+            return Err(e);
         }
         Ok(results.into_iter().flatten().collect())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
     }
 
     /// One object: skipped if already there and checked, else copied and
     /// checked.
     async fn one(&self, item: &CopyItem, present: Option<u64>) -> anyhow::Result<Copied> {
+        if self.stopped() {
+            return Err(Stopped.into());
+        }
         if present == Some(item.size)
             && let Some(crc) = self.already_there(item).await?
         {
@@ -259,6 +291,11 @@ impl Copier {
         let mut crc = 0u32;
         let mut at = 0u64;
         while at < item.size {
+            if self.stopped() {
+                let _ = upload.abort().await;
+                self.progress.retract(at);
+                return Err(Stopped.into());
+            }
             let end = (at + self.chunk).min(item.size);
             let data = match self.src.get_range(&item.src, at..end).await {
                 Ok(d) => d,

@@ -345,8 +345,8 @@ pub(crate) async fn run(args: ImportArgs) -> anyhow::Result<()> {
          clone it with: clone_snapshot '{name}', 'NEW_TABLE'",
         d.table,
         d.regions,
-        d.files,
-        bytes_shown(d.bytes)
+        items.len(),
+        bytes_shown(bytes)
     );
     Ok(())
 }

@@ -159,7 +159,13 @@ fn info_of(record: &SnapshotRecord) -> SnapshotInfo {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::catalog::FamilyPatch;
+    use crate::config::ServerConfig;
+    use crate::snapshots::record::{files_dir, record_path};
+    use bytes::Bytes;
+    use shoal_storage::region::{Get, RowMutation};
 
     #[test]
     fn ids_are_lower_case_ulids() {
@@ -172,6 +178,110 @@ mod tests {
             "01arz3ndektsv4rrffq69g5fav/x",
         ] {
             assert!(validate_snapshot_id(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// A copy of snapshot `name` under a new id, as an import writes it:
+    /// every file under `snapshots/<new>/files/`, the record last.
+    async fn copy_in(host: &Host, name: &str, new_name: &str) -> SnapshotRecord {
+        let bucket = &host.inner.env.bucket;
+        let mut record = host.describe_snapshot(name).await.unwrap();
+        let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
+        record.id = id.clone();
+        record.name = new_name.to_string();
+        for region in &mut record.regions {
+            let dir = files_dir(&id, &region.id);
+            for (family, files) in &mut region.families {
+                for f in files {
+                    let data = bucket.get(&f.path).await.unwrap();
+                    f.path = format!("{dir}/{family}/{}.sst", f.id);
+                    bucket.put(&f.path, data).await.unwrap();
+                }
+            }
+        }
+        bucket
+            .put(
+                &record_path(&id),
+                Bytes::from(serde_json::to_vec(&record).unwrap()),
+            )
+            .await
+            .unwrap();
+        record
+    }
+
+    #[tokio::test]
+    async fn a_copied_in_snapshot_registers_once_checked_and_clones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = ServerConfig::default();
+        config.server.data_dir = dir.path().to_path_buf();
+        let host = Host::open(config).await.unwrap();
+        let cf = FamilyPatch {
+            name: "cf".into(),
+            ..Default::default()
+        };
+        host.create_table("t", vec![cf], vec![Bytes::from_static(b"m")])
+            .await
+            .unwrap();
+        for row in ["a", "k", "p", "z"] {
+            host.mutate("t", RowMutation::new(row).put("cf", "q", row.to_string()))
+                .await
+                .unwrap();
+        }
+        host.flush_table("t").await.unwrap();
+        host.mutate("t", RowMutation::new("b").put("cf", "q", "memstore"))
+            .await
+            .unwrap();
+        host.take_snapshot("t", "s").await.unwrap();
+        let bucket = host.inner.env.bucket.clone();
+        let record = copy_in(&host, "s", "imported").await;
+        let id = record.id.clone();
+
+        let err = |r: Result<SnapshotInfo, ServiceError>| r.unwrap_err().to_string();
+        // The name must be the record's, and free.
+        let e = err(host.register_snapshot(&id, "other").await);
+        assert!(e.contains("names snapshot \"imported\""), "{e}");
+        let e = err(host.register_snapshot(&id, "s").await);
+        assert!(e.contains("already exists"), "{e}");
+        let e = err(host.register_snapshot("../../data", "imported").await);
+        assert!(e.contains("not a ULID"), "{e}");
+        // Every file must be there, with its size.
+        let victim = record.files().next().unwrap().path.clone();
+        let data = bucket.get(&victim).await.unwrap();
+        bucket.delete(&victim).await.unwrap();
+        let e = err(host.register_snapshot(&id, "imported").await);
+        assert!(
+            e.contains(&victim) && e.contains("not in the bucket"),
+            "{e}"
+        );
+        bucket.put(&victim, data.slice(1..)).await.unwrap();
+        let e = err(host.register_snapshot(&id, "imported").await);
+        assert!(e.contains(&victim) && e.contains("bytes"), "{e}");
+        bucket.put(&victim, data).await.unwrap();
+        assert_eq!(host.list_snapshots().await.len(), 1, "nothing named yet");
+
+        // A record naming files outside its own prefix is refused.
+        let mut outside = host.describe_snapshot("s").await.unwrap();
+        outside.id = ulid::Ulid::new().to_string().to_ascii_lowercase();
+        outside.name = "outside".into();
+        outside.write(&bucket).await.unwrap();
+        let e = err(host.register_snapshot(&outside.id, "outside").await);
+        assert!(e.contains("owns its files"), "{e}");
+
+        let info = host.register_snapshot(&id, "imported").await.unwrap();
+        assert_eq!((info.table.as_str(), info.regions), ("t", 2));
+        // Again: the same answer, nothing changed.
+        assert_eq!(host.register_snapshot(&id, "imported").await.unwrap(), info);
+        assert_eq!(host.list_snapshots().await.len(), 2);
+        assert!(host.inner.snapshot_holds.held().contains(&id));
+
+        // It is a snapshot like any other: clone it, read the cut.
+        host.clone_snapshot("imported", "c").await.unwrap();
+        for (row, want) in [("a", "a"), ("b", "memstore"), ("z", "z")] {
+            let got = host.get("c", Get::new(row)).await.unwrap();
+            assert_eq!(
+                got.value(b"cf", b"q").map(|v| &v[..]),
+                Some(want.as_bytes())
+            );
         }
     }
 }
