@@ -289,6 +289,14 @@ fn export_then_import_into_another_server_clones_every_cell_of_the_cut() {
         "{out}"
     );
     assert_eq!(files(&busy), BTreeSet::from(["notes.txt".to_string()]));
+    // A target that cannot be written (under a plain file).
+    let under_file = busy.join("notes.txt").join("exp");
+    let (ok, out) = run(
+        &a.export_args("s1", &under_file.to_string_lossy(), &[]),
+        &[],
+    );
+    assert!(!ok && out.contains("notes.txt/exp"), "{out}");
+    assert_eq!(files(&busy), BTreeSet::from(["notes.txt".to_string()]));
 
     let started = Instant::now();
     let (ok, out) = run(&a.export_args("s1", &exp_s, &[]), &[]);
@@ -462,7 +470,28 @@ fn a_killed_export_and_a_killed_import_finish_when_run_again() {
         skipped >= 1,
         "objects already there were not copied again: {out}"
     );
-    check_export(&exp);
+    let manifest = check_export(&exp);
+    // The limit holds: the same export elsewhere at 4 MiB/s takes at least
+    // its bytes' worth of time.
+    let total: u64 = manifest["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["size"].as_u64().unwrap())
+        .sum();
+    let exp2 = dir.path().join("exp2").to_string_lossy().into_owned();
+    let started = Instant::now();
+    let (ok, out) = run(
+        &a.export_args("big", &exp2, &["--bandwidth", "4MiB/s"]),
+        &[],
+    );
+    assert!(ok, "{out}");
+    let least = Duration::from_secs_f64(total as f64 / f64::from(4u32 << 20) * 0.8);
+    assert!(
+        started.elapsed() >= least,
+        "{:?} < {least:?}",
+        started.elapsed()
+    );
 
     let b = Server::start(dir.path(), "b");
     let objects = b.data.join("objects").join("snapshots");

@@ -264,16 +264,17 @@ impl Copier {
     /// wanted: equal to the recorded one, or when none is recorded, to the
     /// source's.
     async fn already_there(&self, item: &CopyItem) -> anyhow::Result<Option<u32>> {
-        let target = self
-            .crc_of(&self.dst, &item.dst, item.size)
-            .await
-            .with_context(|| format!("reading back {}", item.dst));
-        let wanted = match item.crc {
-            Some(c) => c,
-            None => self
-                .crc_of(&self.src, &item.src, item.size)
-                .await
-                .with_context(|| format!("reading {}", item.src))?,
+        let target = self.crc_of(&self.dst, &item.dst, item.size);
+        let (target, wanted) = match item.crc {
+            Some(c) => (target.await, c),
+            None => {
+                let source = self.crc_of(&self.src, &item.src, item.size);
+                let (target, source) = tokio::join!(target, source);
+                (
+                    target,
+                    source.with_context(|| format!("reading {}", item.src))?,
+                )
+            }
         };
         // A target object that cannot be read whole (cut short, gone) is
         // copied again.

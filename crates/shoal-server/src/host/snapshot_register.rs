@@ -102,7 +102,13 @@ impl Host {
                 crate::error::shown(&record.name)
             ))
         };
-        if let Some(f) = record.files().find(|f| !f.path.starts_with(&own)) {
+        let outside = |path: &str| {
+            !path.starts_with(&own)
+                || path
+                    .split('/')
+                    .any(|s| s.is_empty() || s == "." || s == "..")
+        };
+        if let Some(f) = record.files().find(|f| outside(&f.path)) {
             return Err(bad(format!(
                 "file {} is not under {own}: a registered snapshot owns its files",
                 f.path
@@ -265,6 +271,18 @@ mod tests {
         outside.name = "outside".into();
         outside.write(&bucket).await.unwrap();
         let e = err(host.register_snapshot(&outside.id, "outside").await);
+        assert!(e.contains("owns its files"), "{e}");
+        let mut climbing = record.clone();
+        climbing.id = ulid::Ulid::new().to_string().to_ascii_lowercase();
+        climbing.name = "climbing".into();
+        let own = format!("{}/files/../../../data", snapshot_dir(&climbing.id));
+        climbing.regions[0].families.values_mut().for_each(|files| {
+            files
+                .iter_mut()
+                .for_each(|f| f.path = format!("{own}/{}", f.id))
+        });
+        climbing.write(&bucket).await.unwrap();
+        let e = err(host.register_snapshot(&climbing.id, "climbing").await);
         assert!(e.contains("owns its files"), "{e}");
 
         let info = host.register_snapshot(&id, "imported").await.unwrap();
