@@ -62,6 +62,12 @@ struct Export {
 /// its size, the record intact and naming only objects the export lists.
 /// The files' contents are checked as they are copied.
 async fn read_export(url: &str) -> anyhow::Result<Export> {
+    // Opening a directory store creates the directory: not for a source.
+    if let Some(dir) = url.strip_prefix("file://")
+        && !std::path::Path::new(dir).is_dir()
+    {
+        bail!("{dir}: no such directory");
+    }
     let (bucket, _) = open_url(url).await?;
     let manifest_bytes = match bucket.get(EXPORT_JSON).await {
         Ok(b) => b,

@@ -168,11 +168,12 @@ impl Progress {
         let copied = self.copied_bytes.load(Ordering::Relaxed);
         let (n_copied, n_skipped) = self.counts();
         eprintln!(
-            "{} {n_copied} objects ({}) in {secs:.1} s ({:.1} MiB/s); {n_skipped} objects ({}) \
-             were already there and checked",
+            "{} {} ({}) in {secs:.1} s ({:.1} MiB/s); {} ({}) were already there and checked",
             self.verb,
+            objects(n_copied),
             bytes_shown(copied),
             copied as f64 / secs.max(1e-3) / (1u64 << 20) as f64,
+            objects(n_skipped),
             bytes_shown(self.skipped_bytes.load(Ordering::Relaxed)),
         );
     }
@@ -183,6 +184,15 @@ impl Progress {
         if !self.stopped.swap(true, Ordering::Relaxed) && self.tty {
             eprintln!();
         }
+    }
+}
+
+/// `n objects`, or `1 object`.
+fn objects(n: u64) -> String {
+    if n == 1 {
+        "1 object".into()
+    } else {
+        format!("{n} objects")
     }
 }
 
