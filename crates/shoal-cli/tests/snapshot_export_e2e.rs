@@ -264,8 +264,17 @@ fn export_then_import_into_another_server_clones_every_cell_of_the_cut() {
     let a = Server::start(dir.path(), "a");
     let at_cut = rt.block_on(async {
         let c = Client::connect(&a.process.url()).await.unwrap();
+        // A snapshot of an empty table holds no file: it moves too.
+        c.admin()
+            .create_table("empty", vec![Admin::family("cf")], vec![])
+            .await
+            .unwrap();
+        c.admin().snapshot("empty", "e").await.unwrap();
         table_and_snapshot(&c, 600, 300, "s1").await
     });
+    let exp_e = dir.path().join("exp-e").to_string_lossy().into_owned();
+    let (ok, out) = run(&a.export_args("e", &exp_e, &[]), &[]);
+    assert!(ok, "{out}");
     let exp = dir.path().join("exp");
     let exp_s = exp.to_string_lossy().into_owned();
 
@@ -356,6 +365,18 @@ fn export_then_import_into_another_server_clones_every_cell_of_the_cut() {
         !ok && out.contains("not a complete snapshot export"),
         "{out}"
     );
+
+    let (ok, out) = run(&b.import_args(&exp_e, &[]), &[]);
+    assert!(ok, "{out}");
+    rt.block_on(async {
+        let c = Client::connect(&b.process.url()).await.unwrap();
+        c.admin().clone_snapshot("e", "e1").await.unwrap();
+        assert!(cells(&c, "e1").await.is_empty());
+        c.table("e1").put("x", "cf", "q", "1").await.unwrap();
+        c.admin().disable("e1").await.unwrap();
+        c.admin().drop_table("e1").await.unwrap();
+        c.admin().delete_snapshot("e").await.unwrap();
+    });
 
     let started = Instant::now();
     let (ok, out) = run(&b.import_args(&exp_s, &["--name", "s1b"]), &[]);
