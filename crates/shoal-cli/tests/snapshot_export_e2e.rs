@@ -6,8 +6,9 @@
 //! by a bandwidth limit) finishes when run again, every object's CRC32C as
 //! recorded; an import killed midway too. A corrupted byte in an exported
 //! file is refused naming the file, with nothing imported. A non-empty
-//! target and an unknown snapshot are one clear error each, nothing
-//! written. An S3 bucket (moto_server on loopback) as the export target,
+//! target, one that cannot be written and an unknown snapshot are one
+//! clear error each, nothing written. With auth on, registering needs ADMIN
+//! globally and is audited. An S3 bucket (moto_server on loopback) as the export target,
 //! skipped with a note when moto is absent (failing under CI, as
 //! `object_store_e2e.rs` does).
 
@@ -208,9 +209,14 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, name: &str) -> Server {
+        Server::start_with(dir, name, "")
+    }
+
+    /// A server whose config has `extra` too.
+    fn start_with(dir: &Path, name: &str, extra: &str) -> Server {
         let home = dir.join(name);
         std::fs::create_dir_all(&home).unwrap();
-        let config = write_config(&home, "");
+        let config = write_config(&home, extra);
         let data = home.join("data");
         let process = ServerProcess::start(&data, Some(&config));
         Server {
@@ -532,6 +538,86 @@ fn a_killed_export_and_a_killed_import_finish_when_run_again() {
     rt.block_on(async {
         let c = Client::connect(&b.process.url()).await.unwrap();
         c.admin().clone_snapshot("big", "c").await.unwrap();
+        assert_eq!(cells(&c, "c").await, at_cut);
+    });
+}
+
+/// A new token for `user` in the token file `tokens`; returns its file.
+fn new_token(dir: &Path, tokens: &Path, user: &str) -> PathBuf {
+    let out = dir.join(format!("{user}.token"));
+    let (ok, text) = shoal(
+        &[
+            "token",
+            "new",
+            user,
+            "--file",
+            tokens.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(ok, "{text}");
+    out
+}
+
+#[test]
+fn registering_an_import_needs_admin_globally_and_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime();
+    let a = Server::start(dir.path(), "a");
+    let at_cut = rt.block_on(async {
+        let c = Client::connect(&a.process.url()).await.unwrap();
+        table_and_snapshot(&c, 300, 100, "s").await
+    });
+    let exp = dir.path().join("exp").to_string_lossy().into_owned();
+    let (ok, out) = run(&a.export_args("s", &exp, &[]), &[]);
+    assert!(ok, "{out}");
+
+    let tokens = dir.path().join("tokens");
+    let admin = new_token(dir.path(), &tokens, "admin");
+    let alice = new_token(dir.path(), &tokens, "alice");
+    let audit = dir.path().join("audit.log");
+    let b = Server::start_with(
+        dir.path(),
+        "b",
+        &format!(
+            "[auth]\nenabled = true\ntokens = {:?}\nsuperusers = [\"admin\"]\nthrift_user = \"gateway\"\naudit_log = {:?}\n",
+            tokens.display().to_string(),
+            audit.display().to_string()
+        ),
+    );
+    fn as_user(token: &Path) -> Vec<&str> {
+        vec!["--token-file", token.to_str().unwrap()]
+    }
+    let (ok, out) = run(&b.import_args(&exp, &as_user(&alice)), &[]);
+    assert!(
+        !ok && out.contains("permission denied") && out.contains("ADMIN"),
+        "{out}"
+    );
+    // The superuser's import finds what alice's copied, and names it.
+    let (ok, out) = run(&b.import_args(&exp, &as_user(&admin)), &[]);
+    assert!(ok && out.contains("holds part of this import"), "{out}");
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let has = |outcome: &str, user: &str| {
+        lines
+            .iter()
+            .any(|l| l["op"] == "register_snapshot" && l["outcome"] == outcome && l["user"] == user)
+    };
+    assert!(has("denied", "alice") && has("ok", "admin"), "{log}");
+    rt.block_on(async {
+        let options = shoal_client::ClientOptions {
+            token: Some(std::fs::read_to_string(&admin).unwrap().trim().to_string()),
+            ..Default::default()
+        };
+        let c = Client::connect_with(&b.process.url(), options)
+            .await
+            .unwrap();
+        c.admin().clone_snapshot("s", "c").await.unwrap();
         assert_eq!(cells(&c, "c").await, at_cut);
     });
 }
