@@ -76,10 +76,7 @@ impl Host {
             )));
         }
         self.check_files(&record).await?;
-        if let Err(e) = self.name_snapshot(&record).await {
-            self.inner.snapshot_holds.release(id);
-            return Err(e);
-        }
+        self.name_snapshot(&record).await?;
         tracing::info!(
             snapshot = name,
             id,
@@ -301,5 +298,16 @@ mod tests {
                 Some(want.as_bytes())
             );
         }
+        // Deleted while the clone reads it, it is hidden but its id is
+        // taken: registering it again is refused and leaves its holds be.
+        host.delete_snapshot("imported").await.unwrap();
+        let e = err(host.register_snapshot(&id, "imported").await);
+        assert!(e.contains("already named") && e.contains("deleted"), "{e}");
+        assert!(host.inner.snapshot_holds.held().contains(&id));
+        let got = host.get("c", Get::new("b")).await.unwrap();
+        assert_eq!(
+            got.value(b"cf", b"q").map(|v| &v[..]),
+            Some(&b"memstore"[..])
+        );
     }
 }

@@ -297,13 +297,13 @@ impl Host {
     }
 
     /// Holds the files of `record` (already in the bucket) and commits the
-    /// catalog entry that names it: from here the snapshot exists. Refused
-    /// if its name is taken or its id is already named (a deleted snapshot
-    /// a clone still reads included). Shared by taking a snapshot and
-    /// registering an imported one (`snapshot_register.rs`); on an error
-    /// the caller releases the hold.
+    /// catalog entry that names it: from here the snapshot exists. Refused,
+    /// before anything is held, if its name is taken or its id is already
+    /// named (a deleted snapshot a clone still reads included: its holds
+    /// are its own). Shared by taking a snapshot and registering an
+    /// imported one (`snapshot_register.rs`). A failed commit lets go of
+    /// the hold.
     pub(super) async fn name_snapshot(&self, record: &SnapshotRecord) -> Result<(), ServiceError> {
-        self.inner.snapshot_holds.hold(record);
         let mut catalog = self.inner.catalog.lock().await;
         let current = catalog.current();
         if current.snapshot(&record.name).is_some() {
@@ -330,7 +330,13 @@ impl Host {
             deleted: false,
         });
         next.snapshots.sort_by(|a, b| a.name.cmp(&b.name));
-        catalog.commit(next).await?;
+        // Held before the commit: no instant where the catalog names it and
+        // its files are not held.
+        self.inner.snapshot_holds.hold(record);
+        if let Err(e) = catalog.commit(next).await {
+            self.inner.snapshot_holds.release(&record.id);
+            return Err(e.into());
+        }
         Ok(())
     }
 }
