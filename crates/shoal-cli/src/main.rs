@@ -1,5 +1,6 @@
 //! The `shoal` command: `serve` runs a server, `shell` talks to one,
-//! `import` and `bulkload` bring HBase's files in, `export` writes them out.
+//! `import` and `bulkload` bring HBase's files in, `export` writes them out,
+//! `snapshot export` / `snapshot import` move a snapshot between servers.
 
 mod bench;
 mod bulkload;
@@ -8,6 +9,7 @@ mod export;
 mod import;
 mod serve;
 mod shell;
+mod snapshot_cmd;
 mod token;
 
 use clap::{Parser, Subcommand};
@@ -70,6 +72,10 @@ enum Command {
     /// Export to HBase: `shoal export hfiles --table T --to DIR` writes HFiles
     /// for HBase's bulk load (docs/export-to-hbase.md).
     Export(export::ExportArgs),
+    /// Move a snapshot between servers: `shoal snapshot export NAME --to URL`
+    /// copies it and its files out of a server's bucket, `shoal snapshot
+    /// import URL` into another's (docs/snapshots-export.md).
+    Snapshot(snapshot_cmd::SnapshotArgs),
 }
 
 fn main() {
@@ -100,6 +106,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(args) => runtime.block_on(import::run(args)),
         Command::Bulkload(args) => runtime.block_on(bulkload::run(args)),
         Command::Export(args) => runtime.block_on(export::run(args)),
+        Command::Snapshot(args) => runtime.block_on(snapshot_cmd::run(args)),
         Command::Shell(args) => {
             let code = runtime.block_on(shell::run(args))?;
             drop(runtime);

@@ -300,4 +300,22 @@ impl Admin {
             .table
             .unwrap_or_default())
     }
+
+    /// Names snapshot `id`, whose record and files were copied into the
+    /// server's bucket under `snapshots/<id>/` (`shoal snapshot import`),
+    /// `name`. The server checks that every file is there first.
+    /// Registering the same id and name again answers the same.
+    pub async fn register_snapshot(
+        &self,
+        id: &str,
+        name: &str,
+    ) -> Result<pb::SnapshotDescription, ClientError> {
+        let req = pb::RegisterSnapshotRequest {
+            id: id.to_string(),
+            name: name.to_string(),
+        };
+        Ok(call!(self, Idempotent, register_snapshot, req)?
+            .snapshot
+            .unwrap_or_default())
+    }
 }

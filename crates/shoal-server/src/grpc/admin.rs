@@ -612,6 +612,25 @@ impl pb::admin_server::Admin for AdminService {
             .await
     }
 
+    async fn register_snapshot(
+        &self,
+        req: Request<pb::RegisterSnapshotRequest>,
+    ) -> Result<Response<pb::SnapshotResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let info = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .register_snapshot(&r.id, &r.name)
+                    .await?;
+                Ok(pb::SnapshotResponse {
+                    snapshot: Some(snapshot_convert::taken(&info)),
+                })
+            })
+            .await
+    }
+
     async fn snapshot_release(
         &self,
         req: Request<pb::SnapshotPartRequest>,

@@ -14,7 +14,8 @@
 //! - create: CREATE globally (the creator then holds RWCA on the table, as
 //!   HBase's table owner does); alter, enable, disable, truncate, drop,
 //!   flush, compact, split: CREATE or ADMIN on the table;
-//! - move, balance, split registration: ADMIN globally;
+//! - move, balance, split registration, registering an imported snapshot:
+//!   ADMIN globally;
 //! - grant, revoke, list grants: ADMIN globally, or on the table for
 //!   grants on it; anyone may list their own.
 
@@ -677,6 +678,28 @@ impl<'a> Access<'a> {
         self.need_global("snapshot_release", Action::Admin)?;
         self.host.release_snapshot_pause(id);
         Ok(())
+    }
+
+    /// [`Host::register_snapshot`]: ADMIN globally (the snapshot's objects
+    /// were written into the bucket by someone holding its credentials; the
+    /// table it was taken of may not exist here).
+    pub async fn register_snapshot(
+        &self,
+        id: &str,
+        name: &str,
+    ) -> Result<super::SnapshotInfo, ServiceError> {
+        let object = format!(
+            "snapshot {} (id {})",
+            crate::error::shown(name),
+            crate::error::shown(id)
+        );
+        self.need_global("register_snapshot", Action::Admin)?;
+        let result = self.host.register_snapshot(id, name).await;
+        let object = match &result {
+            Ok(info) => format!("{object} of {}", table_object(&info.table)),
+            Err(_) => object,
+        };
+        self.audited("register_snapshot", &object, result)
     }
 
     /// [`Host::move_region`]: ADMIN globally.

@@ -35,6 +35,7 @@ mod peer_frames;
 mod slots;
 mod snapshot_gc;
 pub(crate) mod snapshot_pause;
+mod snapshot_register;
 mod snapshot_take;
 mod snapshot_use;
 mod split;

@@ -63,8 +63,9 @@ impl Host {
     pub(crate) async fn remove_snapshot_objects(&self, id: &str, name: &str, catalog: &Catalog) {
         let bucket = &self.inner.env.bucket;
         let record = SnapshotRecord::read(bucket, id, name).await;
+        // Only this snapshot's hold goes (a sync with `catalog`, read
+        // earlier, could let go of a snapshot committed since).
         self.inner.snapshot_holds.release(id);
-        let _ = self.inner.snapshot_holds.sync(bucket, catalog).await;
         if let Ok(record) = record {
             let live_dirs: HashSet<&str> = catalog
                 .tables

@@ -114,7 +114,6 @@ impl Host {
         record.table.holds.clear();
         record.regions.sort_by(|a, b| a.start_row.cmp(&b.start_row));
         if let Err(e) = self.commit_snapshot(&record).await {
-            self.inner.snapshot_holds.release(&id);
             self.delete_dir(&snapshot_dir(&id)).await;
             return Err(e);
         }
@@ -188,7 +187,48 @@ impl Host {
     /// names it (the snapshot exists from here).
     async fn commit_snapshot(&self, record: &SnapshotRecord) -> Result<(), ServiceError> {
         record.write(&self.inner.env.bucket).await?;
+        self.name_snapshot(record).await
+    }
+
+    /// Holds the files of `record` (already in the bucket) and commits the
+    /// catalog entry that names it: from here the snapshot exists. Refused
+    /// if its name is taken or its id is already named (a deleted snapshot
+    /// a clone still reads included: its holds are its own and are never
+    /// let go here). Shared by taking a snapshot and registering an
+    /// imported one (`snapshot_register.rs`). A failed commit lets go of
+    /// the hold.
+    pub(super) async fn name_snapshot(&self, record: &SnapshotRecord) -> Result<(), ServiceError> {
+        let id_taken = |catalog: &crate::catalog::Catalog| {
+            catalog
+                .snapshots
+                .iter()
+                .find(|s| s.id == record.id)
+                .map(|other| {
+                    ServiceError::FailedPrecondition(format!(
+                        "snapshot id {} is already named {} in the catalog{}",
+                        record.id,
+                        crate::error::shown(&other.name),
+                        if other.deleted {
+                            " (deleted, kept while a clone reads it)"
+                        } else {
+                            ""
+                        }
+                    ))
+                })
+        };
+        {
+            let mut catalog = self.inner.catalog.lock().await;
+            if self.inner.cluster.is_some() {
+                self.reload_catalog(&mut catalog).await?;
+            }
+            if let Some(e) = id_taken(catalog.current()) {
+                return Err(e);
+            }
+        }
+        // Held before the commit: no instant where the catalog names it and
+        // its files are not held.
         self.inner.snapshot_holds.hold(record);
+        let mut ours = true;
         let entry = SnapshotEntry {
             name: record.name.clone(),
             id: record.id.clone(),
@@ -196,15 +236,26 @@ impl Host {
             created_ms: record.created_ms,
             deleted: false,
         };
-        self.change_catalog(|next| {
-            if next.snapshot(&entry.name).is_some() {
-                return Err(ServiceError::SnapshotExists(entry.name.clone()));
+        let committed = self
+            .change_catalog(|next| {
+                if let Some(e) = id_taken(next) {
+                    ours = false;
+                    return Err(e);
+                }
+                if next.snapshot(&entry.name).is_some() {
+                    return Err(ServiceError::SnapshotExists(entry.name.clone()));
+                }
+                next.snapshots.push(entry);
+                next.snapshots.sort_by(|a, b| a.name.cmp(&b.name));
+                Ok(())
+            })
+            .await;
+        if let Err(e) = committed {
+            if ours {
+                self.inner.snapshot_holds.release(&record.id);
             }
-            next.snapshots.push(entry);
-            next.snapshots.sort_by(|a, b| a.name.cmp(&b.name));
-            Ok(())
-        })
-        .await?;
+            return Err(e);
+        }
         Ok(())
     }
 }
