@@ -316,3 +316,63 @@ fn the_shell_takes_lists_clones_restores_and_deletes_snapshots() {
     // count prints the row count of t2 and of the restored t1: 1 each.
     assert_eq!(out.matches("1 row(s)").count(), 3, "{out}");
 }
+
+/// kill -9 while a snapshot is taken, then while a clone is made: after a
+/// restart each exists whole or not at all, the table has every
+/// acknowledged row, and the same name can be used again if it is absent.
+#[test]
+fn kill_9_during_a_snapshot_or_a_clone_leaves_it_whole_or_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = write_config(dir.path(), "");
+    let rt = runtime();
+    let splits: Vec<Vec<u8>> = (1..32)
+        .map(|i| format!("r{:03}", i * 10).into_bytes())
+        .collect();
+    let server = ServerProcess::start(&data, Some(&config));
+    let want = rt.block_on(async {
+        let c = Client::connect(&server.url()).await.unwrap();
+        c.admin()
+            .create_table("t", vec![Admin::family("cf")], splits)
+            .await
+            .unwrap();
+        put_rows(&c, "t", 0..320, "v").await;
+        let want = rows(&c, "t").await;
+        let admin = c.admin();
+        tokio::spawn(async move { admin.snapshot("t", "s1").await });
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        want
+    });
+    server.kill9();
+    let server = ServerProcess::start(&data, Some(&config));
+    let server = rt.block_on(async {
+        let c = Client::connect(&server.url()).await.unwrap();
+        assert_eq!(rows(&c, "t").await, want, "the table after the kill");
+        let listed = c.admin().list_snapshots().await.unwrap();
+        if listed.is_empty() {
+            c.admin().snapshot("t", "s1").await.unwrap();
+        }
+        let admin = c.admin();
+        tokio::spawn(async move { admin.clone_snapshot("s1", "c1").await });
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        server
+    });
+    server.kill9();
+    let server = ServerProcess::start(&data, Some(&config));
+    rt.block_on(async {
+        let c = Client::connect(&server.url()).await.unwrap();
+        let tables: Vec<String> = c
+            .admin()
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        if !tables.contains(&"c1".to_string()) {
+            c.admin().clone_snapshot("s1", "c1").await.unwrap();
+        }
+        assert_eq!(rows(&c, "c1").await, want, "the clone after the kill");
+        assert_eq!(rows(&c, "t").await, want);
+    });
+}
