@@ -455,16 +455,14 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 window: a
                     .duration
                     .unwrap_or(Duration::from_secs(if a.quick { 5 } else { 60 })),
+                warmup: Duration::from_secs(if a.quick { 1 } else { 5 }),
                 snapshot_every: Duration::from_secs(1),
                 // The server runs this very binary as `shoal serve`.
                 shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
                 work_parent: a.work_dir.clone(),
             };
             let r = shoal_bench::scenario::snapshots::run(&opts, &a.out).await?;
-            println!(
-                "{}",
-                shoal_bench::scenario::snapshots::markdown(&r, &opts)
-            );
+            println!("{}", shoal_bench::scenario::snapshots::markdown(&r, &opts));
             println!("snapshots: reports in {}", a.out.display());
         }
         ScenarioName::Callcost => {

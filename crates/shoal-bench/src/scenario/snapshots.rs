@@ -18,7 +18,8 @@
 //! 4. Writers: single-row puts of `put_bytes` at a fixed rate across every
 //!    region (open loop, latency from each put's intended start, as
 //!    `writetail`) for two windows of equal length, the table flushed and
-//!    the server quiet before each: one without snapshots, one taking a
+//!    the server quiet and a short paced warm-up (not counted) before
+//!    each: one without snapshots, one taking a
 //!    snapshot every `snapshot_every` (deleted after the window, timed).
 //!    Per window: p50/p99/p99.9/max, server and client CPU per put,
 //!    object-store requests.
@@ -67,6 +68,9 @@ pub struct SnapshotsOptions {
     pub put_bytes: usize,
     /// Length of each writer window.
     pub window: Duration,
+    /// Paced puts before each window, not counted (connections, the
+    /// memstore's first segments).
+    pub warmup: Duration,
     /// How often a snapshot starts in the second window.
     pub snapshot_every: Duration,
     /// The `shoal` binary run as the server.
@@ -431,7 +435,9 @@ async fn phases(
     let pool = Arc::new(Pool::new(o.value_min, o.value_max));
     let rows = (o.bytes / pool.mean()).max(o.regions as u64 * 2);
     let first_of = |k: usize| rows * k as u64 / o.regions as u64;
-    let splits: Vec<Vec<u8>> = (1..o.regions).map(|k| key(first_of(k)).into_bytes()).collect();
+    let splits: Vec<Vec<u8>> = (1..o.regions)
+        .map(|k| key(first_of(k)).into_bytes())
+        .collect();
     admin
         .create_table(TABLE, vec![Admin::family(FAMILY)], splits)
         .await
@@ -554,6 +560,14 @@ async fn phases(
             "snapshots: writers at {:.0} puts/s for {:?}: {name}",
             o.rate, o.window
         );
+        if !o.warmup.is_zero() {
+            let warm = SnapshotsOptions {
+                window: o.warmup,
+                ..o.clone()
+            };
+            let table = client.table(TABLE);
+            paced_puts(&table, &pool, rows, &seq, &warm, Instant::now()).await?;
+        }
         let win = window(&client, http, &pool, rows, &seq, o, with, name).await?;
         eprintln!(
             "snapshots: {}: {} puts ({} failed), p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms, max {:.2} ms; {}; {} snapshots",
@@ -789,7 +803,8 @@ async fn verify_clone(
         let scan = || Scan::new().start(key(first)).limit(3).rows_per_message(3);
         let a = source.scan_collect(scan()).await?;
         let b = clone.scan_collect(scan()).await?;
-        let keys = |r: &[shoal_client::proto::Row]| r.iter().map(|r| r.row.to_vec()).collect::<Vec<_>>();
+        let keys =
+            |r: &[shoal_client::proto::Row]| r.iter().map(|r| r.row.to_vec()).collect::<Vec<_>>();
         let want: Vec<Vec<u8>> = (first..(first + 3).min(rows))
             .map(|i| key(i).into_bytes())
             .collect();
@@ -1100,8 +1115,16 @@ pub fn markdown(r: &SnapshotsReport, o: &SnapshotsOptions) -> String {
         format!(
             "| {name} | {:.1} | {} | {} | {} | {} | {} | {} | {:.1} |\n",
             f.wall_ms,
-            if snap { f.pause_us.to_string() } else { "–".into() },
-            if snap { size(f.written_bytes) } else { "–".into() },
+            if snap {
+                f.pause_us.to_string()
+            } else {
+                "–".into()
+            },
+            if snap {
+                size(f.written_bytes)
+            } else {
+                "–".into()
+            },
             if snap {
                 format!("{} ({})", f.files, size(f.bytes))
             } else {
@@ -1116,7 +1139,11 @@ pub fn markdown(r: &SnapshotsReport, o: &SnapshotsOptions) -> String {
     for f in &r.snapshots {
         s += &row(f, &format!("snapshot `{}` (idle, flushed)", f.what), true);
     }
-    s += &row(&r.clone, &format!("clone of `idle0` ({} regions)", r.clone.regions), false);
+    s += &row(
+        &r.clone,
+        &format!("clone of `idle0` ({} regions)", r.clone.regions),
+        false,
+    );
     let first = r.snapshots.first();
     let snap_ok = first.is_some_and(|f| f.wall_ms <= 1000.0);
     let zero = r.snapshots.iter().all(|f| f.written_bytes == 0);
@@ -1143,13 +1170,14 @@ pub fn markdown(r: &SnapshotsReport, o: &SnapshotsOptions) -> String {
             .join(", "),
     );
     s += &format!(
-        "Writers: single-row puts of {} B at {:.0}/s, open loop, keys across all {} regions, latency from the intended start; two windows of {:.0} s, the table flushed and the server quiet before each.\n\n\
+        "Writers: single-row puts of {} B at {:.0}/s, open loop, keys across all {} regions, latency from the intended start; two windows of {:.0} s, the table flushed, the server quiet and {:.0} s of the same puts (not counted) before each.\n\n\
          | window | puts | failed | achieved/s | p50 ms | p99 ms | p99.9 ms | max ms | server CPU µs/put | client CPU µs/put | object-store requests |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
         o.put_bytes,
         o.rate,
         r.regions,
-        o.window.as_secs_f64()
+        o.window.as_secs_f64(),
+        o.warmup.as_secs_f64()
     );
     for w in &r.windows {
         s += &format!(
@@ -1167,7 +1195,11 @@ pub fn markdown(r: &SnapshotsReport, o: &SnapshotsOptions) -> String {
             ops(&w.object_store)
         );
     }
-    for w in r.windows.iter().filter(|w| !w.snapshots.is_empty() || w.snapshot_errors > 0) {
+    for w in r
+        .windows
+        .iter()
+        .filter(|w| !w.snapshots.is_empty() || w.snapshot_errors > 0)
+    {
         let walls: Vec<f64> = w.snapshots.iter().map(|x| x.wall_ms).collect();
         let pauses: Vec<f64> = w.snapshots.iter().map(|x| x.pause_us as f64).collect();
         let written: Vec<f64> = w.snapshots.iter().map(|x| x.written_bytes as f64).collect();
