@@ -24,7 +24,12 @@
 //!    Per window: p50/p99/p99.9/max, server and client CPU per put,
 //!    object-store requests.
 //! 5. Clean-up: snapshots deleted, table dropped, server stopped, the work
-//!    directory removed (also when a phase fails).
+//!    directory removed (also when a phase fails); the server's log is
+//!    kept beside the reports.
+//!
+//! "Quiet" is: no object-store request for two seconds and less than
+//! 64 MiB of the machine's page cache dirty (the load leaves gigabytes of
+//! it, which the WAL's fsyncs would wait behind).
 
 use super::ScenarioError;
 use super::child::{ChildError, ChildServer};
@@ -209,6 +214,8 @@ pub struct WindowFigures {
     pub snapshot_error: Option<String>,
     /// Deleting its snapshots afterwards, ms each.
     pub delete_ms: Vec<f64>,
+    /// The page cache's dirty and writeback bytes when it began.
+    pub dirty_bytes_at_start: u64,
 }
 
 /// The scenario's report.
@@ -250,6 +257,8 @@ const QUALIFIER: &str = "v";
 const POOL_BYTES: usize = 32 << 20;
 /// How long the server may take to go quiet.
 const QUIET_MAX: Duration = Duration::from_secs(180);
+/// Dirty page-cache bytes below which the disk counts as quiet.
+const DIRTY_QUIET: u64 = 64 << 20;
 
 fn err(what: impl std::fmt::Display) -> ScenarioError {
     ScenarioError::Server(what.to_string())
@@ -360,15 +369,29 @@ fn config(root: &Path) -> String {
     )
 }
 
+/// The machine's dirty and under-writeback page-cache bytes
+/// (`/proc/meminfo`; 0 where it cannot be read).
+fn dirty_bytes() -> u64 {
+    let Ok(text) = std::fs::read_to_string("/proc/meminfo") else {
+        return 0;
+    };
+    text.lines()
+        .filter(|l| l.starts_with("Dirty:") || l.starts_with("Writeback:"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum::<u64>()
+        * 1024
+}
+
 /// Waits until the server has made no object-store request for two
-/// one-second readings in a row (flushes and compactions done); the seconds
-/// waited.
+/// one-second readings in a row (flushes and compactions done) and the
+/// page cache holds less than [`DIRTY_QUIET`] waiting for the disk (the
+/// WAL's fsyncs would queue behind it); the seconds waited.
 async fn quiet(http: SocketAddr) -> Result<f64, ScenarioError> {
     let start = Instant::now();
     let total = |r: &Requests| r.values().map(|(n, _)| n).sum::<u64>();
     let mut last = total(&requests(http).await?);
     let mut still = 0;
-    while still < 2 && start.elapsed() < QUIET_MAX {
+    while (still < 2 || dirty_bytes() > DIRTY_QUIET) && start.elapsed() < QUIET_MAX {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let now = total(&requests(http).await?);
         still = if now == last { still + 1 } else { 0 };
@@ -412,7 +435,12 @@ pub async fn run(o: &SnapshotsOptions, out: &Path) -> Result<SnapshotsReport, Sc
         Ok::<_, ScenarioError>(report)
     }
     .await;
-    // The bucket and the server's data go whatever happened.
+    // The server's log is kept beside the reports (its "snapshot taken" and
+    // "snapshot cloned" lines time each step); the bucket and the server's
+    // data go whatever happened.
+    if std::fs::create_dir_all(out).is_ok() {
+        let _ = std::fs::copy(w.join("server.log"), out.join("snapshots-server.log"));
+    }
     let removed = work.close().map_err(io(&w));
     let report = result?;
     removed?;
@@ -845,6 +873,7 @@ async fn window(
 ) -> Result<WindowFigures, ScenarioError> {
     let admin = client.admin();
     let table = client.table(TABLE);
+    let dirty = dirty_bytes();
     let r0 = requests(http).await?;
     let c0 = CpuReading::take(Some(&admin)).await;
     let start = Instant::now();
@@ -925,6 +954,7 @@ async fn window(
         snapshot_error: failed.into_iter().next(),
         snapshots: taken.into_iter().map(|(_, s)| s).collect(),
         delete_ms,
+        dirty_bytes_at_start: dirty,
     })
 }
 
@@ -1171,8 +1201,8 @@ pub fn markdown(r: &SnapshotsReport, o: &SnapshotsOptions) -> String {
     );
     s += &format!(
         "Writers: single-row puts of {} B at {:.0}/s, open loop, keys across all {} regions, latency from the intended start; two windows of {:.0} s, the table flushed, the server quiet and {:.0} s of the same puts (not counted) before each.\n\n\
-         | window | puts | failed | achieved/s | p50 ms | p99 ms | p99.9 ms | max ms | server CPU µs/put | client CPU µs/put | object-store requests |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         | window | puts | failed | achieved/s | p50 ms | p99 ms | p99.9 ms | max ms | server CPU µs/put | client CPU µs/put | object-store requests | dirty pages at start |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
         o.put_bytes,
         o.rate,
         r.regions,
@@ -1181,7 +1211,7 @@ pub fn markdown(r: &SnapshotsReport, o: &SnapshotsOptions) -> String {
     );
     for w in &r.windows {
         s += &format!(
-            "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} | {:.0} | {} |\n",
+            "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} | {:.0} | {} | {} |\n",
             w.name,
             w.puts,
             w.errors,
@@ -1192,7 +1222,8 @@ pub fn markdown(r: &SnapshotsReport, o: &SnapshotsOptions) -> String {
             ms(w.max_us),
             w.cpu.server_us.unwrap_or(0.0),
             w.cpu.client_us,
-            ops(&w.object_store)
+            ops(&w.object_store),
+            size(w.dirty_bytes_at_start)
         );
     }
     for w in r
