@@ -202,28 +202,30 @@ impl Host {
         table_id: &str,
     ) -> Result<Vec<crate::catalog::RegionRecord>, ServiceError> {
         use futures::{StreamExt, TryStreamExt};
-        let bucket = &self.inner.env.bucket;
-        let seeds = snapshot.regions.iter().enumerate().map(|(i, region)| {
+        // Owned futures, built before they run: nothing borrowed from
+        // `snapshot` is captured.
+        let mut seeds = Vec::with_capacity(snapshot.regions.len());
+        for (i, region) in snapshot.regions.iter().enumerate() {
             let record =
                 new_region_record(table_id, region.start_row.clone(), region.end_row.clone());
-            let stores = snapshot.region_stores(i);
-            async move {
-                let seed = RegionSeed {
-                    region_dir: record.dir.clone(),
-                    start_row: region.start_row.clone(),
-                    end_row: region.end_row.clone(),
-                    stores: stores?,
-                    seq: region.read_point,
-                };
-                seed_region(bucket, &seed).await.map_err(|source| {
+            let seed = RegionSeed {
+                region_dir: record.dir.clone(),
+                start_row: region.start_row.clone(),
+                end_row: region.end_row.clone(),
+                stores: snapshot.region_stores(i)?,
+                seq: region.read_point,
+            };
+            let bucket = self.inner.env.bucket.clone();
+            seeds.push(async move {
+                seed_region(&bucket, &seed).await.map_err(|source| {
                     ServiceError::Region(shoal_storage::region::RegionError::Manifest {
                         region: record.id.clone(),
                         source,
                     })
                 })?;
                 Ok::<_, ServiceError>(record)
-            }
-        });
+            });
+        }
         futures::stream::iter(seeds)
             .buffered(SEED_CONCURRENCY)
             .try_collect()
