@@ -43,6 +43,11 @@ enum ScenarioName {
     /// scanning them from a real HBase with hbase-client and writing them
     /// through Shoal's native RPC (needs Java 17 and Maven).
     Import,
+    /// Snapshot and clone of a large pre-split table (10 GiB, 128 regions
+    /// by default): time, pause, object-store requests, bytes written, the
+    /// clone checked against the source; then writers' latency with and
+    /// without a snapshot every second (server in a child process).
+    Snapshots,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -53,11 +58,13 @@ pub struct ScenarioArgs {
     /// A short smoke run (what CI runs).
     #[arg(long)]
     quick: bool,
-    /// How long the measured part runs (default 10 min; --quick 15 s).
+    /// How long the measured part runs (default 10 min; --quick 15 s;
+    /// snapshots: each writer window, default 60 s, --quick 5 s).
     #[arg(long, value_parser = humantime::parse_duration)]
     duration: Option<Duration>,
     /// Fixed rate, operations per second (writetail default: 80 % of the
-    /// measured maximum; rolling-restart default: closed loop).
+    /// measured maximum; rolling-restart default: closed loop; snapshots:
+    /// the writers' puts, default 3000).
     #[arg(long)]
     rate: Option<f64>,
     /// Directory for the reports.
@@ -107,9 +114,11 @@ pub struct ScenarioArgs {
     #[arg(long = "set")]
     settings: Vec<String>,
     /// import: HFile bytes on disk to generate (default 1GiB; --quick 8MiB).
+    /// snapshots: value bytes loaded (default 10GiB; --quick 256MiB).
     #[arg(long)]
     size: Option<shoal_server::config::ByteSize>,
     /// import: regions of the table (one HFile each; default 16, --quick 4).
+    /// snapshots: regions the table is pre-split into (default 128, --quick 16).
     #[arg(long)]
     regions: Option<usize>,
     /// import: rows per region the hbase-client baseline copies (0: all;
@@ -119,8 +128,8 @@ pub struct ScenarioArgs {
     /// import: regions `shoal import` loads at once.
     #[arg(long, default_value_t = 2)]
     parallel: usize,
-    /// import: where the work directory (HFiles, HBase, Shoal data) is made
-    /// and removed afterwards.
+    /// import, snapshots: where the work directory (HFiles, HBase, Shoal
+    /// data, the bucket) is made and removed afterwards.
     #[arg(long, default_value = "/tmp")]
     work_dir: PathBuf,
 }
@@ -428,6 +437,33 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                 r.ratio_wall,
                 a.out.display()
             );
+        }
+        ScenarioName::Snapshots => {
+            let opts = shoal_bench::scenario::snapshots::SnapshotsOptions {
+                bytes: a
+                    .size
+                    .map_or(if a.quick { 256 << 20 } else { 10 << 30 }, |s| s.0),
+                regions: a.regions.unwrap_or(if a.quick { 16 } else { 128 }).max(1),
+                value_min: 64 << 10,
+                value_max: 100 << 10,
+                load_batch: 12,
+                load_parallel: 4,
+                idle_snapshots: 3,
+                sample_per_region: 4,
+                rate: a.rate.unwrap_or(3000.0),
+                put_bytes: 1000,
+                window: a
+                    .duration
+                    .unwrap_or(Duration::from_secs(if a.quick { 5 } else { 60 })),
+                warmup: Duration::from_secs(if a.quick { 1 } else { 5 }),
+                snapshot_every: Duration::from_secs(1),
+                // The server runs this very binary as `shoal serve`.
+                shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
+                work_parent: a.work_dir.clone(),
+            };
+            let r = shoal_bench::scenario::snapshots::run(&opts, &a.out).await?;
+            println!("{}", shoal_bench::scenario::snapshots::markdown(&r, &opts));
+            println!("snapshots: reports in {}", a.out.display());
         }
         ScenarioName::Callcost => {
             let opts = shoal_bench::scenario::callcost::CallcostOptions {

@@ -249,7 +249,9 @@ fn cpu_delta(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> BTreeMap<S
         .collect()
 }
 
-async fn requests(http: SocketAddr) -> Result<Requests, ScenarioError> {
+/// Object-store requests and bytes by operation, from the server's `/metrics`
+/// (also used by `snapshots`).
+pub(crate) async fn requests(http: SocketAddr) -> Result<Requests, ScenarioError> {
     let page = http_get_text(http, "/metrics").await.map_err(err)?;
     let reqs = procs::by_op(&page, "shoal_object_store_requests_total");
     let bytes: BTreeMap<String, f64> = procs::by_op(&page, "shoal_object_store_bytes_total")
@@ -264,7 +266,8 @@ async fn requests(http: SocketAddr) -> Result<Requests, ScenarioError> {
         .collect())
 }
 
-fn req_delta(a: &Requests, b: &Requests) -> Requests {
+/// What was counted from `a` to `b`, operations with no request left out.
+pub(crate) fn req_delta(a: &Requests, b: &Requests) -> Requests {
     b.iter()
         .map(|(k, (n, by))| {
             let (n0, b0) = a.get(k).copied().unwrap_or((0, 0));

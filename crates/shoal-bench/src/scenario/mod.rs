@@ -11,6 +11,7 @@ pub mod figures;
 pub mod import;
 pub mod procs;
 pub mod rolling;
+pub mod snapshots;
 pub mod svg;
 pub mod timeline;
 pub mod warmup;
