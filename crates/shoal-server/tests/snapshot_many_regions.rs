@@ -99,3 +99,55 @@ async fn clone_and_restore_keep_every_region_in_order() {
     assert_eq!(rows(&host, "src").await, want);
     assert_eq!(rows(&host, "copy").await, want);
 }
+
+/// A snapshot that writes a large memstore has its regions flushed after,
+/// so the next snapshot shares those cells as files and writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_that_wrote_much_memstore_leaves_the_next_one_nothing_to_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = ServerConfig::default();
+    config.server.data_dir = dir.path().to_path_buf();
+    config.cache.l2_capacity = shoal_server::config::ByteSize(64 << 20);
+    config.cache.l1_data = shoal_server::config::ByteSize(8 << 20);
+    let host = Host::open(config).await.unwrap();
+    let cf = FamilyPatch {
+        name: "cf".into(),
+        ..FamilyPatch::default()
+    };
+    host.create_table("big", vec![cf], vec![Bytes::from_static(b"r0500")])
+        .await
+        .unwrap();
+    // Values that do not compress (an LCG's hex digits).
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..1000 {
+        let value: String = (0..750)
+            .map(|_| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                format!("{:016x}", x >> 1)
+            })
+            .collect();
+        host.mutate("big", RowMutation::new(row(i)).put("cf", "q", value))
+            .await
+            .unwrap();
+    }
+    let first = host.take_snapshot("big", "s1").await.unwrap();
+    assert!(first.written_bytes >= 8 << 20, "{first:?}");
+    // The flush after it runs in the background.
+    let start = std::time::Instant::now();
+    let second = loop {
+        let name = format!("s{}", start.elapsed().as_millis());
+        let s = host.take_snapshot("big", &name).await.unwrap();
+        if s.written_bytes == 0 {
+            break s;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the regions were not flushed after the first snapshot: {s:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(second.regions, 2);
+    host.clone_snapshot(&second.name, "c").await.unwrap();
+    assert_eq!(rows(&host, "c").await.len(), 1000);
+    host.shutdown().await;
+}
