@@ -13,9 +13,8 @@
 use super::{Host, Slot};
 use crate::catalog::RegionRecord;
 use crate::error::ServiceError;
-use crate::snapshots::record::{FileRecord, SnapshotRegion, files_dir};
+use crate::snapshots::record::{FileRecord, SnapshotRegion, families_of, files_dir};
 use shoal_storage::region::{Region, RegionCapture, WritePause};
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// The longest a cut waits for the writes in flight to drain.
@@ -142,11 +141,7 @@ impl Host {
             if !dumped.is_empty() {
                 wrote_for.push(region.clone());
             }
-            let mut families: BTreeMap<String, Vec<FileRecord>> = capture
-                .stores
-                .iter()
-                .map(|(f, files)| (f.clone(), files.iter().map(FileRecord::of).collect()))
-                .collect();
+            let mut families = families_of(&capture.stores);
             for (family, file) in dumped {
                 part.written += file.size;
                 families

@@ -23,7 +23,7 @@ use super::Host;
 use super::snapshot_pause::CutPart;
 use crate::catalog::{SnapshotEntry, TableRecord};
 use crate::error::ServiceError;
-use crate::snapshots::record::{FileRecord, SnapshotRecord, SnapshotRegion, snapshot_dir};
+use crate::snapshots::record::{SnapshotRecord, SnapshotRegion, families_of, snapshot_dir};
 use crate::snapshots::validate_snapshot_name;
 use shoal_storage::manifest::ManifestStore;
 use std::collections::BTreeMap;
@@ -163,13 +163,7 @@ impl Host {
                     })
                 })?;
             let (families, read_point) = match manifest {
-                Some(m) => (
-                    m.stores
-                        .iter()
-                        .map(|(f, files)| (f.clone(), files.iter().map(FileRecord::of).collect()))
-                        .collect(),
-                    m.max_seq,
-                ),
+                Some(m) => (families_of(&m.stores), m.max_seq),
                 None => (BTreeMap::new(), 0),
             };
             part.regions.push(SnapshotRegion {

@@ -124,6 +124,14 @@ impl FileRecord {
     }
 }
 
+/// A manifest's files by family as a snapshot records them.
+pub fn families_of(stores: &BTreeMap<String, Vec<StoreFile>>) -> BTreeMap<String, Vec<FileRecord>> {
+    stores
+        .iter()
+        .map(|(f, files)| (f.clone(), files.iter().map(FileRecord::of).collect()))
+        .collect()
+}
+
 /// The object prefix of snapshot `id`'s objects.
 pub fn snapshot_dir(id: &str) -> String {
     format!("snapshots/{id}")
