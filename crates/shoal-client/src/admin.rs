@@ -301,6 +301,56 @@ impl Admin {
             .unwrap_or_default())
     }
 
+    /// Takes snapshot `name` of `table` as it was at `at_ms` (ms since the
+    /// epoch, inside the server's point-in-time window).
+    pub async fn snapshot_at(
+        &self,
+        table: &str,
+        at_ms: i64,
+        name: &str,
+    ) -> Result<pb::SnapshotDescription, ClientError> {
+        let req = pb::SnapshotAtRequest {
+            table: table.to_string(),
+            at_ms,
+            name: name.to_string(),
+        };
+        Ok(call!(self, NotIdempotent, snapshot_at, req)?
+            .snapshot
+            .unwrap_or_default())
+    }
+
+    /// Clones `table` as it was at `at_ms` into new table `target`.
+    pub async fn clone_at(
+        &self,
+        table: &str,
+        at_ms: i64,
+        target: &str,
+    ) -> Result<pb::TableDescription, ClientError> {
+        let req = pb::CloneAtRequest {
+            table: table.to_string(),
+            at_ms,
+            target: target.to_string(),
+        };
+        Ok(call!(self, NotIdempotent, clone_at, req)?
+            .table
+            .unwrap_or_default())
+    }
+
+    /// Restores `table` (disabled first) to what it was at `at_ms`.
+    pub async fn restore_at(
+        &self,
+        table: &str,
+        at_ms: i64,
+    ) -> Result<pb::TableDescription, ClientError> {
+        let req = pb::RestoreAtRequest {
+            table: table.to_string(),
+            at_ms,
+        };
+        Ok(call!(self, NotIdempotent, restore_at, req)?
+            .table
+            .unwrap_or_default())
+    }
+
     /// Names snapshot `id`, whose record and files were copied into the
     /// server's bucket under `snapshots/<id>/` (`shoal snapshot import`),
     /// `name`. The server checks that every file is there first.

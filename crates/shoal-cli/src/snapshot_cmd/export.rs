@@ -351,6 +351,7 @@ mod tests {
                 regions: vec![],
                 split_parents: vec![],
                 holds: vec![],
+                reset_ms: 0,
             },
             regions: vec![
                 region(

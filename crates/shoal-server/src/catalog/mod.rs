@@ -2,6 +2,7 @@
 //! durably in the object store (`schema` = the records, `store` = their
 //! versioned objects).
 
+pub mod history;
 pub mod schema;
 pub mod store;
 

@@ -25,6 +25,11 @@ pub struct Catalog {
     /// the bucket under `snapshots/<id>/`. Not written while empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub snapshots: Vec<SnapshotEntry>,
+    /// When this version was committed (ms since the epoch, stamped just
+    /// before its write; 0 in versions written before it existed): what a
+    /// point-in-time restore reads the table's regions at an instant by.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub committed_ms: i64,
 }
 
 /// A snapshot in the catalog: its name and where its record is. The
@@ -44,6 +49,10 @@ pub struct SnapshotEntry {
     /// every listing, its files kept until no table holds it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
+    /// A base of the point-in-time window (`host/pitr_base.rs`), taken and
+    /// let go by the server: hidden from every listing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub base: bool,
 }
 
 /// Permissions of one user at one scope: globally (no table), on a table,
@@ -108,6 +117,15 @@ pub struct TableRecord {
     /// the table does. Not written while empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holds: Vec<String>,
+    /// When the table's data was last replaced wholesale (truncated or
+    /// restored to a snapshot; ms since the epoch, 0 = never): a
+    /// point-in-time restore never replays across it. Not written while 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reset_ms: i64,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
 }
 
 /// One region: a key range and where its data lives.
@@ -443,6 +461,7 @@ mod tests {
                 }],
                 split_parents: vec![],
                 holds: vec![],
+                reset_ms: 0,
             }],
             grants: vec![],
             snapshots: vec![],
@@ -466,6 +485,7 @@ mod tests {
             table: "t".into(),
             created_ms: 5,
             deleted: false,
+            base: false,
         });
         with.tables[0].holds.push("01K".into());
         let json = serde_json::to_string(&with).unwrap();

@@ -11,7 +11,7 @@ use shoal_storage::object::{Bucket, ObjectError};
 /// Catalog versions kept after a commit.
 pub const KEEP_VERSIONS: u64 = 10;
 
-const PREFIX: &str = "catalog/";
+pub(crate) const PREFIX: &str = "catalog/";
 
 /// Why the catalog could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +26,13 @@ pub enum CatalogError {
         path: String,
         /// What is wrong.
         reason: String,
+    },
+    /// The version current at an instant was pruned (older than the
+    /// point-in-time window keeps).
+    #[error("the catalog's history no longer reaches back to {from_ms} ms since the epoch")]
+    HistoryGone {
+        /// The instant.
+        from_ms: i64,
     },
     /// Another writer committed the same version.
     #[error(
@@ -44,13 +51,14 @@ pub struct CatalogStore {
     version: u64,
     current: Catalog,
     poisoned: bool,
+    keep_history: bool,
 }
 
-fn path(version: u64) -> String {
+pub(crate) fn path(version: u64) -> String {
     format!("{PREFIX}{version:020}.json")
 }
 
-fn parse_version(path: &str) -> Option<u64> {
+pub(crate) fn parse_version(path: &str) -> Option<u64> {
     path.strip_prefix(PREFIX)?
         .strip_suffix(".json")
         .filter(|s| s.len() == 20)?
@@ -74,6 +82,7 @@ impl CatalogStore {
                 version: 0,
                 current: Catalog::default(),
                 poisoned: false,
+                keep_history: false,
             });
         };
         let p = path(version);
@@ -88,7 +97,16 @@ impl CatalogStore {
             version,
             current,
             poisoned: false,
+            keep_history: false,
         })
+    }
+
+    /// Keeps old versions when committing (the point-in-time window reads
+    /// them; `catalog/history.rs` prunes them by age) instead of deleting
+    /// the one [`KEEP_VERSIONS`] back.
+    pub fn keep_history(mut self, on: bool) -> CatalogStore {
+        self.keep_history = on;
+        self
     }
 
     /// The current catalog.
@@ -102,8 +120,12 @@ impl CatalogStore {
     }
 
     /// Writes `next` as the next version and makes it current.
-    pub async fn commit(&mut self, next: Catalog) -> Result<(), CatalogError> {
+    pub async fn commit(&mut self, mut next: Catalog) -> Result<(), CatalogError> {
         let version = self.version + 1;
+        next.committed_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
         if self.poisoned {
             return Err(CatalogError::Conflict { version });
         }
@@ -130,7 +152,7 @@ impl CatalogStore {
         }
         self.version = version;
         self.current = next;
-        if version > KEEP_VERSIONS {
+        if version > KEEP_VERSIONS && !self.keep_history {
             let old = path(version - KEEP_VERSIONS);
             if let Err(e) = self.bucket.delete(&old).await
                 && !e.is_not_found()
@@ -156,6 +178,7 @@ mod tests {
             regions: vec![],
             split_parents: vec![],
             holds: vec![],
+            reset_ms: 0,
         }
     }
 

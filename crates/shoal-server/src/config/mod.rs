@@ -5,7 +5,7 @@
 //! One file per section, each with its defaults and a `validate` that checks
 //! that section alone and names the offending key: `server`, `object_store`,
 //! `wal`, `cache`, `regions`, `memstore`, `limits`, `cluster`, `thrift`,
-//! `hbase_rpc`, `security` (`[tls]` and `[auth]`). `units` holds what values
+//! `hbase_rpc`, `security` (`[tls]` and `[auth]`), `snapshots`. `units` holds what values
 //! are written in (`ByteSize`, durations). This file holds the whole
 //! [`ServerConfig`], its loading, and the checks that span sections
 //! (listeners that would share a port, what cluster mode needs of TLS and
@@ -20,6 +20,7 @@ pub mod object_store;
 pub mod regions;
 pub mod security;
 pub mod server;
+pub mod snapshots;
 pub mod thrift;
 mod units;
 pub mod wal;
@@ -34,6 +35,7 @@ pub use regions::RegionsSection;
 pub use security::{AuthSection, TlsListenerName, TlsSection, valid_user};
 pub use server::ServerSection;
 pub use shoal_storage::object::Emulation;
+pub use snapshots::{PointInTime, SnapshotsSection};
 pub use thrift::{ThriftProtocol, ThriftSection, ThriftTransport};
 pub use units::ByteSize;
 pub use wal::{WalBackendName, WalSection};
@@ -98,6 +100,8 @@ pub struct ServerConfig {
     pub tls: TlsSection,
     /// Tokens, permissions and the audit log.
     pub auth: AuthSection,
+    /// The point-in-time window.
+    pub snapshots: SnapshotsSection,
 }
 impl ServerConfig {
     /// Reads and checks a TOML file.
@@ -144,6 +148,17 @@ impl ServerConfig {
             .resolve(&self.objects_dir())
             .map_err(invalid)?;
         self.limits.validate().map_err(invalid)?;
+        self.snapshots.validate().map_err(invalid)?;
+        if self.snapshots.point_in_time_window.is_some()
+            && self.wal.backend != WalBackendName::Object
+        {
+            return Err(invalid((
+                "wal.backend",
+                "snapshots.point_in_time_window needs \"object\": a local WAL is deleted once \
+                 flushed and lives on one machine, so it cannot replay the window's writes"
+                    .into(),
+            )));
+        }
         Ok(())
     }
 

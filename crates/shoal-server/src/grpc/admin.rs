@@ -574,6 +574,62 @@ impl pb::admin_server::Admin for AdminService {
             .await
     }
 
+    async fn snapshot_at(
+        &self,
+        req: Request<pb::SnapshotAtRequest>,
+    ) -> Result<Response<pb::SnapshotResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let info = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .snapshot_at(&r.table, r.at_ms, &r.name)
+                    .await?;
+                Ok(pb::SnapshotResponse {
+                    snapshot: Some(snapshot_convert::taken(&info)),
+                })
+            })
+            .await
+    }
+
+    async fn clone_at(
+        &self,
+        req: Request<pb::CloneAtRequest>,
+    ) -> Result<Response<pb::CreateTableResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door
+                    .host
+                    .access(&caller)
+                    .clone_at(&r.table, r.at_ms, &r.target)
+                    .await?;
+                Ok(pb::CreateTableResponse {
+                    table: Some(self.describe(&r.target)?),
+                })
+            })
+            .await
+    }
+
+    async fn restore_at(
+        &self,
+        req: Request<pb::RestoreAtRequest>,
+    ) -> Result<Response<pb::CreateTableResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let record = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .restore_at(&r.table, r.at_ms)
+                    .await?;
+                Ok(pb::CreateTableResponse {
+                    table: Some(self.describe(&record.name)?),
+                })
+            })
+            .await
+    }
+
     async fn snapshot_pause(
         &self,
         req: Request<pb::SnapshotPauseRequest>,

@@ -649,6 +649,46 @@ impl<'a> Access<'a> {
         self.audited("restore_snapshot", &snapshot_object(name, &table), result)
     }
 
+    /// [`Host::snapshot_at`]: ADMIN on the table, as a snapshot.
+    pub async fn snapshot_at(
+        &self,
+        table: &str,
+        at_ms: i64,
+        name: &str,
+    ) -> Result<super::SnapshotInfo, ServiceError> {
+        self.need_table("snapshot_at", table, &[Action::Admin])?;
+        let result = self.host.snapshot_at(table, at_ms, name).await;
+        let object = format!("{} at {at_ms}", snapshot_object(name, table));
+        self.audited("snapshot_at", &object, result)
+    }
+
+    /// [`Host::clone_at`]: CREATE globally and ADMIN on the table, as a
+    /// clone.
+    pub async fn clone_at(
+        &self,
+        table: &str,
+        at_ms: i64,
+        target: &str,
+    ) -> Result<TableRecord, ServiceError> {
+        self.need_global("clone_at", Action::Create)?;
+        self.need_table("clone_at", table, &[Action::Admin])?;
+        let result = self.host.clone_at(table, at_ms, target).await;
+        let object = format!(
+            "{} at {at_ms} into {}",
+            table_object(table),
+            table_object(target)
+        );
+        self.audited("clone_at", &object, result)
+    }
+
+    /// [`Host::restore_at`]: ADMIN on the table, as a restore.
+    pub async fn restore_at(&self, table: &str, at_ms: i64) -> Result<TableRecord, ServiceError> {
+        self.need_table("restore_at", table, &[Action::Admin])?;
+        let result = self.host.restore_at(table, at_ms).await;
+        let object = format!("{} to {at_ms}", table_object(table));
+        self.audited("restore_at", &object, result)
+    }
+
     /// [`Host::hold_snapshot_pause`]: ADMIN globally (the master calls it).
     pub async fn snapshot_pause(
         &self,

@@ -91,6 +91,7 @@ impl Host {
             families: schemas,
             split_parents: Vec::new(),
             holds: Vec::new(),
+            reset_ms: 0,
         };
         let mut next = catalog.current().clone();
         next.tables.push(record.clone());
@@ -121,6 +122,7 @@ impl Host {
             families: schemas,
             split_parents: Vec::new(),
             holds: Vec::new(),
+            reset_ms: 0,
         };
         let r = record.clone();
         self.commit_as_master(|next| {
@@ -404,6 +406,7 @@ impl Host {
             .map(|r| new_region_record(&record.id, r.start_row.clone(), r.end_row.clone()))
             .collect();
         record.split_parents.clear();
+        record.reset_ms = super::snapshot_take::now_ms();
         self.replace_record(&mut catalog, name, &record).await?;
         self.delete_region_data(&old_record).await;
         tracing::info!(table = name, "table truncated");
@@ -432,6 +435,7 @@ impl Host {
             t.regions = regions;
             t.split_parents.clear();
             t.enabled = true;
+            t.reset_ms = super::snapshot_take::now_ms();
             new = Some(t.clone());
             Ok(())
         })

@@ -81,6 +81,7 @@ impl Host {
                 .await;
         }
         self.release_unheld_snapshots().await;
+        self.pitr_housekeeping().await;
         let due = {
             let mut last = self
                 .inner

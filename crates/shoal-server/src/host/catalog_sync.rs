@@ -11,6 +11,14 @@ use crate::catalog::{Catalog, CatalogStore};
 use crate::error::ServiceError;
 
 impl Host {
+    /// The newest catalog from the bucket, keeping old versions when the
+    /// point-in-time window needs them.
+    pub(crate) async fn open_catalog_store(&self) -> Result<CatalogStore, ServiceError> {
+        Ok(CatalogStore::open(self.inner.env.bucket.clone())
+            .await?
+            .keep_history(self.inner.config.snapshots.point_in_time().is_some()))
+    }
+
     /// The catalog store, locked: admin operations and catalog reloads are
     /// serialized by this lock.
     pub(crate) async fn lock_catalog(&self) -> tokio::sync::MutexGuard<'_, CatalogStore> {
@@ -28,7 +36,7 @@ impl Host {
         &self,
         catalog: &mut CatalogStore,
     ) -> Result<(), ServiceError> {
-        let fresh = CatalogStore::open(self.inner.env.bucket.clone()).await?;
+        let fresh = self.open_catalog_store().await?;
         if fresh.version() >= catalog.version() {
             *catalog = fresh;
         }
@@ -54,7 +62,7 @@ impl Host {
         if let Err(e) = catalog.commit(next).await {
             // A conflict: another master committed. Read it so the next
             // call starts from it.
-            if let Ok(fresh) = CatalogStore::open(self.inner.env.bucket.clone()).await {
+            if let Ok(fresh) = self.open_catalog_store().await {
                 *catalog = fresh;
             }
             return Err(e.into());

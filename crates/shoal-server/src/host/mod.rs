@@ -32,6 +32,8 @@ pub use grants::GrantSpec;
 mod locate;
 mod ownership;
 mod peer_frames;
+mod pitr_base;
+// mod pitr_restore;
 mod slots;
 mod snapshot_gc;
 pub(crate) mod snapshot_pause;
@@ -235,6 +237,8 @@ pub(crate) struct Inner {
         std::sync::Mutex<std::collections::HashMap<String, snapshot_pause::Paused>>,
     /// When abandoned snapshot objects were last swept.
     pub(crate) snapshot_sweep: std::sync::Mutex<Option<Instant>>,
+    /// When old catalog versions were last pruned (`pitr_base.rs`).
+    pub(crate) catalog_prune: std::sync::Mutex<Option<Instant>>,
 }
 
 impl Host {
@@ -280,7 +284,9 @@ impl Host {
         .await?;
         let env = region_env(&config, bucket.clone(), wal.clone())?;
         let (env, disk_cache) = open_cache(&config, env)?;
-        let catalog = CatalogStore::open(bucket.clone()).await?;
+        let catalog = CatalogStore::open(bucket.clone())
+            .await?
+            .keep_history(config.snapshots.point_in_time().is_some());
         security.set_grants(catalog.current());
         let (ownership, cluster): (Arc<dyn RegionOwnership>, _) = match cluster {
             Some(seam) => (seam.ownership, Some(seam.role)),
@@ -314,6 +320,7 @@ impl Host {
                 snapshot_lock: tokio::sync::Mutex::default(),
                 snapshot_pauses: std::sync::Mutex::default(),
                 snapshot_sweep: std::sync::Mutex::new(None),
+                catalog_prune: std::sync::Mutex::new(None),
             }),
         };
         if host.inner.cluster.is_some() {

@@ -49,7 +49,8 @@ pub struct SnapshotInfo {
     pub pause_micros: u64,
 }
 
-fn now_ms() -> i64 {
+/// Wall-clock milliseconds since the epoch (0 if the clock is before it).
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -65,6 +66,16 @@ impl Host {
         name: &str,
     ) -> Result<SnapshotInfo, ServiceError> {
         validate_snapshot_name(name)?;
+        self.take_snapshot_named(table, name).await
+    }
+
+    /// [`Host::take_snapshot`] with a name already checked (or a base's,
+    /// which users cannot give).
+    pub(super) async fn take_snapshot_named(
+        &self,
+        table: &str,
+        name: &str,
+    ) -> Result<SnapshotInfo, ServiceError> {
         self.require_master()?;
         let _one = self.inner.snapshot_lock.lock().await;
         let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
@@ -229,6 +240,7 @@ impl Host {
             table: record.table.name.clone(),
             created_ms: record.created_ms,
             deleted: false,
+            base: crate::snapshots::record::is_base_name(&record.name),
         };
         let committed = self
             .change_catalog(|next| {

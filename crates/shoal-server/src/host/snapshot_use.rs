@@ -46,14 +46,14 @@ impl From<&SnapshotEntry> for SnapshotListing {
 }
 
 impl Host {
-    /// Every snapshot, by name.
+    /// Every snapshot, by name (not the point-in-time window's bases).
     pub async fn list_snapshots(&self) -> Vec<SnapshotListing> {
         let catalog = self.inner.catalog.lock().await;
         catalog
             .current()
             .snapshots
             .iter()
-            .filter(|s| !s.deleted)
+            .filter(|s| !s.deleted && !s.base)
             .map(SnapshotListing::from)
             .collect()
     }
@@ -109,6 +109,7 @@ impl Host {
             regions: self.seed_regions(&snapshot, &table_id).await?,
             split_parents: Vec::new(),
             holds: vec![entry.id.clone()],
+            reset_ms: 0,
         };
         let seeded = started.elapsed();
         let added = record.clone();
@@ -182,6 +183,7 @@ impl Host {
                 t.regions = regions;
                 t.split_parents.clear();
                 t.holds = vec![entry.id.clone()];
+                t.reset_ms = super::snapshot_take::now_ms();
                 Ok(())
             })
             .await?;

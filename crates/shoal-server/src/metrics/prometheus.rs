@@ -150,6 +150,16 @@ fn snapshots(o: &mut Out, s: &crate::snapshots::HoldSummary) {
             "Bytes kept only for snapshots (the cost of keeping them).",
             s.only_bytes,
         ),
+        (
+            "shoal_pitr_window_files",
+            "Files kept only for the point-in-time window's base snapshots.",
+            s.window_only_files,
+        ),
+        (
+            "shoal_pitr_window_bytes",
+            "Bytes kept only for the point-in-time window's base snapshots.",
+            s.window_only_bytes,
+        ),
     ] {
         o.single(name, "gauge", help, value as f64);
     }

@@ -22,8 +22,12 @@ use std::sync::Mutex;
 #[derive(Debug)]
 pub struct SnapshotHolds {
     pins: FilePins,
-    held: Mutex<HashMap<String, Vec<(FilePin, u64)>>>,
+    held: Mutex<HashMap<String, Held>>,
 }
+
+/// One snapshot's pins: whether it is a base of the point-in-time window,
+/// and each file's pin and size.
+type Held = (bool, Vec<(FilePin, u64)>);
 
 /// What the snapshots hold, for `/metrics`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,6 +42,11 @@ pub struct HoldSummary {
     pub only_files: u64,
     /// Bytes of those.
     pub only_bytes: u64,
+    /// Of the files kept only for snapshots, those only the point-in-time
+    /// window's bases hold: the window's cost in files.
+    pub window_only_files: u64,
+    /// Bytes of those.
+    pub window_only_bytes: u64,
 }
 
 impl SnapshotHolds {
@@ -51,7 +60,7 @@ impl SnapshotHolds {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(FilePin, u64)>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Held>> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -62,7 +71,8 @@ impl SnapshotHolds {
             .files()
             .filter_map(|f| f.file_id().map(|id| (self.pins.pin(id), f.size)))
             .collect();
-        self.lock().insert(record.id.clone(), pins);
+        let base = super::record::is_base_name(&record.name);
+        self.lock().insert(record.id.clone(), (base, pins));
     }
 
     /// Lets go of snapshot `id`'s files.
@@ -75,11 +85,16 @@ impl SnapshotHolds {
     pub fn summary(&self, live: &HashSet<FileId>) -> HoldSummary {
         let held = self.lock();
         let mut seen: HashSet<FileId> = HashSet::new();
+        let by_users: HashSet<FileId> = held
+            .values()
+            .filter(|(base, _)| !base)
+            .flat_map(|(_, pins)| pins.iter().map(|(pin, _)| pin.id()))
+            .collect();
         let mut s = HoldSummary {
             snapshots: held.len() as u64,
             ..HoldSummary::default()
         };
-        for (pin, size) in held.values().flatten() {
+        for (pin, size) in held.values().flat_map(|(_, pins)| pins) {
             if !seen.insert(pin.id()) {
                 continue;
             }
@@ -88,6 +103,10 @@ impl SnapshotHolds {
             if !live.contains(&pin.id()) {
                 s.only_files += 1;
                 s.only_bytes += size;
+                if !by_users.contains(&pin.id()) {
+                    s.window_only_files += 1;
+                    s.window_only_bytes += size;
+                }
             }
         }
         s

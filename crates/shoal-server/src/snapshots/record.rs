@@ -245,6 +245,27 @@ impl SnapshotRecord {
     }
 }
 
+/// Names of the point-in-time window's base snapshots start with this
+/// (`@` is refused in a user's name, so none can collide with one).
+pub const BASE_PREFIX: &str = "@pitr.";
+
+/// True for a base snapshot's name.
+pub fn is_base_name(name: &str) -> bool {
+    name.starts_with(BASE_PREFIX)
+}
+
+/// The name of the base of table `table_id` taken at `created_ms`.
+pub fn base_name(table_id: &str, created_ms: i64) -> String {
+    format!("{BASE_PREFIX}{table_id}.{created_ms}")
+}
+
+/// The table id and time a base's name carries.
+pub fn parse_base_name(name: &str) -> Option<(&str, i64)> {
+    let rest = name.strip_prefix(BASE_PREFIX)?;
+    let (table_id, ms) = rest.rsplit_once('.')?;
+    Some((table_id, ms.parse().ok()?))
+}
+
 /// HBase's rule for snapshot names (`TableName.isLegalTableQualifierName`):
 /// letters, digits, `_`, `-` and `.`, not starting with `.` or `-`, at most
 /// 255 bytes.

@@ -16,6 +16,7 @@
 
 mod batch;
 mod capture;
+mod cells_file;
 mod compact;
 pub mod config;
 mod error;
@@ -38,6 +39,7 @@ pub mod versions;
 
 pub use crate::cache::{RowBundle, RowBundleError};
 pub use capture::{RegionCapture, WritePause};
+pub use cells_file::write_cells_file;
 pub use compact::CompactionReport;
 pub use config::{Clock, CompactionPolicy, FamilyConfig, ManualClock, RegionConfig, SystemClock};
 pub use error::RegionError;

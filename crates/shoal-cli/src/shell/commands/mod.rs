@@ -4,6 +4,7 @@
 
 mod admin;
 mod data;
+mod point_in_time;
 mod snapshot;
 
 use super::args::Args;
@@ -112,9 +113,13 @@ pub const USAGE: &[(&str, &str)] = &[
     ("exit", "exit   (alias: quit)"),
 ];
 
-/// Every command's usage: the table above, then the snapshot commands.
+/// Every command's usage: the table above, then the snapshot and
+/// point-in-time commands.
 pub fn all_usage() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
-    USAGE.iter().chain(snapshot::USAGE.iter())
+    USAGE
+        .iter()
+        .chain(snapshot::USAGE.iter())
+        .chain(point_in_time::USAGE.iter())
 }
 
 /// The usage line of `cmd` (empty if unknown).
@@ -181,6 +186,7 @@ pub async fn run(client: &Client, cmd: &Command, out: &mut dyn Write) -> Result<
         "append" => data::append(client, &a, out).await,
         "check_and_put" => data::check_and_put(client, &a, out).await,
         _ if snapshot::run(client, name, &a, out).await? => Ok(()),
+        _ if point_in_time::run(client, name, &a, out).await? => Ok(()),
         _ => admin::run(client, name, &a, out).await,
     }
 }
