@@ -897,7 +897,7 @@ mod tests {
         assert_eq!(b.list_dirs("w").await.expect("dirs"), ["w/a", "w/b"]);
         assert_eq!(b.list_dirs("w/b/").await.expect("dirs"), ["w/b/x"]);
         assert_eq!(b.list_dirs("").await.expect("dirs"), ["w", "wx"]);
-        assert_eq!(b.metrics().list.requests, 7);
+        assert_eq!(b.metrics().list.requests, 8);
     }
 
     #[tokio::test]

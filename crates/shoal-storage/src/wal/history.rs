@@ -632,9 +632,17 @@ mod tests {
             // A new segment, unflushed.
             unflushed.push(next);
             next += 1;
-            // Some unflushed ones retire, out of order.
-            if x % 3 == 0 && !unflushed.is_empty() {
+            // Some unflushed ones retire, out of order; the oldest too, often
+            // enough for flushed_below to move.
+            if x % 3 != 0 && !unflushed.is_empty() {
                 let i = (x as usize / 3) % unflushed.len();
+                let n = unflushed.swap_remove(i);
+                s.retire(n, n * 10);
+                model.insert(n, n * 10);
+            }
+            if x % 2 == 0
+                && let Some(i) = (0..unflushed.len()).min_by_key(|&i| unflushed[i])
+            {
                 let n = unflushed.swap_remove(i);
                 s.retire(n, n * 10);
                 model.insert(n, n * 10);
@@ -656,7 +664,7 @@ mod tests {
             );
         }
         assert!(
-            s.delete_target > 100,
+            s.delete_target > 1000,
             "history aged out: {}",
             s.delete_target
         );
