@@ -634,13 +634,13 @@ mod tests {
             next += 1;
             // Some unflushed ones retire, out of order; the oldest too, often
             // enough for flushed_below to move.
-            if x % 3 != 0 && !unflushed.is_empty() {
+            if !x.is_multiple_of(3) && !unflushed.is_empty() {
                 let i = (x as usize / 3) % unflushed.len();
                 let n = unflushed.swap_remove(i);
                 s.retire(n, n * 10);
                 model.insert(n, n * 10);
             }
-            if x % 2 == 0
+            if x.is_multiple_of(2)
                 && let Some(i) = (0..unflushed.len()).min_by_key(|&i| unflushed[i])
             {
                 let n = unflushed.swap_remove(i);
