@@ -756,6 +756,18 @@ fn wal(o: &mut Out, v: &StatusView) {
         "WAL segments made from a retired segment's file instead of a zero-filled one.",
         w.segments_recycled as f64,
     );
+    o.single(
+        "shoal_wal_history_objects",
+        "gauge",
+        "WAL segment objects kept only for the history window (flushed, not yet aged out).",
+        w.history_objects as f64,
+    );
+    o.single(
+        "shoal_wal_history_bytes",
+        "gauge",
+        "Bytes of the WAL segment objects kept only for the history window.",
+        w.history_bytes as f64,
+    );
 }
 
 /// The regions' and the process's families: totals, the write path and

@@ -425,6 +425,77 @@ impl Bucket {
                 Ok((metas, 0))
             })
             .await?;
+        Ok(self.sorted_infos(metas))
+    }
+
+    /// Every object under `prefix` whose key sorts after `start_after` (a key, which
+    /// need not exist), sorted by path: a listing that starts there (S3's
+    /// `start-after`), so the keys before it are not paged through. Same prefix rules
+    /// as [`Bucket::list`].
+    pub async fn list_after(
+        &self,
+        prefix: &str,
+        start_after: &str,
+    ) -> Result<Vec<ObjectInfo>, ObjectError> {
+        let list_prefix = self.inner.keys.list_prefix(prefix)?;
+        let offset = self.inner.keys.object(start_after)?;
+        let (store, list_prefix, offset) = (&self.inner.store, &list_prefix, &offset);
+        let metas = self
+            .inner
+            .run(Op::List, prefix, 0, || async move {
+                let metas: Vec<ObjectMeta> = store
+                    .list_with_offset(list_prefix.as_ref(), offset)
+                    .try_collect()
+                    .await?;
+                Ok((metas, 0))
+            })
+            .await?;
+        Ok(self.sorted_infos(metas))
+    }
+
+    /// The first object under `prefix` that one page of a listing returns: the first
+    /// in key order on S3-compatible stores and in memory, any one of them on a local
+    /// file system. `None` if there is none. One request, whatever lies under it.
+    pub async fn list_first(&self, prefix: &str) -> Result<Option<ObjectInfo>, ObjectError> {
+        let list_prefix = self.inner.keys.list_prefix(prefix)?;
+        let (store, list_prefix) = (&self.inner.store, &list_prefix);
+        let metas = self
+            .inner
+            .run(Op::List, prefix, 0, || async move {
+                let metas: Vec<ObjectMeta> = store
+                    .list(list_prefix.as_ref())
+                    .take(1)
+                    .try_collect()
+                    .await?;
+                Ok((metas, 0))
+            })
+            .await?;
+        Ok(self.sorted_infos(metas).into_iter().next())
+    }
+
+    /// The "directories" directly under `prefix` (the common prefixes of a listing
+    /// with delimiter `/`), as keys without a trailing `/`, sorted. Objects directly
+    /// under `prefix` are paged through too, so use it where few lie.
+    pub async fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, ObjectError> {
+        let list_prefix = self.inner.keys.list_prefix(prefix)?;
+        let (store, list_prefix) = (&self.inner.store, &list_prefix);
+        let listed = self
+            .inner
+            .run(Op::List, prefix, 0, || async move {
+                let listed = store.list_with_delimiter(list_prefix.as_ref()).await?;
+                Ok((listed.common_prefixes, 0))
+            })
+            .await?;
+        let mut dirs: Vec<String> = listed
+            .iter()
+            .filter_map(|p| self.inner.keys.relative(p))
+            .collect();
+        dirs.sort();
+        Ok(dirs)
+    }
+
+    /// Listed metadata as relative [`ObjectInfo`]s, sorted by path.
+    fn sorted_infos(&self, metas: Vec<ObjectMeta>) -> Vec<ObjectInfo> {
         let mut infos: Vec<ObjectInfo> = metas
             .into_iter()
             .filter_map(|meta| {
@@ -433,7 +504,7 @@ impl Bucket {
             })
             .collect();
         infos.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(infos)
+        infos
     }
 
     /// Deletes the object. Deleting a missing object is not an error.
@@ -698,6 +769,9 @@ fn assert_send_futures(bucket: &Bucket) {
     send(bucket.create_if_absent("a", Bytes::new()));
     send(bucket.head("a"));
     send(bucket.list("a"));
+    send(bucket.list_after("a", "a/b"));
+    send(bucket.list_first("a"));
+    send(bucket.list_dirs("a"));
     send(bucket.delete("a"));
     send(bucket.delete_many(Vec::new()));
     send(bucket.upload("a"));
@@ -798,6 +872,32 @@ mod tests {
         assert_eq!(m.ranged_get.requests, 3);
         assert_eq!(m.delete.requests, 3);
         assert_eq!(m.delete.errors, 0);
+    }
+
+    #[tokio::test]
+    async fn listings_after_a_key_of_the_first_object_and_of_directories() {
+        let b = Bucket::memory();
+        for key in ["w/a/1", "w/a/2", "w/a/3", "w/b/x/1", "w/c", "wx/1"] {
+            b.put(key, Bytes::from_static(b"v")).await.expect("put");
+        }
+        let paths =
+            |infos: Vec<ObjectInfo>| -> Vec<String> { infos.into_iter().map(|i| i.path).collect() };
+        assert_eq!(
+            paths(b.list_after("w/a", "w/a/1").await.expect("list")),
+            ["w/a/2", "w/a/3"]
+        );
+        assert_eq!(
+            paths(b.list_after("w", "w/a/3").await.expect("list")),
+            ["w/b/x/1", "w/c"]
+        );
+        assert!(b.list_after("w/a", "w/a/9").await.expect("list").is_empty());
+        let first = b.list_first("w").await.expect("first").expect("one");
+        assert_eq!(first.path, "w/a/1");
+        assert!(b.list_first("nothing").await.expect("first").is_none());
+        assert_eq!(b.list_dirs("w").await.expect("dirs"), ["w/a", "w/b"]);
+        assert_eq!(b.list_dirs("w/b/").await.expect("dirs"), ["w/b/x"]);
+        assert_eq!(b.list_dirs("").await.expect("dirs"), ["w", "wx"]);
+        assert_eq!(b.metrics().list.requests, 8);
     }
 
     #[tokio::test]

@@ -133,6 +133,47 @@ pub enum WalError {
         /// What is wrong with it.
         message: String,
     },
+
+    /// `WalOptions::history` with the local backend.
+    #[error(
+        "WAL history needs the object-store backend: a local WAL lives on one machine \
+         and is deleted once flushed; set the WAL backend to `object` or turn history off"
+    )]
+    HistoryNeedsObjectStore,
+
+    /// The history asked for starts before what is kept under a WAL prefix: the
+    /// segments it needs may have been deleted (aged out of the window, or written
+    /// before history was turned on).
+    #[error(
+        "WAL history under {prefix:?} does not reach back to the requested time: the \
+         segments it needs may have been deleted; history is readable from {} on",
+        describe_ms(.oldest_ms)
+    )]
+    HistoryGone {
+        /// The WAL prefix.
+        prefix: String,
+        /// Time (ms since the epoch) of its oldest mark: the earliest start it can
+        /// serve. `None` if it has no mark.
+        oldest_ms: Option<u64>,
+    },
+
+    /// A segment object to be read as history has no time: it was written by a
+    /// build from before segment times (header flag `FLAG_OBJECT_TIME`).
+    #[error(
+        "WAL segment {segment} carries no write time (written by an older Shoal build); \
+         history can only be read from segments written since the upgrade"
+    )]
+    NoSegmentTime {
+        /// The segment object.
+        segment: String,
+    },
+}
+
+fn describe_ms(ms: &Option<u64>) -> String {
+    match ms {
+        Some(ms) => format!("{ms} ms since the epoch"),
+        None => "no time (it has no mark)".to_owned(),
+    }
 }
 
 impl WalError {

@@ -8,16 +8,19 @@
 //! each region's flushed sequence), replay them and log them again in their
 //! own WAL ([`crate::region::Region::open_with_recovered`]). Once every
 //! region the dead WAL holds entries for has been reopened that way, the
-//! coordinator deletes the prefix ([`ForeignWal::delete`]).
+//! coordinator deletes the prefix ([`ForeignWal::delete`]) — or, with WAL history
+//! on, retires it ([`ForeignWal::retire`]): its segments stay for the history
+//! window, and [`crate::wal::sweep_history`] deletes the prefix once they aged out.
 //!
 //! A paused former owner cannot add to what was read: it stops acknowledging
 //! writes when its lease lapses by its own clock, before the cluster sees the
 //! lease expire and reads its WAL.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use super::error::WalError;
-use super::{WalEntry, object};
+use super::{WalEntry, object, pitr, stamp};
 use crate::object::Bucket;
 
 /// The entries of a dead server's WAL, grouped by region.
@@ -29,11 +32,13 @@ pub struct ForeignWal {
 }
 
 impl ForeignWal {
-    /// Reads every segment object under `prefix`. Any damaged object is
-    /// [`WalError::Corrupt`] (objects are written whole: damage is not a torn
-    /// tail). An empty or missing prefix is an empty WAL.
+    /// Reads every segment object under `prefix` that may hold an unflushed entry:
+    /// all of them, or with a history checkpoint (`<prefix>/history.json`) those from
+    /// its `flushed_below` on. Any damaged object is [`WalError::Corrupt`] (objects are
+    /// written whole: damage is not a torn tail). An empty or missing prefix is an
+    /// empty WAL.
     pub async fn read(bucket: &Bucket, prefix: &str) -> Result<ForeignWal, WalError> {
-        let recovered = object::recover(bucket, prefix).await?;
+        let recovered = object::recover(bucket, prefix).await?.log;
         let segments = recovered.segments.iter().map(|(n, _, _)| *n).collect();
         let mut entries = recovered.entries;
         for list in entries.values_mut() {
@@ -72,7 +77,7 @@ impl ForeignWal {
     /// Deletes every segment object under the prefix (listed afresh, so
     /// objects written after [`ForeignWal::read`] go too). Call only once
     /// every region with entries has been reopened elsewhere and has logged
-    /// them again.
+    /// them again. With WAL history on, call [`ForeignWal::retire`] instead.
     pub async fn delete(bucket: &Bucket, prefix: &str) -> Result<usize, WalError> {
         let listing = bucket
             .list(prefix)
@@ -87,5 +92,18 @@ impl ForeignWal {
                 .map_err(|e| WalError::object(prefix, "delete a dead server's WAL", e))?;
         }
         Ok(n)
+    }
+
+    /// With WAL history on, instead of [`ForeignWal::delete`]: keeps a dead run's
+    /// segments for `window` from now. Writes its `history.json` with
+    /// `flushed_below` = its highest segment + 1 (all of them are flushed once
+    /// every region was reopened elsewhere; so a later [`ForeignWal::read`] reads
+    /// nothing) and a mark (that number, now), and deletes what of its earlier
+    /// history is already older than the window. [`crate::wal::sweep_history`]
+    /// deletes the whole prefix once its newest mark is older than the window.
+    /// Call it when `delete` would be called; a prefix with no segment and no
+    /// history is left as it is.
+    pub async fn retire(bucket: &Bucket, prefix: &str, window: Duration) -> Result<(), WalError> {
+        pitr::retire(bucket, prefix, window, stamp::now_ms()).await
     }
 }

@@ -11,6 +11,7 @@ use futures::StreamExt;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::error::WalError;
+use super::history::{self, History, HistoryState};
 use super::local::{self, Recovered, SegmentFile, SpareSegment};
 use super::metrics::WalMetricsSnapshot;
 use super::record::{self, MAX_RECORD_BYTES, MAX_REGION_BYTES};
@@ -58,8 +59,6 @@ struct Inner {
     recovered: Mutex<HashMap<String, Vec<WalEntry>>>,
     store: Store,
     location: String,
-    /// The id in every segment header this handle writes.
-    writer_id: u128,
     /// Most record bytes in one group commit (and one `append_bulk` object).
     max_batch_bytes: usize,
 }
@@ -114,120 +113,37 @@ impl Wal {
     /// Local backend: the torn tail of the last segment (a crash mid-write) is cut,
     /// truncated away, counted in `corrupt_tails_cut` and logged; a bad record in any
     /// earlier segment, or in any object, is [`WalError::Corrupt`].
+    ///
+    /// Object backend: with a history checkpoint (`<prefix>/history.json`), only the
+    /// segments from its `flushed_below` on are read. With [`WalOptions::history`] the
+    /// open takes a mark and writes the checkpoint before it returns.
     pub async fn open(options: WalOptions) -> Result<Wal, WalError> {
-        if options.max_batch_bytes == 0 {
-            return Err(WalError::InvalidOptions {
-                option: "max_batch_bytes",
-                message: "must be at least 1".into(),
-            });
-        }
-        if options.segment_bytes == 0 {
-            return Err(WalError::InvalidOptions {
-                option: "segment_bytes",
-                message: "must be at least 1".into(),
-            });
-        }
-        let writer_id = ulid::Ulid::new().0;
-        let shared = Arc::new(Shared::default());
-        let mut first_recycled = false;
-        let (recovered, sink, store, location, current) = match options.backend {
-            WalBackend::Local { dir } => {
-                let d = dir.clone();
-                let (preallocate, segment_bytes) = (options.preallocate, options.segment_bytes);
-                let (recovered, file, recycled) = tokio::task::spawn_blocking(move || {
-                    let recovered = local::recover(&d)?;
-                    let next = next_segment(&recovered, &d.display().to_string())?;
-                    // The first segment is a retired one's file if there is one,
-                    // else a new file that grows as it fills (opening stays cheap);
-                    // the next ones are prepared while it fills.
-                    // A free file that cannot be reused is no reason not to open.
-                    let recycled = if preallocate {
-                        SpareSegment::recycle(&d, next, writer_id, segment_bytes)
-                            .unwrap_or_else(|e| {
-                                tracing::warn!(error = %e, "WAL: could not reuse a free segment file; starting a new one");
-                                None
-                            })
-                    } else {
-                        None
-                    };
-                    let first_recycled = recycled.is_some();
-                    let file = match recycled {
-                        Some(spare) => spare.install()?,
-                        None => SegmentFile::create(&d, next, writer_id)?,
-                    };
-                    Ok::<_, WalError>((recovered, file, first_recycled))
-                })
-                .await
-                .map_err(|e| blocking_failed(dir.display(), "recover", e))??;
-                first_recycled = recycled;
-                let current = Some(file.number);
-                let sink = Sink::Local {
-                    dir: dir.clone(),
-                    file: Some(file),
-                    segment_bytes: options.segment_bytes,
-                    writer_id,
-                    spare: None,
-                    preallocate: options.preallocate,
-                };
-                let location = dir.display().to_string();
-                let store = Store::Local {
-                    dir,
-                    recycle: options.preallocate.then_some(options.segment_bytes),
-                };
-                (recovered, sink, store, location, current)
-            }
+        check_options(&options)?;
+        let mut shared = Shared::default();
+        let (mut opened, sink, store) = match options.backend.clone() {
+            WalBackend::Local { dir } => open_local(dir, &options).await?,
             WalBackend::Object { bucket, prefix } => {
-                let prefix = prefix.trim_matches('/').to_owned();
-                let recovered = object::recover(&bucket, &prefix).await?;
-                let next = next_segment(&recovered, &prefix)?;
-                shared.next_object.store(next, Ordering::Relaxed);
-                let sink = Sink::Object {
-                    bucket: bucket.clone(),
-                    prefix: prefix.clone(),
-                    writer_id,
-                };
-                let location = format!("{}/{prefix}", bucket.location());
-                (
-                    recovered,
-                    sink,
-                    Store::Object { bucket, prefix },
-                    location,
-                    None,
-                )
+                open_object(bucket, prefix, options.history, &mut shared).await?
             }
         };
-        let Recovered {
-            entries,
-            entry_count,
-            segments,
-            tails_cut,
-            segments_removed,
-            ..
-        } = recovered;
-        {
-            let m = &shared.metrics;
-            m.recovered_entries.store(entry_count, Ordering::Relaxed);
-            m.corrupt_tails_cut.store(tails_cut, Ordering::Relaxed);
-            m.segments_deleted
-                .store(segments_removed, Ordering::Relaxed);
-            m.segments_recycled
-                .store(u64::from(first_recycled), Ordering::Relaxed);
-            m.segments_created
-                .store(u64::from(current.is_some()), Ordering::Relaxed);
-            let mut table = shared.table();
-            for (n, maxes, bytes) in segments {
-                table.add_sealed(n, maxes, bytes);
-            }
-            if let Some(n) = current {
-                table.start_current(n);
-            }
-            shared.publish_live(&table);
+        let shared = Arc::new(shared);
+        publish_recovered(&shared, &mut opened);
+        // The mark at open, and the checkpoint saying so, before any append.
+        if let Some(history) = &shared.history {
+            history.state().add_mark(shared.stamper.mark());
+            super::history::maintain(&shared, true).await?;
         }
+        let Opened {
+            recovered,
+            location,
+            ..
+        } = opened;
         tracing::info!(
             wal = %location,
-            recovered_entries = entry_count,
-            regions = entries.len(),
-            tails_cut,
+            recovered_entries = recovered.entry_count,
+            regions = recovered.entries.len(),
+            tails_cut = recovered.tails_cut,
+            history = shared.history.is_some(),
             "WAL opened"
         );
         let queue_permits =
@@ -256,10 +172,9 @@ impl Wal {
                 queue_permits,
                 closed: AtomicBool::new(false),
                 shared,
-                recovered: Mutex::new(entries),
+                recovered: Mutex::new(recovered.entries),
                 store,
                 location,
-                writer_id,
                 max_batch_bytes: options.max_batch_bytes,
             }),
         })
@@ -339,20 +254,17 @@ impl Wal {
             }
         }
         let shared = &self.inner.shared;
-        let writer_id = self.inner.writer_id;
         let puts = objects.into_iter().map(|(records, max_seq, n)| async move {
-            let number = shared.next_object.fetch_add(1, Ordering::Relaxed);
+            // Number and time (the object's own ULID) just before the bytes are
+            // assembled; in flight until the table knows it (or it failed).
+            let (flight, ulid) = shared.stamper.stamp_object();
             let started = std::time::Instant::now();
             let mut data = Vec::with_capacity(record::HEADER_LEN + records.len());
-            data.extend_from_slice(&record::encode_header_version(
-                number,
-                writer_id,
-                record::OLDEST_READABLE_VERSION,
-            ));
+            data.extend_from_slice(&record::encode_object_header(flight.number, ulid));
             data.extend_from_slice(&records);
-            let put = object::put_segment(bucket, prefix, number, Bytes::from(data)).await;
+            let put = object::put_segment(bucket, prefix, flight.number, Bytes::from(data)).await;
             (
-                number,
+                flight,
                 records.len() as u64,
                 max_seq,
                 n,
@@ -362,7 +274,7 @@ impl Wal {
         });
         let mut results = futures::stream::iter(puts).buffer_unordered(BULK_PUTS);
         let mut outcome = Ok(());
-        while let Some((number, bytes, max_seq, n, took, put)) = results.next().await {
+        while let Some((flight, bytes, max_seq, n, took, put)) = results.next().await {
             match put {
                 // Known to the retention table before the call returns, as a
                 // group commit's segment is before its appends are answered.
@@ -370,7 +282,7 @@ impl Wal {
                     let mut maxes = super::retention::RegionMaxes::new();
                     maxes.insert(region.to_owned(), max_seq);
                     let mut table = shared.table();
-                    table.add_sealed(number, maxes, bytes);
+                    table.add_sealed(flight.number, maxes, bytes);
                     let m = &shared.metrics;
                     m.record_sync(
                         n,
@@ -379,8 +291,13 @@ impl Wal {
                     );
                     m.segments_created.fetch_add(1, Ordering::Relaxed);
                     shared.publish_live(&table);
+                    // In the table before it leaves the in-flight set.
+                    drop(table);
+                    drop(flight);
+                    history::poke(shared);
                 }
                 Err(e) => {
+                    drop(flight);
                     shared.metrics.record_failures(n);
                     if outcome.is_ok() {
                         outcome = Err(e);
@@ -492,9 +409,20 @@ impl Wal {
     /// every segment — old or from this run, except the one being written — whose
     /// entries are all at or below the flushed seq of their region. If a deletion fails
     /// the segments stay tracked and a later call retries them.
+    ///
+    /// With [`WalOptions::history`] such segments are not deleted: they are kept for
+    /// the window (`history.rs`), and this may start the history's upkeep in the
+    /// background (checkpoint, deletion by age).
     pub async fn mark_flushed(&self, region: &str, seq: u64) -> Result<(), WalError> {
         let shared = &self.inner.shared;
         let victims = shared.table().mark_flushed(region, seq);
+        if let Some(history) = &shared.history {
+            let retired = victims.iter().map(|(n, (_, bytes))| (*n, *bytes));
+            history.retire(retired, &shared.metrics);
+            shared.publish_live(&shared.table());
+            history::poke(shared);
+            return Ok(());
+        }
         if victims.is_empty() {
             return Ok(());
         }
@@ -580,14 +508,188 @@ impl Wal {
 
     /// Stops accepting appends, finishes the batches already queued, closes the segment.
     /// Idempotent; appends racing with it get [`WalError::Closed`] or succeed.
+    /// With history, then writes the history checkpoint.
     pub async fn close(&self) -> Result<(), WalError> {
         self.inner.closed.store(true, Ordering::Release);
         let (reply, answer) = oneshot::channel();
-        if self.inner.tx.send(Command::Close(reply)).is_err() {
-            return Ok(()); // The writer already stopped.
+        // An Err from send: the writer already stopped.
+        if self.inner.tx.send(Command::Close(reply)).is_ok() {
+            answer.await.unwrap_or(Ok(()))?;
         }
-        answer.await.unwrap_or(Ok(()))
+        history::maintain(&self.inner.shared, true).await
     }
+
+    /// One history upkeep run now (test hook): `force` writes the checkpoint
+    /// whatever the timing.
+    #[cfg(test)]
+    pub(crate) async fn maintain_history(&self, force: bool) -> Result<(), WalError> {
+        history::maintain(&self.inner.shared, force).await
+    }
+
+    /// Changes the history's timing (test hook).
+    #[cfg(test)]
+    pub(crate) fn set_history_timing(&self, timing: super::history::Timing) {
+        if let Some(h) = &self.inner.shared.history {
+            h.state().set_timing(timing);
+        }
+    }
+}
+
+/// What opening a backend found and set up.
+struct Opened {
+    recovered: Recovered,
+    location: String,
+    /// Local backend: the segment being written.
+    current: Option<u64>,
+    /// Local backend: the first segment is a retired one's file.
+    first_recycled: bool,
+}
+
+/// Refuses options no WAL can open with.
+fn check_options(options: &WalOptions) -> Result<(), WalError> {
+    if options.max_batch_bytes == 0 {
+        return Err(WalError::InvalidOptions {
+            option: "max_batch_bytes",
+            message: "must be at least 1".into(),
+        });
+    }
+    if options.segment_bytes == 0 {
+        return Err(WalError::InvalidOptions {
+            option: "segment_bytes",
+            message: "must be at least 1".into(),
+        });
+    }
+    if options.history.is_some() && matches!(options.backend, WalBackend::Local { .. }) {
+        return Err(WalError::HistoryNeedsObjectStore);
+    }
+    Ok(())
+}
+
+/// Recovers a local WAL directory and opens its first segment (on a blocking thread).
+async fn open_local(dir: PathBuf, options: &WalOptions) -> Result<(Opened, Sink, Store), WalError> {
+    let writer_id = ulid::Ulid::new().0;
+    let d = dir.clone();
+    let (preallocate, segment_bytes) = (options.preallocate, options.segment_bytes);
+    let (recovered, file, first_recycled) = tokio::task::spawn_blocking(move || {
+        let recovered = local::recover(&d)?;
+        let next = next_segment(&recovered, &d.display().to_string())?;
+        // The first segment is a retired one's file if there is one,
+        // else a new file that grows as it fills (opening stays cheap);
+        // the next ones are prepared while it fills.
+        // A free file that cannot be reused is no reason not to open.
+        let recycled = if preallocate {
+            SpareSegment::recycle(&d, next, writer_id, segment_bytes).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "WAL: could not reuse a free segment file; starting a new one");
+                None
+            })
+        } else {
+            None
+        };
+        let first_recycled = recycled.is_some();
+        let file = match recycled {
+            Some(spare) => spare.install()?,
+            None => SegmentFile::create(&d, next, writer_id)?,
+        };
+        Ok::<_, WalError>((recovered, file, first_recycled))
+    })
+    .await
+    .map_err(|e| blocking_failed(dir.display(), "recover", e))??;
+    let opened = Opened {
+        recovered,
+        location: dir.display().to_string(),
+        current: Some(file.number),
+        first_recycled,
+    };
+    let sink = Sink::Local {
+        dir: dir.clone(),
+        file: Some(file),
+        segment_bytes: options.segment_bytes,
+        writer_id,
+        spare: None,
+        preallocate: options.preallocate,
+    };
+    let store = Store::Local {
+        dir,
+        recycle: options.preallocate.then_some(options.segment_bytes),
+    };
+    Ok((opened, sink, store))
+}
+
+/// Recovers an object WAL (from its history checkpoint's `flushed_below` on), starts
+/// the numbering above every segment that exists, and sets up the history.
+async fn open_object(
+    bucket: Bucket,
+    prefix: String,
+    history: Option<std::time::Duration>,
+    shared: &mut Shared,
+) -> Result<(Opened, Sink, Store), WalError> {
+    let prefix = prefix.trim_matches('/').to_owned();
+    let found = object::recover(&bucket, &prefix).await?;
+    let next = next_segment(&found.log, &prefix)?;
+    // Times go on from the newest the previous run is known to have used.
+    let floor = found
+        .checkpoint
+        .as_ref()
+        .and_then(|cp| cp.newest_mark_ms())
+        .max(found.newest_ms)
+        .unwrap_or(0);
+    shared.stamper.start(next, floor);
+    match (history, &found.checkpoint) {
+        (Some(window), _) => {
+            let window_ms = history::window_ms(window);
+            let first = found.log.segments.first().map_or(next, |(n, _, _)| *n);
+            let state = HistoryState::new(window_ms, found.checkpoint.clone(), first);
+            shared.history = Some(Arc::new(History::new(
+                bucket.clone(),
+                prefix.clone(),
+                state,
+            )));
+        }
+        (None, Some(cp)) => tracing::warn!(
+            prefix = %prefix,
+            flushed_below = cp.flushed_below,
+            deleted_below = cp.deleted_below,
+            "WAL history is off but the prefix holds history: its flushed segments stay \
+             until history is turned on again (and ages them out) or they are deleted"
+        ),
+        (None, None) => {}
+    }
+    let opened = Opened {
+        recovered: found.log,
+        location: format!("{}/{prefix}", bucket.location()),
+        current: None,
+        first_recycled: false,
+    };
+    let sink = Sink::Object {
+        bucket: bucket.clone(),
+        prefix: prefix.clone(),
+    };
+    Ok((opened, sink, Store::Object { bucket, prefix }))
+}
+
+/// Fills the retention table (taking the recovered segments) and the open's
+/// counters from what recovery found.
+fn publish_recovered(shared: &Shared, opened: &mut Opened) {
+    let recovered = &mut opened.recovered;
+    let m = &shared.metrics;
+    m.recovered_entries
+        .store(recovered.entry_count, Ordering::Relaxed);
+    m.corrupt_tails_cut
+        .store(recovered.tails_cut, Ordering::Relaxed);
+    m.segments_deleted
+        .store(recovered.segments_removed, Ordering::Relaxed);
+    m.segments_recycled
+        .store(u64::from(opened.first_recycled), Ordering::Relaxed);
+    m.segments_created
+        .store(u64::from(opened.current.is_some()), Ordering::Relaxed);
+    let mut table = shared.table();
+    for (n, maxes, bytes) in std::mem::take(&mut recovered.segments) {
+        table.add_sealed(n, maxes, bytes);
+    }
+    if let Some(n) = opened.current {
+        table.start_current(n);
+    }
+    shared.publish_live(&table);
 }
 
 /// Segment objects [`Wal::append_bulk`] writes at once.

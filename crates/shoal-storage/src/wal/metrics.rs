@@ -52,6 +52,14 @@ pub struct WalMetricsSnapshot {
     pub corrupt_tails_cut: u64,
     /// Entries read back at open.
     pub recovered_entries: u64,
+    /// With `WalOptions::history`: segment objects kept only for the history
+    /// window (fully flushed, not yet aged out). Counts the ones this run retired
+    /// (of this run, or recovered at open); fully flushed segments of earlier runs,
+    /// which recovery skips without reading, are not counted, though they are
+    /// deleted by age like the others.
+    pub history_objects: u64,
+    /// Bytes of those objects (headers included).
+    pub history_bytes: u64,
 }
 
 /// Log2 bucket of `v` among `n` buckets.
@@ -79,6 +87,8 @@ pub(crate) struct WalMetrics {
     pub segments_recycled: AtomicU64,
     pub corrupt_tails_cut: AtomicU64,
     pub recovered_entries: AtomicU64,
+    pub history_objects: AtomicU64,
+    pub history_bytes: AtomicU64,
 }
 
 impl WalMetrics {
@@ -125,6 +135,8 @@ impl WalMetrics {
             segments_recycled: self.segments_recycled.load(Relaxed),
             corrupt_tails_cut: self.corrupt_tails_cut.load(Relaxed),
             recovered_entries: self.recovered_entries.load(Relaxed),
+            history_objects: self.history_objects.load(Relaxed),
+            history_bytes: self.history_bytes.load(Relaxed),
         }
     }
 }

@@ -2,17 +2,23 @@
 //! `<prefix>/<segment:020>.wal` (header + the batch's records), written once with
 //! create-if-absent. Objects are never torn, so any bad byte is corruption.
 //!
-//! The header carries this run's writer id (a ULID), which makes each object's bytes
-//! unique to its writer: that is what lets [`Bucket::create_if_absent`] resolve an
-//! ambiguous retry by comparing bytes.
+//! The header carries the object's own ULID (flag `FLAG_OBJECT_TIME`: its timestamp
+//! is the object's time), which makes each object's bytes unique to its writer: that
+//! is what lets [`Bucket::create_if_absent`] resolve an ambiguous retry by comparing
+//! bytes.
+//!
+//! Recovery reads `<prefix>/history.json` first if there is one (`history.rs`) and
+//! lists and reads only the segments from its `flushed_below` on.
 
 use bytes::Bytes;
-use futures::{StreamExt, TryStreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 
+use super::WalEntry;
 use super::error::WalError;
+use super::history::{self, Checkpoint};
 use super::local::{Recovered, parse_segment_name, segment_name};
-use super::record::{self, HEADER_LEN, HeaderError};
-use crate::object::Bucket;
+use super::record::{self, HEADER_LEN, HeaderError, SegmentHeader};
+use crate::object::{Bucket, ObjectInfo};
 
 /// How many segment objects recovery reads at once. A run is one object
 /// per group commit, so a server that took writes for a while leaves
@@ -32,30 +38,93 @@ pub(crate) fn segment_key(prefix: &str, n: u64) -> String {
     }
 }
 
-/// Reads every segment object under `prefix`, oldest first.
-pub(crate) async fn recover(bucket: &Bucket, prefix: &str) -> Result<Recovered, WalError> {
-    let listing = bucket
-        .list(prefix)
-        .await
-        .map_err(|e| WalError::object(prefix, "list WAL segments", e))?;
-    let mut numbers: Vec<u64> = listing
-        .iter()
+/// What recovery found under a prefix.
+#[derive(Debug, Default)]
+pub(crate) struct ObjectRecovery {
+    /// The segments read (from the checkpoint's `flushed_below` on).
+    pub log: Recovered,
+    /// `<prefix>/history.json`, if there is one.
+    pub checkpoint: Option<Checkpoint>,
+    /// The newest time among the segments read (those with one).
+    pub newest_ms: Option<u64>,
+}
+
+/// Reads the segment objects under `prefix` that may hold unflushed entries, oldest
+/// first: all of them, or with a history checkpoint those from its `flushed_below`
+/// on (listed from there, so the history before it is not paged through). The next
+/// number is above every segment that exists: the highest listed, or
+/// `flushed_below - 1` if none is listed.
+pub(crate) async fn recover(bucket: &Bucket, prefix: &str) -> Result<ObjectRecovery, WalError> {
+    let checkpoint = history::read_checkpoint(bucket, prefix).await?;
+    let from = checkpoint.as_ref().map_or(0, |cp| cp.flushed_below);
+    let numbers: Vec<u64> = list_segments(bucket, prefix, from)
+        .await?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let mut out = ObjectRecovery {
+        log: Recovered {
+            max_segment: numbers.last().copied().or_else(|| from.checked_sub(1)),
+            ..Recovered::default()
+        },
+        checkpoint,
+        newest_ms: None,
+    };
+    let mut reads = get_segments(bucket, prefix, numbers, RECOVERY_READ_CONCURRENCY);
+    while let Some((n, key, data)) = reads.try_next().await? {
+        let (header, entries) = decode_segment(n, &key, &data)?;
+        out.newest_ms = out.newest_ms.max(header.time_ms());
+        out.log.add(n, entries);
+    }
+    Ok(out)
+}
+
+/// The segment objects directly under `prefix` numbered `from` or above, sorted by
+/// number, with their listing. Lists from the key of segment `from - 1` on.
+pub(crate) async fn list_segments(
+    bucket: &Bucket,
+    prefix: &str,
+    from: u64,
+) -> Result<Vec<(u64, ObjectInfo)>, WalError> {
+    let listing = match from.checked_sub(1) {
+        Some(before) => {
+            bucket
+                .list_after(prefix, &segment_key(prefix, before))
+                .await
+        }
+        None => bucket.list(prefix).await,
+    }
+    .map_err(|e| WalError::object(prefix, "list WAL segments", e))?;
+    let mut segments: Vec<(u64, ObjectInfo)> = listing
+        .into_iter()
         .filter_map(|info| {
-            // Only direct children, `<prefix>/<n>.wal` (a segment name has no '/').
-            let name = if prefix.is_empty() {
-                info.path.as_str()
-            } else {
-                info.path.strip_prefix(prefix)?.strip_prefix('/')?
-            };
-            parse_segment_name(name)
+            let n = parse_segment_name(direct_child(prefix, &info.path)?)?;
+            (n >= from).then_some((n, info))
         })
         .collect();
-    numbers.sort_unstable();
-    let mut out = Recovered {
-        max_segment: numbers.last().copied(),
-        ..Recovered::default()
+    segments.sort_unstable_by_key(|(n, _)| *n);
+    Ok(segments)
+}
+
+/// The name of `path` if it lies directly under `prefix` (no further `/`).
+pub(crate) fn direct_child<'a>(prefix: &str, path: &'a str) -> Option<&'a str> {
+    let name = if prefix.is_empty() {
+        path
+    } else {
+        path.strip_prefix(prefix)?.strip_prefix('/')?
     };
-    let mut reads = futures::stream::iter(numbers.into_iter().map(|n| {
+    (!name.contains('/')).then_some(name)
+}
+
+/// GETs segments `numbers` under `prefix`, `concurrency` at once, yielding them in
+/// the order given.
+pub(crate) fn get_segments<'a>(
+    bucket: &'a Bucket,
+    prefix: &'a str,
+    numbers: Vec<u64>,
+    concurrency: usize,
+) -> impl Stream<Item = Result<(u64, String, Bytes), WalError>> + 'a {
+    futures::stream::iter(numbers.into_iter().map(move |n| {
         let key = segment_key(prefix, n);
         async move {
             match bucket.get(&key).await {
@@ -64,15 +133,15 @@ pub(crate) async fn recover(bucket: &Bucket, prefix: &str) -> Result<Recovered, 
             }
         }
     }))
-    .buffered(RECOVERY_READ_CONCURRENCY);
-    while let Some((n, key, data)) = reads.try_next().await? {
-        out.add(n, decode_segment(n, &key, &data)?);
-    }
-    Ok(out)
+    .buffered(concurrency)
 }
 
 /// Decodes a whole segment object; any damage is [`WalError::Corrupt`].
-fn decode_segment(n: u64, key: &str, data: &Bytes) -> Result<Vec<super::WalEntry>, WalError> {
+pub(crate) fn decode_segment(
+    n: u64,
+    key: &str,
+    data: &Bytes,
+) -> Result<(SegmentHeader, Vec<WalEntry>), WalError> {
     let corrupt = |offset: usize, reason: String| WalError::Corrupt {
         segment: key.to_owned(),
         offset: offset as u64,
@@ -106,7 +175,7 @@ fn decode_segment(n: u64, key: &str, data: &Bytes) -> Result<Vec<super::WalEntry
             scan.valid_len,
             "bytes after a seal (an object holds records only)".into(),
         )),
-        None => Ok(scan.entries),
+        None => Ok((header, scan.entries)),
     }
 }
 

@@ -2,8 +2,9 @@
 //!
 //! ```text
 //! header (44 bytes):
-//!   magic "SHOALWAL" (8) | version: u32 LE (2; 1 is still read) | flags: u32 LE (= 0)
-//!   | segment: u64 LE | writer: u128 LE (a ULID per Wal::open)
+//!   magic "SHOALWAL" (8) | version: u32 LE (2; 1 is still read) | flags: u32 LE
+//!   | segment: u64 LE | writer: u128 LE (a ULID: per Wal::open for local segments; per
+//!   object, with flags bit 0 set, for segment objects)
 //!   | crc32c: u32 LE over the 40 bytes before it
 //! record:
 //!   len: u32 LE (bytes of body) | crc: u32 LE | body
@@ -46,6 +47,10 @@ pub const MAX_RECORD_BYTES: usize = 256 << 20;
 pub const MAX_REGION_BYTES: usize = 1024;
 /// Smallest possible body: a one-byte varint and a sequence number.
 const MIN_BODY_LEN: usize = 1 + 8;
+/// Header flag (bit 0): the writer id is this segment's own ULID, generated just
+/// before its bytes were assembled, and its millisecond timestamp is the segment's
+/// time. Set on every segment object; readers that do not know it ignore flags.
+pub const FLAG_OBJECT_TIME: u32 = 1;
 
 /// A decoded segment header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,9 +58,17 @@ pub(crate) struct SegmentHeader {
     pub segment: u64,
     pub writer: u128,
     pub version: u32,
+    pub flags: u32,
 }
 
 impl SegmentHeader {
+    /// The segment's time, ms since the Unix epoch: the timestamp of its writer
+    /// ULID when [`FLAG_OBJECT_TIME`] is set, else `None` (local segments, and
+    /// objects written by builds before the flag).
+    pub fn time_ms(&self) -> Option<u64> {
+        (self.flags & FLAG_OBJECT_TIME != 0).then(|| ulid::Ulid(self.writer).timestamp_ms())
+    }
+
     /// What this segment's record checksums are XORed with.
     pub fn mask(&self) -> u32 {
         if self.version >= 2 {
@@ -132,14 +145,24 @@ pub(crate) fn encode_header(segment: u64, writer: u128) -> [u8; HEADER_LEN] {
     encode_header_version(segment, writer, FORMAT_VERSION)
 }
 
-/// A header of format `version`. Segment objects are written as version 1: an object
-/// is never reused, so it needs no mask or seal, and a server of an older build can
-/// still read a dead server's objects during a rolling upgrade.
+/// A header of format `version` with no flags.
 pub(crate) fn encode_header_version(segment: u64, writer: u128, version: u32) -> [u8; HEADER_LEN] {
+    encode_header_flags(segment, writer, version, 0)
+}
+
+/// The header of a segment object: version 1 (an object is never reused, so it
+/// needs no mask or seal, and a server of an older build can still read a dead
+/// server's objects during a rolling upgrade; it ignores the flags) with
+/// [`FLAG_OBJECT_TIME`]: `ulid` is the object's own, its timestamp the object's time.
+pub(crate) fn encode_object_header(segment: u64, ulid: u128) -> [u8; HEADER_LEN] {
+    encode_header_flags(segment, ulid, OLDEST_READABLE_VERSION, FLAG_OBJECT_TIME)
+}
+
+fn encode_header_flags(segment: u64, writer: u128, version: u32, flags: u32) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
     h[8..12].copy_from_slice(&version.to_le_bytes());
-    // h[12..16]: flags, zero.
+    h[12..16].copy_from_slice(&flags.to_le_bytes());
     h[16..24].copy_from_slice(&segment.to_le_bytes());
     h[24..40].copy_from_slice(&writer.to_le_bytes());
     let crc = crc32c::crc32c(&h[..40]);
@@ -177,10 +200,13 @@ pub(crate) fn decode_header(buf: &[u8]) -> Result<SegmentHeader, HeaderError> {
     }
     let mut w = [0u8; 16];
     w.copy_from_slice(&h[24..40]);
+    // Flags are never a reason to refuse a segment: bits this build does not know
+    // describe the segment, not its bytes.
     Ok(SegmentHeader {
         segment: le_u64(h, 16),
         writer: u128::from_le_bytes(w),
         version,
+        flags: le_u32(h, 12),
     })
 }
 
@@ -378,6 +404,7 @@ mod tests {
         segment: 7,
         writer: 42,
         version: FORMAT_VERSION,
+        flags: 0,
     };
 
     /// Segment 7 (version 2) holding `records`, masked as the writer writes them.
@@ -472,6 +499,7 @@ mod tests {
                 segment: 12345,
                 writer: u128::MAX - 3,
                 version: FORMAT_VERSION,
+                flags: 0,
             })
         );
         for cut in 0..HEADER_LEN {
@@ -482,6 +510,20 @@ mod tests {
             bad[i] ^= 0x10;
             assert!(decode_header(&bad).is_err(), "flip at {i} accepted");
         }
+    }
+
+    #[test]
+    fn object_headers_carry_their_time_and_unknown_flags_are_accepted() {
+        let ulid = ulid::Ulid::from_parts(1_700_000_000_123, 99);
+        let h = decode_header(&encode_object_header(5, ulid.0)).expect("header");
+        assert_eq!((h.version, h.flags, h.segment), (1, FLAG_OBJECT_TIME, 5));
+        assert_eq!(h.time_ms(), Some(1_700_000_000_123));
+        // No flag, no time (local segments; objects of older builds).
+        let plain = decode_header(&encode_header_version(5, ulid.0, 1)).expect("header");
+        assert_eq!(plain.time_ms(), None);
+        // A flag this build does not know does not make the header unreadable.
+        let other = decode_header(&encode_header_flags(5, 1, 1, 0x8000_0002)).expect("header");
+        assert_eq!((other.flags, other.time_ms()), (0x8000_0002, None));
     }
 
     #[test]

@@ -106,6 +106,12 @@ impl SegmentTable {
         out
     }
 
+    /// The lowest sealed segment still live (object backend: the lowest that may
+    /// hold an unflushed entry, among those written).
+    pub fn first_sealed(&self) -> Option<u64> {
+        self.sealed.keys().next().copied()
+    }
+
     /// Segments that exist (sealed and current).
     pub fn live(&self) -> u64 {
         self.sealed.len() as u64 + u64::from(self.current.is_some())

@@ -24,11 +24,13 @@ use bytes::Bytes;
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
 use super::error::WalError;
+use super::history::{self, History};
 use super::local::{SegmentFile, SpareSegment};
 use super::metrics::WalMetrics;
 use super::object;
 use super::record::{self, HEADER_LEN};
 use super::retention::{self, RegionMaxes, SegmentTable};
+use super::stamp::Stamper;
 use crate::object::Bucket;
 
 /// One queued append: one record, or several of one region (`Wal::append_many`).
@@ -59,10 +61,12 @@ pub(crate) struct Shared {
     /// Set once the local writer's thread has finished all its work (its
     /// runtime dropped): nothing touches the segment files after that.
     pub writer_exited: Arc<std::sync::atomic::AtomicBool>,
-    /// Object backend: the number of the next segment object, taken by the
-    /// writer for each group commit and by `Wal::append_bulk` for each of
-    /// its objects.
-    pub next_object: std::sync::atomic::AtomicU64,
+    /// Object backend: the number and time of each segment object, taken by
+    /// the writer for each group commit and by `Wal::append_bulk` for each of
+    /// its objects (`stamp.rs`).
+    pub stamper: Stamper,
+    /// Object backend with `WalOptions::history`: the history kept for the window.
+    pub history: Option<Arc<History>>,
 }
 
 impl Shared {
@@ -95,7 +99,6 @@ pub(crate) enum Sink {
     Object {
         bucket: Bucket,
         prefix: String,
-        writer_id: u128,
     },
 }
 
@@ -323,37 +326,32 @@ impl WalWriter {
     }
 
     async fn write_object(&mut self, batch: &[Pending], bytes: usize) -> Result<(), WalError> {
-        let Sink::Object {
-            bucket,
-            prefix,
-            writer_id,
-        } = &mut self.sink
-        else {
+        let Sink::Object { bucket, prefix } = &mut self.sink else {
             unreachable!("write_object on an object sink only")
         };
-        let number = self
-            .shared
-            .next_object
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let shared = &self.shared;
+        // Number and time (the object's own ULID) just before the bytes are assembled.
+        let (flight, ulid) = shared.stamper.stamp_object();
+        let number = flight.number;
         let mut data = Vec::with_capacity(HEADER_LEN + bytes);
-        data.extend_from_slice(&record::encode_header_version(
-            number,
-            *writer_id,
-            record::OLDEST_READABLE_VERSION,
-        ));
+        data.extend_from_slice(&record::encode_object_header(number, ulid));
         let mut maxes = RegionMaxes::new();
         for p in batch {
             data.extend_from_slice(&p.record);
             retention::note(&mut maxes, &p.region, p.seq);
         }
         object::put_segment(bucket, prefix, number, Bytes::from(data)).await?;
-        let mut table = self.shared.table();
+        let mut table = shared.table();
         table.add_sealed(number, maxes, bytes as u64);
-        self.shared
+        shared
             .metrics
             .segments_created
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.shared.publish_live(&table);
+        shared.publish_live(&table);
+        // In the table before it leaves the in-flight set (`history::flushed_below_now`).
+        drop(table);
+        drop(flight);
+        history::poke(shared);
         Ok(())
     }
 
