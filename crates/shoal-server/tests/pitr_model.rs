@@ -101,8 +101,12 @@ impl World {
                 h.mutate(TABLE, m).await.unwrap();
                 self.model.remove(&row);
             }
-            Op::Flush => h.flush_table(TABLE).await.unwrap(),
-            Op::Compact => h.compact_table(TABLE, true).await.unwrap(),
+            Op::Flush => {
+                h.flush_table(TABLE).await.unwrap();
+            }
+            Op::Compact => {
+                h.compact_table(TABLE, true).await.unwrap();
+            }
             Op::Split(r) => {
                 // A region still reading its parent's files does not split
                 // again: that refusal is fine here.

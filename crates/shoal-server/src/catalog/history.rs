@@ -66,11 +66,12 @@ pub async fn catalogs_between(
         read.push((*version, catalog));
     }
     let current_at_from = read.iter().rposition(|(_, c)| c.committed_ms <= from_ms);
+    let first_kept = versions.get(start).map(|(v, _)| *v);
     match current_at_from {
         Some(i) => Ok(read.into_iter().skip(i).map(|(_, c)| c).collect()),
-        // Nothing was committed before `from_ms`: fine if the first
+        // Nothing kept was committed by `from_ms`: fine only if the first
         // version ever is still here (there was no catalog before it).
-        None if read.first().is_none_or(|(v, _)| *v == 1) => {
+        None if first_kept.is_none_or(|v| v == 1) => {
             Ok(read.into_iter().map(|(_, c)| c).collect())
         }
         None => Err(CatalogError::HistoryGone { from_ms }),

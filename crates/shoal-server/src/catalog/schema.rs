@@ -465,11 +465,13 @@ mod tests {
             }],
             grants: vec![],
             snapshots: vec![],
+            committed_ms: 0,
         };
         let json = serde_json::to_string(&catalog).unwrap();
         assert!(json.contains("\"00ff6d\""));
         assert!(!json.contains("grants"), "no grants: the old format");
         assert!(!json.contains("snapshots") && !json.contains("holds"));
+        assert!(!json.contains("committed_ms") && !json.contains("reset_ms"));
         let back: Catalog = serde_json::from_str(&json).unwrap();
         assert_eq!(back, catalog);
         let mut with = catalog.clone();

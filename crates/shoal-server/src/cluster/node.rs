@@ -567,27 +567,23 @@ impl Loop {
             needed.extend(a.owner_wal.iter().cloned());
         }
         let bucket = self.host.bucket();
-        let objects = match bucket.list("wal/").await {
-            Ok(o) => o,
+        // Delimiter listings: never pages through the segments (with the
+        // point-in-time window on, a day of them).
+        let runs = match shoal_storage::wal::wal_prefixes(bucket, "wal").await {
+            Ok(r) => r,
             Err(e) => {
                 tracing::warn!(error = %e, "listing WAL runs failed; retried later");
                 return Ok(());
             }
         };
-        let runs: BTreeSet<String> = objects
-            .iter()
-            .filter_map(|o| {
-                let mut parts = o.path.splitn(4, '/');
-                match (parts.next(), parts.next(), parts.next(), parts.next()) {
-                    (Some("wal"), Some(server), Some(run), Some(_)) => {
-                        Some(format!("wal/{server}/{run}"))
-                    }
-                    _ => None,
-                }
-            })
-            .collect();
+        let history = self.host.point_in_time().map(|p| p.history());
         for run in runs {
             if needed.contains(&run) {
+                continue;
+            }
+            if let Some(window) = history {
+                // Kept for the point-in-time window, then swept whole.
+                retire_wal_run(bucket, &run, window).await;
                 continue;
             }
             match ForeignWal::delete(bucket, &run).await {
@@ -720,4 +716,31 @@ fn directory(
         (name, addr)
     });
     d
+}
+
+/// With the point-in-time window on, a dead run's WAL is kept for the
+/// window (its `history.json` says it is all flushed), and deleted whole
+/// once it has aged out.
+async fn retire_wal_run(
+    bucket: &shoal_storage::object::Bucket,
+    run: &str,
+    window: std::time::Duration,
+) {
+    if let Err(e) = ForeignWal::retire(bucket, run, window).await {
+        tracing::warn!(run = %run, error = %e, "retiring a WAL run failed; retried later");
+        return;
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    match shoal_storage::wal::sweep_history(bucket, &[run.to_string()], window, now_ms).await {
+        Ok(r) if !r.prefixes_deleted.is_empty() => {
+            tracing::info!(run = %run, objects = r.objects_deleted, "WAL run past the point-in-time window; deleted")
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::warn!(run = %run, error = %e, "sweeping a WAL run failed; retried later")
+        }
+    }
 }

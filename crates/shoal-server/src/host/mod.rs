@@ -33,7 +33,7 @@ mod locate;
 mod ownership;
 mod peer_frames;
 mod pitr_base;
-// mod pitr_restore;
+mod pitr_restore;
 mod slots;
 mod snapshot_gc;
 pub(crate) mod snapshot_pause;
@@ -826,7 +826,13 @@ async fn open_wal(
                 ..WalOptions::local(wal_dir)
             }
         }
-        WalBackendName::Object => WalOptions::object(bucket.clone(), run.unwrap_or("wal/server-1")),
+        WalBackendName::Object => {
+            let options = WalOptions::object(bucket.clone(), run.unwrap_or("wal/server-1"));
+            match config.snapshots.point_in_time() {
+                Some(pit) => options.with_history(pit.history()),
+                None => options,
+            }
+        }
     };
     Ok(Wal::open(wal_options).await?)
 }

@@ -24,9 +24,7 @@ use super::snapshot_take::{SnapshotInfo, now_ms};
 use crate::catalog::history::catalogs_between;
 use crate::catalog::{CatalogError, SnapshotEntry, TableRecord};
 use crate::error::ServiceError;
-use crate::snapshots::record::{
-    BASE_PREFIX, FileRecord, SnapshotRecord, files_dir, snapshot_dir,
-};
+use crate::snapshots::record::{BASE_PREFIX, FileRecord, SnapshotRecord, files_dir, snapshot_dir};
 use crate::snapshots::validate_snapshot_name;
 use bytes::Bytes;
 use shoal_storage::cell::Cell;
@@ -183,8 +181,7 @@ impl Host {
             .get(&table.id)
             .into_iter()
             .flatten()
-            .filter(|b| b.created_ms <= at_ms && b.created_ms >= table.reset_ms)
-            .next_back()
+            .rfind(|b| b.created_ms <= at_ms && b.created_ms >= table.reset_ms)
             .cloned()
             .ok_or_else(|| {
                 let first = bases
@@ -233,7 +230,11 @@ impl Host {
         Ok(entries
             .into_iter()
             .filter(|e| e.time_ms <= at_ms as u64 && members.contains(&e.region))
-            .filter(|e| read_points.get(e.region.as_str()).is_none_or(|rp| e.seq > *rp))
+            .filter(|e| {
+                read_points
+                    .get(e.region.as_str())
+                    .is_none_or(|rp| e.seq > *rp)
+            })
             .filter(|e| seen.insert((e.region.clone(), e.seq)))
             .collect())
     }
@@ -358,7 +359,10 @@ async fn table_regions_between(
 
 /// Decodes `entries` and puts each cell in the base region its row falls
 /// in, by family.
-fn route_cells(base: &SnapshotRecord, entries: Vec<TimedEntry>) -> Result<RoutedCells, ServiceError> {
+fn route_cells(
+    base: &SnapshotRecord,
+    entries: Vec<TimedEntry>,
+) -> Result<RoutedCells, ServiceError> {
     let starts: Vec<&Bytes> = base.regions.iter().map(|r| &r.start_row).collect();
     let mut routed = RoutedCells::new();
     for entry in entries {

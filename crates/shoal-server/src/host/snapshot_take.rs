@@ -190,7 +190,10 @@ impl Host {
 
     /// Writes `record`, holds its files, and commits the catalog entry that
     /// names it (the snapshot exists from here).
-    async fn commit_snapshot(&self, record: &SnapshotRecord) -> Result<(), ServiceError> {
+    pub(super) async fn commit_snapshot(
+        &self,
+        record: &SnapshotRecord,
+    ) -> Result<(), ServiceError> {
         record.write(&self.inner.env.bucket).await?;
         self.name_snapshot(record).await
     }
