@@ -554,3 +554,78 @@ async fn wal_prefixes_finds_single_node_and_cluster_runs() {
     // at each of those (4): never a listing of a prefix's segments.
     assert_eq!(bucket.metrics().list.requests - lists, 1 + 4 + 3 + 4);
 }
+
+#[tokio::test]
+async fn a_new_run_numbers_above_every_mark_of_the_last() {
+    let bucket = Bucket::memory();
+    let t0 = now_ms() + 5_000; // The last run's clock was ahead of ours.
+    for n in 40..=44 {
+        put_segment(&bucket, "wal/m", n, Some(t0 - 100), n).await;
+    }
+    // Segments 45..=49 were numbered but never written.
+    let cp = Checkpoint {
+        format: 1,
+        flushed_below: 40,
+        deleted_below: 1,
+        marks: vec![(1, t0 - 1000), (50, t0)],
+    };
+    super::history::write_checkpoint(&bucket, "wal/m", &cp)
+        .await
+        .expect("write");
+    let wal = Wal::open(WalOptions::object(bucket.clone(), "wal/m").with_history(HOUR))
+        .await
+        .expect("open");
+    let seqs: Vec<u64> = wal.take_recovered("r", 0).iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (40..=44).collect::<Vec<_>>());
+    wal.append("r", 100, payload("r", 100))
+        .await
+        .expect("append");
+    assert_eq!(segments(&bucket, "wal/m").await.last(), Some(&50));
+    let t = header(&bucket, "wal/m", 50).await.time_ms().expect("time");
+    assert!(t >= t0, "times go on from the last run's newest");
+    let marks = checkpoint(&bucket, "wal/m").await.marks;
+    assert!(
+        marks
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1),
+        "{marks:?}"
+    );
+}
+
+/// The same listings against a local directory, whose listings are unordered and
+/// whose `list_with_offset` is the store's generic one.
+#[tokio::test]
+async fn history_and_prefixes_on_a_local_directory_bucket() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = crate::object::ObjectStoreConfig::local(dir.path());
+    let bucket = Bucket::open(&config).await.expect("bucket");
+    let options = WalOptions::object(bucket.clone(), "wal/srv/run1").with_history(HOUR);
+    let wal = Wal::open(options.clone()).await.expect("open");
+    for seq in 1..=6 {
+        wal.append("a", seq, payload("a", seq))
+            .await
+            .expect("append");
+    }
+    wal.mark_flushed("a", 4).await.expect("mark");
+    wal.close().await.expect("close");
+    let gets = bucket.metrics().get.requests;
+    let wal = Wal::open(options).await.expect("reopen");
+    assert_eq!(bucket.metrics().get.requests - gets, 1 + 2);
+    let seqs: Vec<u64> = wal.take_recovered("a", 0).iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, vec![5, 6]);
+    wal.append("a", 7, payload("a", 7)).await.expect("append");
+    assert_eq!(segments(&bucket, "wal/srv/run1").await.last(), Some(&7));
+    let single = Wal::open(WalOptions::object(bucket.clone(), "wal/server-1"))
+        .await
+        .expect("open");
+    single
+        .append("b", 1, payload("b", 1))
+        .await
+        .expect("append");
+    assert_eq!(
+        wal_prefixes(&bucket, "wal").await.expect("prefixes"),
+        ["wal/server-1", "wal/srv/run1"]
+    );
+    let all = read_history(&bucket, &["wal/srv/run1".to_owned()], 0, now_ms()).await;
+    assert!(matches!(all, Err(WalError::HistoryGone { .. })), "{all:?}");
+}

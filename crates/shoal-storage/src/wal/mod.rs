@@ -36,7 +36,9 @@
 //!   logged and truncated away. A bad record anywhere else is [`WalError::Corrupt`] —
 //!   acknowledged entries would otherwise vanish silently.
 //! - A segment is deleted only when every region in it is flushed past its entries there,
-//!   and never while it is being written.
+//!   and never while it is being written. With history, not even then: only once a mark
+//!   after it is older than the window, and only after a checkpoint no longer offers a
+//!   reader a starting point before it.
 
 mod error;
 mod foreign;

@@ -52,8 +52,8 @@ pub(crate) struct ObjectRecovery {
 /// Reads the segment objects under `prefix` that may hold unflushed entries, oldest
 /// first: all of them, or with a history checkpoint those from its `flushed_below`
 /// on (listed from there, so the history before it is not paged through). The next
-/// number is above every segment that exists: the highest listed, or
-/// `flushed_below - 1` if none is listed.
+/// number is above every segment that exists — the highest listed, or
+/// `flushed_below - 1` if none is listed — and no lower than any mark's number.
 pub(crate) async fn recover(bucket: &Bucket, prefix: &str) -> Result<ObjectRecovery, WalError> {
     let checkpoint = history::read_checkpoint(bucket, prefix).await?;
     let from = checkpoint.as_ref().map_or(0, |cp| cp.flushed_below);
@@ -62,9 +62,20 @@ pub(crate) async fn recover(bucket: &Bucket, prefix: &str) -> Result<ObjectRecov
         .into_iter()
         .map(|(n, _)| n)
         .collect();
+    // Numbers a new run must stay above: segments that exist, those below
+    // flushed_below, and every mark's (a mark's number may never have been written:
+    // a new segment below it would break its "every segment below is older").
+    let marked = checkpoint
+        .as_ref()
+        .and_then(|cp| cp.marks.iter().map(|(n, _)| *n).max());
+    let max_segment = numbers
+        .last()
+        .copied()
+        .max(from.checked_sub(1))
+        .max(marked.and_then(|n| n.checked_sub(1)));
     let mut out = ObjectRecovery {
         log: Recovered {
-            max_segment: numbers.last().copied().or_else(|| from.checked_sub(1)),
+            max_segment,
             ..Recovered::default()
         },
         checkpoint,

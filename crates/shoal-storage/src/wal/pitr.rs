@@ -52,8 +52,10 @@ pub struct TimedEntry {
 /// first segment if it has no `history.json`; if it has one but no such mark and
 /// has deleted history, the history needed may be gone: [`WalError::HistoryGone`].
 /// Segments are read in number order, [`HISTORY_READ_CONCURRENCY`] at once. Within a
-/// prefix (one run of one server) numbers follow time — a segment's number and time
-/// are taken together under one mutex, and the time never goes backwards — so the
+/// prefix (one run of one server, or the runs of one single-node server, whose
+/// clock is assumed not to step back across a restart) numbers follow time — a
+/// segment's number and time are taken together under one mutex, and the time never
+/// goes backwards — so the
 /// reading of a prefix stops at the first segment more than 30 s past `to_ms` (the
 /// slack only spends reads; nothing past `to_ms` is returned). A segment without a
 /// time (written by a build from before segment times) is
@@ -329,33 +331,13 @@ pub(crate) async fn retire(
     if found.is_none() && listed.is_empty() {
         return Ok(()); // Nothing was ever written: no history to keep.
     }
-    let last = listed.last().map(|(n, _)| *n);
-    let segment_ms = match listed.last() {
-        Some((n, info)) => segment_time(bucket, prefix, *n, Some(info.clone())).await?,
-        None => None,
-    };
-    // Above every segment and every earlier mark; no earlier than any time used.
-    let end = last.map_or(from, |n| n + 1).max(from).max(
-        found
-            .as_ref()
-            .and_then(|c| c.marks.iter().map(|(n, _)| *n).max())
-            .unwrap_or(0),
-    );
-    let time = segment_ms
-        .max(found.as_ref().and_then(Checkpoint::newest_mark_ms))
-        .map_or(now_ms, |t| t.max(now_ms));
+    let (end, time) = retirement_mark(bucket, prefix, found.as_ref(), &listed, now_ms).await?;
     let first = listed.first().map_or(end, |(n, _)| *n);
     let mut state = HistoryState::new(history::window_ms(window), found, first);
     state.note_flushed_below(end);
     state.add_mark((end, time));
     write_planned(bucket, prefix, &mut state, now_ms).await?;
-    let mut deleted_any = false;
-    while let Some(range) = state.next_deletion(DELETE_BATCH) {
-        history::delete_range(bucket, prefix, range.clone()).await?;
-        state.deleted(range.end);
-        deleted_any = true;
-    }
-    if deleted_any {
+    if delete_planned(bucket, prefix, &mut state).await? {
         write_planned(bucket, prefix, &mut state, now_ms).await?;
     }
     tracing::info!(
@@ -364,6 +346,47 @@ pub(crate) async fn retire(
         "dead WAL run retired: its history is kept for the window"
     );
     Ok(())
+}
+
+/// The mark that retires a dead run: a number above every segment listed (from
+/// `flushed_below` on) and every earlier mark, and a time no earlier than now, its
+/// newest segment's or any earlier mark's.
+async fn retirement_mark(
+    bucket: &Bucket,
+    prefix: &str,
+    found: Option<&Checkpoint>,
+    listed: &[(u64, ObjectInfo)],
+    now_ms: u64,
+) -> Result<(u64, u64), WalError> {
+    let segment_ms = match listed.last() {
+        Some((n, info)) => segment_time(bucket, prefix, *n, Some(info.clone())).await?,
+        None => None,
+    };
+    let above_listed = listed.last().map_or(0, |(n, _)| n + 1);
+    let above_marks = found
+        .and_then(|c| c.marks.iter().map(|(n, _)| *n).max())
+        .unwrap_or(0);
+    let flushed_below = found.map_or(0, |c| c.flushed_below);
+    let end = above_listed.max(above_marks).max(flushed_below);
+    let time = segment_ms
+        .max(found.and_then(Checkpoint::newest_mark_ms))
+        .map_or(now_ms, |t| t.max(now_ms));
+    Ok((end, time))
+}
+
+/// Deletes every batch `state` plans; true if there was any.
+async fn delete_planned(
+    bucket: &Bucket,
+    prefix: &str,
+    state: &mut HistoryState,
+) -> Result<bool, WalError> {
+    let mut deleted_any = false;
+    while let Some(range) = state.next_deletion(DELETE_BATCH) {
+        history::delete_range(bucket, prefix, range.clone()).await?;
+        state.deleted(range.end);
+        deleted_any = true;
+    }
+    Ok(deleted_any)
 }
 
 /// Writes the checkpoint `state` plans (forced).
