@@ -16,8 +16,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use support::{ServerProcess, shell, shoal_bin, write_config};
 
-const WINDOW: &str =
-    "[wal]\nbackend = \"object\"\n[snapshots]\npoint_in_time_window = \"1h\"\npoint_in_time_base_every = \"1s\"\n";
+const WINDOW: &str = "[wal]\nbackend = \"object\"\n[snapshots]\npoint_in_time_window = \"1h\"\npoint_in_time_base_every = \"1s\"\n";
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -54,7 +53,7 @@ fn rfc3339(ms: i64) -> String {
 async fn round(c: &Client, round: u32) -> (i64, BTreeMap<String, String>) {
     let t = c.table("t");
     for i in 0..40 {
-        if (i + round) % 7 == 0 {
+        if (i + round).is_multiple_of(7) {
             t.delete_row(format!("r{i:02}")).await.unwrap();
         } else {
             t.put(format!("r{i:02}"), "cf", "q", format!("v{round}-{i}"))
@@ -156,10 +155,7 @@ fn clones_snapshots_and_restores_as_of_instants_across_a_kill() {
 #[test]
 fn the_window_with_a_local_wal_refuses_to_start_saying_why() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(
-        dir.path(),
-        "[snapshots]\npoint_in_time_window = \"24h\"\n",
-    );
+    let config = write_config(dir.path(), "[snapshots]\npoint_in_time_window = \"24h\"\n");
     let out = std::process::Command::new(shoal_bin())
         .args(["serve", "--config"])
         .arg(&config)

@@ -71,9 +71,7 @@ pub async fn catalogs_between(
         Some(i) => Ok(read.into_iter().skip(i).map(|(_, c)| c).collect()),
         // Nothing kept was committed by `from_ms`: fine only if the first
         // version ever is still here (there was no catalog before it).
-        None if first_kept.is_none_or(|v| v == 1) => {
-            Ok(read.into_iter().map(|(_, c)| c).collect())
-        }
+        None if first_kept.is_none_or(|v| v == 1) => Ok(read.into_iter().map(|(_, c)| c).collect()),
         None => Err(CatalogError::HistoryGone { from_ms }),
     }
 }

@@ -216,7 +216,10 @@ impl Host {
         let prefixes = wal_prefixes(bucket, WAL_ROOT)
             .await
             .map_err(|e| ServiceError::Unavailable(format!("listing the WAL's history: {e}")))?;
-        let entries = read_history(bucket, &prefixes, from_ms.max(0) as u64, at_ms as u64)
+        // The reader takes segments stamped in `(from, to]`: one stamped in
+        // the base's own millisecond may hold a write above its read point.
+        let from = (from_ms - 1).max(0) as u64;
+        let entries = read_history(bucket, &prefixes, from, at_ms as u64)
             .await
             .map_err(|e| {
                 ServiceError::FailedPrecondition(format!("reading the WAL's history: {e}"))
