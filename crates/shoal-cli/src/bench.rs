@@ -48,6 +48,10 @@ enum ScenarioName {
     /// clone checked against the source; then writers' latency with and
     /// without a snapshot every second (server in a child process).
     Snapshots,
+    /// The point-in-time window: writers with it off and on (servers in
+    /// child processes), the bytes it holds per hour at that rate, and
+    /// clones as of instants of the run.
+    Pitr,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -464,6 +468,22 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
             let r = shoal_bench::scenario::snapshots::run(&opts, &a.out).await?;
             println!("{}", shoal_bench::scenario::snapshots::markdown(&r, &opts));
             println!("snapshots: reports in {}", a.out.display());
+        }
+        ScenarioName::Pitr => {
+            let opts = shoal_bench::scenario::pitr::PitrOptions {
+                rate: a.rate.unwrap_or(2000.0),
+                put_bytes: 1000,
+                window: a
+                    .duration
+                    .unwrap_or(Duration::from_secs(if a.quick { 5 } else { 120 })),
+                regions: a.regions.unwrap_or(if a.quick { 4 } else { 16 }).max(1),
+                base_every: Duration::from_secs(if a.quick { 2 } else { 30 }),
+                shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
+                work_parent: a.work_dir.clone(),
+            };
+            let r = shoal_bench::scenario::pitr::run(&opts, &a.out).await?;
+            println!("{}", shoal_bench::scenario::pitr::markdown(&r));
+            println!("pitr: reports in {}", a.out.display());
         }
         ScenarioName::Callcost => {
             let opts = shoal_bench::scenario::callcost::CallcostOptions {

@@ -9,6 +9,7 @@ pub mod etcd;
 pub mod failover;
 pub mod figures;
 pub mod import;
+pub mod pitr;
 pub mod procs;
 pub mod rolling;
 pub mod snapshots;
