@@ -15,7 +15,9 @@ pub enum TlsListenerName {
     Http,
     /// The Thrift gateway.
     Thrift,
-    /// HBase's native RPC (`hbase_rpc`).
+    /// HBase's native RPC (`hbase_rpc`, the name the docs and the
+    /// `[hbase_rpc]` section use; `hbaserpc` is still read).
+    #[serde(rename = "hbase_rpc", alias = "hbaserpc")]
     HbaseRpc,
 }
 
@@ -195,4 +197,25 @@ pub fn valid_user(user: &str) -> bool {
         && user
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TlsListenerName;
+
+    #[derive(serde::Deserialize)]
+    struct Listeners {
+        listeners: Vec<TlsListenerName>,
+    }
+
+    #[test]
+    fn listener_names_are_the_documented_ones() {
+        let l: Listeners =
+            toml::from_str("listeners = [\"grpc\", \"http\", \"thrift\", \"hbase_rpc\"]")
+                .expect("the documented names");
+        assert_eq!(l.listeners[3], TlsListenerName::HbaseRpc);
+        let old: Listeners = toml::from_str("listeners = [\"hbaserpc\"]").expect("the old spelling");
+        assert_eq!(old.listeners, vec![TlsListenerName::HbaseRpc]);
+        assert!(toml::from_str::<Listeners>("listeners = [\"ftp\"]").is_err());
+    }
 }
