@@ -213,6 +213,22 @@ fn tokens_permissions_grants_and_audit_through_the_binary() {
         200
     );
     assert_eq!(http_get(server.http, "/", Some("wrong")).0, 401);
+    // Each caller sees only the tables it may see (as `list`), and the
+    // storage location only as a global ADMIN.
+    let bob_token = std::fs::read_to_string(&bob).unwrap();
+    for path in ["/api/status", "/"] {
+        let (code, as_admin) = http_get(server.http, path, Some(admin_token.trim()));
+        assert_eq!(code, 200);
+        assert!(as_admin.contains("t2"), "{path} as admin: {as_admin}");
+        let (code, as_bob) = http_get(server.http, path, Some(bob_token.trim()));
+        assert_eq!(code, 200);
+        assert!(as_bob.contains("t1"), "{path} as bob: {as_bob}");
+        assert!(!as_bob.contains("t2"), "{path} as bob names t2: {as_bob}");
+        assert!(
+            !as_bob.contains(&data.display().to_string()),
+            "{path} as bob shows the storage path: {as_bob}"
+        );
+    }
 
     // Thrift calls act as `gateway`, which holds nothing yet.
     let thrift = server.thrift.unwrap();

@@ -337,6 +337,10 @@ fn http_router(
         view,
         history,
         connections: connection_metrics,
+        trim: {
+            let host = host.clone();
+            Arc::new(move |caller, view| host.access(caller).trim_status(view))
+        },
         auth: crate::http::auth::AuthState {
             security: host.security().clone(),
             tls: host

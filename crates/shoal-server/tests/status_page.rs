@@ -218,6 +218,7 @@ fn serve() -> SocketAddr {
         view: Arc::new(|| view(361)),
         history,
         connections: Arc::default(),
+        trim: Arc::new(|_, view| view),
         auth: shoal_server::http::auth::AuthState {
             security: Arc::new(shoal_server::security::Security::off()),
             tls: false,

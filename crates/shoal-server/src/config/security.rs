@@ -214,7 +214,8 @@ mod tests {
             toml::from_str("listeners = [\"grpc\", \"http\", \"thrift\", \"hbase_rpc\"]")
                 .expect("the documented names");
         assert_eq!(l.listeners[3], TlsListenerName::HbaseRpc);
-        let old: Listeners = toml::from_str("listeners = [\"hbaserpc\"]").expect("the old spelling");
+        let old: Listeners =
+            toml::from_str("listeners = [\"hbaserpc\"]").expect("the old spelling");
         assert_eq!(old.listeners, vec![TlsListenerName::HbaseRpc]);
         assert!(toml::from_str::<Listeners>("listeners = [\"ftp\"]").is_err());
     }

@@ -704,10 +704,11 @@ impl pb::admin_server::Admin for AdminService {
         req: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
         // Any authenticated caller may read the status (as HBase's
-        // cluster metrics); the layer has refused the others.
+        // cluster metrics), of the tables it may see; the layer has
+        // refused the others.
         self.door
-            .unary(req, RequestOp::Admin, async |_, _| {
-                let s = self.door.host.status();
+            .unary(req, RequestOp::Admin, async |caller, _| {
+                let s = self.door.host.access(&caller).status();
                 let (l1_ratio, l2_ratio, l1_bytes, l2_bytes, gets) = match &s.cache {
                     Some(c) => {
                         let pools = [&c.data, &c.in_memory, &c.meta, &c.rows];

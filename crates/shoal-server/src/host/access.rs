@@ -206,6 +206,28 @@ impl<'a> Access<'a> {
             .deny(self.caller, op, "a permission", &table_object(table)))
     }
 
+    /// The server's status as this caller may see it: only the tables it
+    /// can see, and the storage location only for a global ADMIN (as
+    /// `ListTables` hides the rest).
+    pub fn status(&self) -> crate::metrics::status::StatusView {
+        self.trim_status(self.host.status())
+    }
+
+    /// `view` cut down to what this caller may see (see [`Access::status`]).
+    pub fn trim_status(
+        &self,
+        mut view: crate::metrics::status::StatusView,
+    ) -> crate::metrics::status::StatusView {
+        let user = self.caller.user();
+        if self.free() || self.security().acl().global(user, Action::Admin) {
+            return view;
+        }
+        let acl = self.security().acl();
+        view.tables.retain(|t| acl.sees_table(user, &t.name));
+        view.data_location = "(shown to global ADMIN only)".into();
+        view
+    }
+
     /// Audits an admin operation's outcome and passes it on.
     fn audited<T>(
         &self,

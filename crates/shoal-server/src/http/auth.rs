@@ -26,7 +26,7 @@ pub struct AuthState {
 }
 
 /// The middleware: passes a request with a valid token, answers the rest.
-pub async fn require_token(State(s): State<AuthState>, req: Request, next: Next) -> Response {
+pub async fn require_token(State(s): State<AuthState>, mut req: Request, next: Next) -> Response {
     if !s.security.auth_enabled() {
         return next.run(req).await;
     }
@@ -44,7 +44,11 @@ pub async fn require_token(State(s): State<AuthState>, req: Request, next: Next)
     let presented =
         header_value.or_else(|| cookie_token(&req).map(|t| format!("Bearer {t}").into_bytes()));
     match s.security.authenticate(presented.as_deref(), Via::Http) {
-        Ok(_) => next.run(req).await,
+        Ok(caller) => {
+            // The handlers show this caller only what it may see.
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
         Err(failure) => {
             let wants_html = req
                 .headers()

@@ -12,11 +12,12 @@ pub use page::render as render_page;
 
 use crate::metrics::status::StatusView;
 use crate::metrics::{ConnectionMetrics, History};
-use axum::Router;
+use crate::security::Caller;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
+use axum::{Extension, Router};
 use std::sync::Arc;
 
 /// What the handlers read. Every request builds a fresh view through
@@ -32,6 +33,21 @@ pub struct HttpState {
     pub connections: Arc<ConnectionMetrics>,
     /// Tokens (auth on: every route but `/healthz` needs one).
     pub auth: auth::AuthState,
+    /// Cuts a view down to what a caller may see (the host's rule,
+    /// `Access::trim_status`); with auth off no caller is known and the
+    /// whole view is shown.
+    pub trim: Arc<dyn Fn(&Caller, StatusView) -> StatusView + Send + Sync>,
+}
+
+impl HttpState {
+    /// The current view, as `caller` (if known) may see it.
+    fn view_for(&self, caller: Option<&Caller>) -> StatusView {
+        let view = (self.view)();
+        match caller {
+            Some(c) => (self.trim)(c, view),
+            None => view,
+        }
+    }
 }
 
 /// The router serving every HTTP route.
@@ -54,8 +70,11 @@ pub fn router(state: HttpState) -> Router {
         ))
 }
 
-async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
-    let mut body = crate::metrics::prometheus::render(&(s.view)());
+async fn metrics(
+    State(s): State<HttpState>,
+    caller: Option<Extension<Caller>>,
+) -> impl IntoResponse {
+    let mut body = crate::metrics::prometheus::render(&s.view_for(caller.as_deref()));
     body.push_str(&crate::metrics::prometheus::render_connections(
         &s.connections.snapshot(),
     ));
@@ -68,12 +87,21 @@ async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
     )
 }
 
-async fn status_page(State(s): State<HttpState>) -> Html<String> {
-    Html(page::render(&(s.view)(), &s.history.points()))
+async fn status_page(
+    State(s): State<HttpState>,
+    caller: Option<Extension<Caller>>,
+) -> Html<String> {
+    Html(page::render(
+        &s.view_for(caller.as_deref()),
+        &s.history.points(),
+    ))
 }
 
-async fn api_status(State(s): State<HttpState>) -> impl IntoResponse {
-    let body = api::status_json(&(s.view)(), s.history.latest().as_ref());
+async fn api_status(
+    State(s): State<HttpState>,
+    caller: Option<Extension<Caller>>,
+) -> impl IntoResponse {
+    let body = api::status_json(&s.view_for(caller.as_deref()), s.history.latest().as_ref());
     (
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),
