@@ -36,8 +36,11 @@ pub struct HttpState {
     /// Cuts a view down to what a caller may see (the host's rule,
     /// `Access::trim_status`); with auth off no caller is known and the
     /// whole view is shown.
-    pub trim: Arc<dyn Fn(&Caller, StatusView) -> StatusView + Send + Sync>,
+    pub trim: Arc<TrimView>,
 }
+
+/// Cuts a view down to what a caller may see.
+pub type TrimView = dyn Fn(&Caller, StatusView) -> StatusView + Send + Sync;
 
 impl HttpState {
     /// The current view, as `caller` (if known) may see it.
