@@ -18,6 +18,7 @@ use super::child::{ChildError, ChildServer, http_get_text};
 use super::import::{Requests, req_delta, requests};
 use crate::cpu::{CpuPerOp, CpuReading};
 use hdrhistogram::Histogram;
+use rand::RngCore;
 use serde::Serialize;
 use shoal_client::{Admin, Client, RowMutation, Table};
 use std::net::SocketAddr;
@@ -324,7 +325,10 @@ async fn writers(
     let interval = Duration::from_secs_f64(1.0 / o.rate);
     let slots = Arc::new(tokio::sync::Semaphore::new(1_000));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, bool)>();
-    let value = vec![b'v'; o.put_bytes];
+    // Incompressible values, as most users' are: each put a slice of one
+    // random pool at its own offset.
+    let mut pool = vec![0u8; (1 << 20) + o.put_bytes];
+    rand::rng().fill_bytes(&mut pool);
     let start = Instant::now();
     let end = start + o.window;
     let mut intended = start;
@@ -340,7 +344,8 @@ async fn writers(
                 .map_err(|e| err(format!("writer slots: {e}")))?;
             let (t, tx, at) = (table.clone(), tx.clone(), intended);
             let row = format!("k{:04}-{k:010}", (k * 7919) % 10_000);
-            let m = RowMutation::new(row).put("cf", "q", value.clone());
+            let at_byte = ((k * 7_919) % (1 << 20)) as usize;
+            let m = RowMutation::new(row).put("cf", "q", &pool[at_byte..at_byte + o.put_bytes]);
             tokio::spawn(async move {
                 let ok = t.mutate(m).await.is_ok();
                 let us = u64::try_from(at.elapsed().as_micros()).unwrap_or(u64::MAX);
