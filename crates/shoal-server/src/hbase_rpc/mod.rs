@@ -18,6 +18,9 @@
 //!   clone, restore, delete).
 //! - `relay`: table changes a server that is not master relays to it.
 //! - `region_admin`: `AdminService`, a region server's flush and compact.
+//! - `cluster_status`: `GetClusterStatus` and the balancer calls
+//!   (`MasterService`), `GetRegionLoad` and `GetServerInfo`
+//!   (`AdminService`): the status HBase's tools read.
 //! - `errors`: failures as HBase's exception classes.
 //! - `listener`: the port, its connections and their calls.
 //!
@@ -26,6 +29,7 @@
 mod bulk_load;
 mod cells;
 mod client;
+mod cluster_status;
 mod convert;
 mod errors;
 mod filters;
