@@ -84,10 +84,12 @@ fn loads_here(status: &StatusView, table: Option<&str>) -> Vec<pb::RegionLoad> {
         .collect()
 }
 
-/// This server's load: its regions, and its requests since it started.
-fn server_load_here(status: &StatusView) -> pb::ServerLoad {
+/// This server's load: its regions, and its requests since it started
+/// (`native_calls`: those of the native RPC, which the host's request
+/// metrics do not count).
+fn server_load_here(status: &StatusView, native_calls: u64) -> pb::ServerLoad {
     pb::ServerLoad {
-        total_number_of_requests: Some(status.requests.total_requests()),
+        total_number_of_requests: Some(status.requests.total_requests() + native_calls),
         region_loads: loads_here(status, None),
         ..Default::default()
     }
@@ -261,7 +263,10 @@ impl NativeRpc {
         let status = self.host.status();
         let here = pb::LiveServerInfo {
             server: self.me.server_name(),
-            server_load: server_load_here(&status),
+            server_load: server_load_here(
+                &status,
+                self.calls.load(std::sync::atomic::Ordering::Relaxed),
+            ),
         };
         let members = self.host.cluster_servers();
         if members.is_empty() {
