@@ -95,16 +95,20 @@ fn server_load_here(status: &StatusView, native_calls: u64) -> pb::ServerLoad {
     }
 }
 
-/// Another member's load, as this server knows it: its regions by name
-/// (their figures are that server's: `GetRegionLoad` there gives them).
-fn server_load_named(regions: &[String], names: &HashMap<String, Bytes>) -> pb::ServerLoad {
+/// Another member's load, as this server knows it: its regions by name,
+/// each with its stores (its table's families, from the catalog); their
+/// other figures are that server's (`GetRegionLoad` there gives them).
+fn server_load_named(
+    regions: &[String],
+    known: &HashMap<String, (Bytes, usize)>,
+) -> pb::ServerLoad {
     pb::ServerLoad {
         region_loads: regions
             .iter()
-            .filter_map(|id| names.get(id))
-            .map(|n| region_specifier(n.clone()))
-            .map(|s| pb::RegionLoad {
-                region_specifier: s,
+            .filter_map(|id| known.get(id))
+            .map(|(name, families)| pb::RegionLoad {
+                region_specifier: region_specifier(name.clone()),
+                stores: Some(*families as u32),
                 ..Default::default()
             })
             .collect(),
@@ -112,17 +116,16 @@ fn server_load_named(regions: &[String], names: &HashMap<String, Bytes>) -> pb::
     }
 }
 
-/// Region names by Shoal region id, for the tables listed.
-fn region_names(tables: &[TableRecord]) -> HashMap<String, Bytes> {
+/// Region names and store counts by Shoal region id, for the tables
+/// listed.
+fn region_names(tables: &[TableRecord]) -> HashMap<String, (Bytes, usize)> {
     tables
         .iter()
         .flat_map(|t| {
             t.regions.iter().map(|r| {
                 let number = names::region_number(&r.id);
-                (
-                    r.id.clone(),
-                    names::region_name(&t.name, &r.start_row, number).0,
-                )
+                let name = names::region_name(&t.name, &r.start_row, number).0;
+                (r.id.clone(), (name, t.families.len()))
             })
         })
         .collect()
