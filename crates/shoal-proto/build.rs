@@ -40,6 +40,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "Registry.proto",
             "ShoalMaster.proto",
             "ShoalAdmin.proto",
+            // Cluster and region load (`GetClusterStatus`, `GetRegionLoad`).
+            "ClusterStatus.proto",
             // HBase's files: snapshot manifests, split references, HFile
             // trailers (read by `shoal-import` and `shoal-hfile`).
             "Snapshot.proto",

@@ -6,7 +6,7 @@
 //! on across a kill -9 and restart of the server (`write`, then `verify`),
 //! and `api` again against a two-server cluster (etcd), where the client
 //! finds each region's server in `hbase:meta` and table changes go to the
-//! master.
+//! master, then `HBaseStatusIT` (the cluster's status, the balancer).
 //!
 //! Maven gives the client's classpath (offline: `scripts/test` fetches the
 //! jars first); the program is compiled with `javac` and run with `java`.
@@ -76,8 +76,10 @@ fn client(version: &str, work: &Path) -> Option<String> {
         .arg(&classes)
         .arg("-cp")
         .arg(jars.trim())
-        // The benchmark's program too, so that it keeps compiling.
+        // The benchmark's program too, so that it keeps compiling; and
+        // the cluster-status program, run against the cluster below.
         .arg(project().join("src/main/java/shoal/it/HBaseClientIT.java"))
+        .arg(project().join("src/main/java/shoal/it/HBaseStatusIT.java"))
         .arg(project().join("src/main/java/shoal/it/HBaseBench.java"))
         .output()
         .expect("run javac");
@@ -256,6 +258,40 @@ fn the_java_client_finds_regions_across_a_cluster() {
         tail(&servers[0].stderr(), 30),
         tail(&servers[1].stderr(), 30),
     );
+    // The cluster's status as HBase's tools read it: both servers live,
+    // the other one a backup master, each answering its own regions'
+    // loads, the balancer's switch the cluster's (turned at the master).
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(&cp)
+        .arg("shoal.it.HBaseStatusIT")
+        .arg(addr.to_string())
+        .output()
+        .expect("run java");
+    let status = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && status.contains("done status"),
+        "HBaseStatusIT against a cluster failed:\nstdout:\n{status}\nstderr:\n{}",
+        tail(&String::from_utf8_lossy(&out.stderr), 60),
+    );
+    for line in [
+        "live servers: 2",
+        "servers by name: 2",
+        "backup masters: 1",
+        "master: true",
+        "admin.getRegionServers: 2",
+        "getRegionMetrics(server, missing table): 0",
+        "balancerSwitch off: previous=true",
+        "isBalancerEnabled after off: false",
+        "balance while off: false",
+        "balancerSwitch on: previous=false",
+        "balance: true",
+    ] {
+        assert!(
+            status.lines().any(|l| l == line),
+            "HBaseStatusIT against a cluster: no line {line:?}:\n{status}"
+        );
+    }
     // Both servers served the client's regions.
     for s in &servers {
         let log = s.stderr();

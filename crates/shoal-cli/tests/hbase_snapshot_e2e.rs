@@ -1,15 +1,22 @@
-//! HBase's snapshot Admin calls through the stock client (`hbase-client`
-//! 2.6.1): `tests/hbase-client-java/.../HBaseSnapshotIT.java` takes a
-//! snapshot of a table with split keys, changes the table, lists the
-//! snapshot, clones it, restores the table to it, deletes it, restores a
-//! dropped table from another, and tries each error case (unknown
-//! snapshots, a name taken twice, a clone onto an existing table, a
-//! restore of an enabled table, a snapshot of a missing table), printing
-//! one line per step. It runs against a real standalone HBase 2.6.1 (one
-//! per test binary, started while the program runs against Shoal) and
-//! against `shoal serve`; their outputs must be the same line for line,
-//! except the steps named in [`ALLOWED`], whose reasons
-//! `docs/hbase-client.md` ("Snapshots") gives.
+//! HBase's snapshot and cluster-status Admin calls through the stock
+//! client (`hbase-client` 2.6.1), each program run against a real
+//! standalone HBase 2.6.1 (one per test binary, shared by both tests,
+//! started while the programs run against Shoal) and against `shoal
+//! serve`; their outputs must be the same line for line, except the
+//! steps named in each test's allow-list, whose reasons
+//! `docs/hbase-client.md` gives.
+//!
+//! - `tests/hbase-client-java/.../HBaseSnapshotIT.java` takes a snapshot
+//!   of a table with split keys, changes the table, lists the snapshot,
+//!   clones it, restores the table to it, deletes it, restores a dropped
+//!   table from another, and tries each error case (unknown snapshots, a
+//!   name taken twice, a clone onto an existing table, a restore of an
+//!   enabled table, a snapshot of a missing table).
+//! - `.../HBaseStatusIT.java` asks `getClusterMetrics` (all of it and
+//!   subsets), `getRegionMetrics` per server (and per table), turns and
+//!   asks the balancer, and alters a table then waits for its regions to
+//!   show it, as `hbase shell`'s `status` and `alter` and MapReduce's
+//!   `TableInputFormat` do.
 //!
 //! Skipped outside CI without Java 17 and Maven, as `hbase_client_e2e.rs`.
 
@@ -29,21 +36,47 @@ use support::ServerProcess;
 /// name, the text before `: `); each is explained in docs/hbase-client.md.
 const ALLOWED: &[&str] = &[];
 
+/// The status program's steps that may differ: none.
+const STATUS_ALLOWED: &[&str] = &[];
+
+/// One Java program of this binary: its class, the line it ends with.
+struct Program {
+    class: &'static str,
+    done: &'static str,
+}
+
+const SNAPSHOTS: Program = Program {
+    class: "HBaseSnapshotIT",
+    done: "done snapshots",
+};
+
+const STATUS: Program = Program {
+    class: "HBaseStatusIT",
+    done: "done status",
+};
+
 /// Runs the program against `bootstrap`; its output.
-fn run(cp: &str, bootstrap: &str, what: &str, context: &dyn Fn() -> String) -> String {
+fn run(
+    program: &Program,
+    cp: &str,
+    bootstrap: &str,
+    what: &str,
+    context: &dyn Fn() -> String,
+) -> String {
     let started = Instant::now();
     let out = Command::new("java")
         .args(hbase::JVM_OPTS)
         .arg("-cp")
         .arg(cp)
-        .arg("shoal.it.HBaseSnapshotIT")
+        .arg(format!("shoal.it.{}", program.class))
         .arg(bootstrap)
         .output()
         .expect("run java");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        out.status.success() && stdout.contains("done snapshots"),
-        "HBaseSnapshotIT against {what} failed:\nstdout:\n{stdout}\nstderr (tail):\n{}\n{}",
+        out.status.success() && stdout.contains(program.done),
+        "{} against {what} failed:\nstdout:\n{stdout}\nstderr (tail):\n{}\n{}",
+        program.class,
         java::tail(&String::from_utf8_lossy(&out.stderr), 60),
         context(),
     );
@@ -56,8 +89,9 @@ fn step(line: &str) -> &str {
     line.split(": ").next().unwrap_or(line)
 }
 
-/// Every difference between Shoal's lines and HBase's that is not allowed.
-fn differences(shoal: &str, hbase: &str) -> Vec<String> {
+/// Every difference between Shoal's lines and HBase's that is not in
+/// `allowed`.
+fn differences(shoal: &str, hbase: &str, allowed: &[&str]) -> Vec<String> {
     let a: Vec<&str> = shoal.lines().collect();
     let b: Vec<&str> = hbase.lines().collect();
     let mut out = Vec::new();
@@ -72,7 +106,7 @@ fn differences(shoal: &str, hbase: &str) -> Vec<String> {
         if x == y {
             continue;
         }
-        if step(x) == step(y) && ALLOWED.contains(&step(x)) {
+        if step(x) == step(y) && allowed.contains(&step(x)) {
             eprintln!(
                 "allowed difference in {:?}:\n  shoal: {x}\n  hbase: {y}",
                 step(x)
@@ -101,7 +135,7 @@ fn snapshot_calls_answer_as_hbase_answers() {
 
     let server = ServerProcess::start(&dir.path().join("data"), None);
     let addr = server.hbase.expect("the native RPC port").to_string();
-    let shoal = run(&cp, &addr, "shoal", &|| {
+    let shoal = run(&SNAPSHOTS, &cp, &addr, "shoal", &|| {
         format!(
             "server stderr (tail):\n{}",
             java::tail(&server.stderr(), 40)
@@ -115,11 +149,11 @@ fn snapshot_calls_answer_as_hbase_answers() {
     let Some(real) = real else {
         return;
     };
-    let reference = run(&cp, &real.bootstrap(), "hbase", &|| {
+    let reference = run(&SNAPSHOTS, &cp, &real.bootstrap(), "hbase", &|| {
         format!("hbase.log (tail):\n{}", java::tail(&real.log(), 40))
     });
 
-    let found = differences(&shoal, &reference);
+    let found = differences(&shoal, &reference, ALLOWED);
     assert!(
         found.is_empty(),
         "Shoal's snapshot calls answer otherwise than HBase's ({} differences):\n{}",
@@ -133,6 +167,62 @@ fn snapshot_calls_answer_as_hbase_answers() {
         "restored cells: 9 r0/q=v1-0",
         "restoreSnapshot enabled table: org.apache.hadoop.hbase.TableNotDisabledException",
         "cloneSnapshot onto an existing table: org.apache.hadoop.hbase.TableExistsException",
+    ] {
+        assert!(
+            reference.lines().any(|l| l.starts_with(expected)),
+            "HBase printed no line {expected:?}"
+        );
+    }
+    eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[test]
+fn cluster_status_calls_answer_as_hbase_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    if !java::present() {
+        return;
+    }
+    let started = Instant::now();
+    let real = std::thread::spawn(|| hbase::shared(false));
+    let program = java::project().join("src/main/java/shoal/it/HBaseStatusIT.java");
+    let Some(cp) = java::compile(&dir.path().join("java"), &[program]) else {
+        return;
+    };
+
+    let server = ServerProcess::start(&dir.path().join("data"), None);
+    let addr = server.hbase.expect("the native RPC port").to_string();
+    let shoal = run(&STATUS, &cp, &addr, "shoal", &|| {
+        format!(
+            "server stderr (tail):\n{}",
+            java::tail(&server.stderr(), 40)
+        )
+    });
+
+    let real = match real.join() {
+        Ok(real) => real,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    let Some(real) = real else {
+        return;
+    };
+    let reference = run(&STATUS, &cp, &real.bootstrap(), "hbase", &|| {
+        format!("hbase.log (tail):\n{}", java::tail(&real.log(), 40))
+    });
+
+    let found = differences(&shoal, &reference, STATUS_ALLOWED);
+    assert!(
+        found.is_empty(),
+        "Shoal's cluster-status calls answer otherwise than HBase's ({} differences):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+    // Not vacuous: the reference did what the program says.
+    for expected in [
+        "live servers: 1",
+        "cluster regions: status_t=4 status_u=1",
+        "getRegionMetrics(server, table): regions=4 all of the table=true",
+        "balance while off: false",
+        "alter then wait: stores per region=[2] families=2",
     ] {
         assert!(
             reference.lines().any(|l| l.starts_with(expected)),

@@ -14,7 +14,10 @@ pub mod frames;
 /// HBase 2.x's RPC messages (package `hbase.pb`), for the native-RPC front
 /// door: vendored from `hbase-protocol-shaded` 2.6.1 (`proto/hbase/`, Apache
 /// License 2.0, headers kept); `ShoalMaster.proto` holds the subset of
-/// `Master.proto` that Shoal serves, `ShoalAdmin.proto` that of `Admin.proto`.
+/// `Master.proto` that Shoal serves, `ShoalAdmin.proto` that of `Admin.proto`;
+/// `ClusterStatus.proto` (and its `ClusterId.proto`) whole. Its enum
+/// `Option` (the parts of a cluster status a client asks for) is
+/// `hbase::Option`: name it by its path, not through a glob import.
 pub mod hbase {
     tonic::include_proto!("hbase.pb");
 }

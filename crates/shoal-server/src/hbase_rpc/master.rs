@@ -209,8 +209,10 @@ impl NativeRpc {
             | "ListNamespaceDescriptors"
             | "ListNamespaces"
             | "GetNamespaceDescriptor" => self.list_tables_and_namespaces(method, param).await,
+            "GetClusterStatus" | "IsBalancerEnabled" | "SetBalancerRunning" | "Balance" => {
+                self.cluster_status_call(method, param).await
+            }
             "IsMasterRunning"
-            | "IsBalancerEnabled"
             | "ExecProcedure"
             | "ExecProcedureWithRet"
             | "IsProcedureDone"
@@ -521,8 +523,8 @@ impl NativeRpc {
         .encode_to_vec())
     }
 
-    /// The calls about the master itself and its procedures: running, the
-    /// balancer (off), flush procedures, and their results (every
+    /// The calls about the master itself and its procedures: running,
+    /// flush procedures, and their results (every
     /// procedure is done when it answers).
     async fn master_and_procedures(&self, method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
         Ok(match method {
@@ -553,7 +555,6 @@ impl NativeRpc {
                 }
                 .encode_to_vec()
             }
-            "IsBalancerEnabled" => pb::IsBalancerEnabledResponse { enabled: false }.encode_to_vec(),
             _ => return Err(not_served(method)),
         })
     }
@@ -607,7 +608,7 @@ impl NativeRpc {
 
     /// A server named by its native-RPC address: this one with its start
     /// code, another as HBase names a server it knows only by address.
-    fn server_at(&self, address: &str) -> pb::ServerName {
+    pub(super) fn server_at(&self, address: &str) -> pb::ServerName {
         if address == self.me.address() {
             return self.me.server_name();
         }

@@ -18,6 +18,9 @@
 //!   clone, restore, delete).
 //! - `relay`: table changes a server that is not master relays to it.
 //! - `region_admin`: `AdminService`, a region server's flush and compact.
+//! - `cluster_status`: `GetClusterStatus` and the balancer calls
+//!   (`MasterService`), `GetRegionLoad` and `GetServerInfo`
+//!   (`AdminService`): the status HBase's tools read.
 //! - `errors`: failures as HBase's exception classes.
 //! - `listener`: the port, its connections and their calls.
 //!
@@ -26,6 +29,7 @@
 mod bulk_load;
 mod cells;
 mod client;
+mod cluster_status;
 mod convert;
 mod errors;
 mod filters;
@@ -113,6 +117,10 @@ pub struct NativeRpc {
     /// Cluster mode: table changes may be relayed to the master (not
     /// when the native RPC has TLS: the relay speaks plain TCP).
     relay: bool,
+    /// Calls answered since start (the host's request metrics count the
+    /// other front doors' calls; these are added to them in the server's
+    /// load, `cluster_status.rs`).
+    calls: AtomicU64,
 }
 
 impl NativeRpc {
@@ -154,6 +162,7 @@ impl NativeRpc {
             cluster_id,
             regions: Mutex::new(HashMap::new()),
             heartbeat: std::time::Duration::from_secs(5),
+            calls: AtomicU64::new(0),
         }
     }
 
@@ -287,6 +296,8 @@ impl NativeRpc {
         cell_blocks: bool,
         relayed: bool,
     ) -> Result<(Vec<u8>, Vec<u8>), RpcError> {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         errors::naming_servers(
             self.names.clone(),
             self.answer(service, method, param, cells, cell_blocks, relayed),

@@ -3,6 +3,7 @@
 //! `Admin.compact` and `majorCompact` reach the regions) and
 //! `GetRegionInfo` (`getCompactionState`). Each acts on the one region
 //! named, served here; another answers `NotServingRegionException`.
+//! `GetRegionLoad` and `GetServerInfo` are `cluster_status.rs`'s.
 
 use super::errors::{self, RpcError};
 use super::{NativeRpc, Target};
@@ -74,6 +75,7 @@ impl NativeRpc {
                     .await?;
                 pb::CompactRegionResponse {}.encode_to_vec()
             }
+            "GetRegionLoad" | "GetServerInfo" => self.region_server_status(method, param)?,
             _ => {
                 return Err(RpcError::fatal(
                     errors::UNKNOWN_PROTOCOL,

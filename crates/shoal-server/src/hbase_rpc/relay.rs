@@ -28,7 +28,8 @@ pub fn is_relayed(header: &pb::ConnectionHeader) -> bool {
 }
 
 /// The MasterService calls a server that is not master relays: those
-/// that change tables (the rest it answers from its own catalog).
+/// that change tables, and the balancer's switch (the rest it answers
+/// from its own catalog and view of the cluster).
 pub fn changes_tables(method: &str) -> bool {
     matches!(
         method,
@@ -42,6 +43,7 @@ pub fn changes_tables(method: &str) -> bool {
             | "AddColumn"
             | "ModifyColumn"
             | "DeleteColumn"
+            | "SetBalancerRunning"
     )
 }
 

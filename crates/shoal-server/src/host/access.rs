@@ -779,6 +779,12 @@ impl<'a> Access<'a> {
         self.audited("balance_switch", if on { "on" } else { "off" }, result)
     }
 
+    /// [`Host::balance`]: ADMIN globally.
+    pub fn balance(&self) -> Result<bool, ServiceError> {
+        self.need_global("balance", Action::Admin)?;
+        self.audited("balance", "balancer", Ok(self.host.balance()))
+    }
+
     /// [`Host::register_split`]: ADMIN globally (servers call it).
     pub async fn register_split(
         &self,

@@ -15,6 +15,7 @@ use crate::catalog::{Catalog, RegionRecord, TableRecord};
 use crate::error::ServiceError;
 use crate::metrics::status::ClusterView;
 use futures::future::BoxFuture;
+use std::sync::atomic::Ordering;
 
 /// This server as a member of a cluster, as the host asks it.
 ///
@@ -170,13 +171,30 @@ impl Host {
         }
     }
 
-    /// Cluster mode: turns the balancer on or off; returns the former state.
+    /// Turns the balancer on or off; returns the former state. Cluster
+    /// mode: on the master, in etcd. Single node: remembered here (one
+    /// server has nothing to balance).
     pub async fn balance_switch(&self, on: bool) -> Result<bool, ServiceError> {
         match &self.inner.cluster {
             Some(c) => c.balance_switch(on).await,
-            None => Err(ServiceError::FailedPrecondition(
-                "the balancer needs cluster mode".into(),
-            )),
+            None => Ok(self.inner.balancer_on.swap(on, Ordering::Relaxed)),
+        }
+    }
+
+    /// A balance asked for now: whether the balancer ran. Single node:
+    /// while on, it runs and finds nothing to move. Cluster mode: the
+    /// master balances in its rounds while the switch is on; the answer is
+    /// the switch (no extra round is started).
+    pub fn balance(&self) -> bool {
+        self.balancer_on()
+    }
+
+    /// The balancer's switch: cluster mode, as this server last read it
+    /// (every round); single node, as last turned (on at start).
+    pub fn balancer_on(&self) -> bool {
+        match &self.inner.cluster {
+            Some(c) => c.view().balancer_on,
+            None => self.inner.balancer_on.load(Ordering::Relaxed),
         }
     }
 

@@ -202,6 +202,10 @@ pub(crate) struct Inner {
     pub(crate) requests: Arc<RequestMetrics>,
     pub(crate) started: Instant,
     pub(crate) splits: AtomicU64,
+    /// Single node: the balancer's switch. There is nothing to balance;
+    /// it is remembered (while the server runs) for the clients that turn
+    /// it and ask it, as HBase's tools do.
+    pub(crate) balancer_on: AtomicBool,
     /// Flushes and compactions of regions no longer open (split, closed).
     pub(crate) retired_counters: (AtomicU64, AtomicU64),
     /// Write-path counters of regions that closed.
@@ -307,6 +311,7 @@ impl Host {
                 requests: Arc::default(),
                 started: Instant::now(),
                 splits: AtomicU64::new(0),
+                balancer_on: AtomicBool::new(true),
                 retired_counters: (AtomicU64::new(0), AtomicU64::new(0)),
                 retired_write: std::sync::Mutex::new(WriteStats::default()),
                 stopping: AtomicBool::new(false),
