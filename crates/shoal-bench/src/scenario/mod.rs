@@ -11,6 +11,7 @@ pub mod figures;
 pub mod import;
 pub mod procs;
 pub mod rolling;
+pub mod snapshot_export;
 pub mod snapshots;
 pub mod svg;
 pub mod timeline;
