@@ -142,6 +142,9 @@ pub struct SnapshotExportReport {
     pub ratio: f64,
     /// The same per round.
     pub round_ratios: Vec<f64>,
+    /// The machine's 1-minute load average when the rounds began and when
+    /// they ended (other processes' work included).
+    pub load_average: (f64, f64),
     /// The whole run, seconds.
     pub total_seconds: f64,
 }
@@ -306,8 +309,11 @@ pub async fn run(
     let started = Instant::now();
     let result = async {
         let setup = prepare(o, &w).await?;
+        let before = load_average();
         let runs = rounds(o, &w, &setup).await?;
-        Ok::<_, ScenarioError>(report(o, setup, runs, started))
+        let mut r = report(o, setup, runs, started);
+        r.load_average = (before, load_average());
+        Ok::<_, ScenarioError>(r)
     }
     .await;
     for log in ["server.log", "export.log", "copy.log"] {
@@ -586,6 +592,14 @@ fn copied(target: &Path, stdout: &[String]) -> Result<(u64, u64), ScenarioError>
     Ok((done.objects, done.bytes))
 }
 
+/// The machine's 1-minute load average (`/proc/loadavg`; 0 if unreadable).
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
 /// Aggregates (bytes over wall time per side, the ratio per round).
 fn report(
     o: &SnapshotExportOptions,
@@ -623,6 +637,7 @@ fn report(
         copy_mb_per_s,
         ratio: export_mb_per_s / copy_mb_per_s.max(1e-9),
         round_ratios,
+        load_average: (0.0, 0.0),
         total_seconds: started.elapsed().as_secs_f64(),
     }
 }
@@ -637,7 +652,7 @@ pub fn markdown(r: &SnapshotExportReport) -> String {
          ({:.0} ms ± {:.0} ms to first byte, {:.0} MB/s per request); target: a new local directory each run; \
          {} objects at once on both sides, each side a process of its own. Export: `shoal snapshot export` (ranged GETs, \
          streamed upload, CRC32C read back from the target). Copy: `shoal bench plain-copy` (one GET and one PUT per \
-         object, no check). Whole run {:.0} s.\n\n\
+         object, no check). Load average {:.1} when the rounds began, {:.1} when they ended. Whole run {:.0} s.\n\n\
          | round | what | objects | GB | wall s | MB/s | CPU s | peak RSS MB | `sync` before, s |\n\
          |---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
         r.build,
@@ -654,6 +669,8 @@ pub fn markdown(r: &SnapshotExportReport) -> String {
         r.jitter_ms,
         r.bandwidth as f64 / 1e6,
         r.parallel,
+        r.load_average.0,
+        r.load_average.1,
         r.total_seconds,
     );
     for x in &r.runs {
