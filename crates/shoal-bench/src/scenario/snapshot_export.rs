@@ -283,10 +283,10 @@ fn server_config(w: &Path) -> String {
 /// The same bucket with S3 emulated: what both sides are given.
 fn source_config(w: &Path, o: &SnapshotExportOptions) -> String {
     format!(
-        "{}\n[object_store.emulate]\nlatency = \"{}ms\"\njitter = \"{}ms\"\nbandwidth_bytes_per_sec = {}\n",
+        "{}\n[object_store.emulate]\nlatency = \"{}us\"\njitter = \"{}us\"\nbandwidth_bytes_per_sec = {}\n",
         config(w),
-        o.latency.as_millis(),
-        o.jitter.min(o.latency).as_millis(),
+        o.latency.as_micros(),
+        o.jitter.min(o.latency).as_micros(),
         o.bandwidth
     )
 }
@@ -768,7 +768,7 @@ mod tests {
             parallel: 1,
             rounds: 1,
             latency: Duration::from_millis(25),
-            jitter: Duration::from_millis(8),
+            jitter: Duration::from_micros(8_333),
             bandwidth: 90_000_000,
             shoal_bin: PathBuf::new(),
             work_parent: PathBuf::new(),
@@ -777,7 +777,7 @@ mod tests {
         let c = shoal_server::ServerConfig::from_toml(&text).unwrap();
         let e = c.object_store.emulate.unwrap();
         assert_eq!(e.latency, Duration::from_millis(25));
-        assert_eq!(e.jitter, Duration::from_millis(8));
+        assert_eq!(e.jitter, Duration::from_micros(8_333));
         assert_eq!(e.bandwidth_bytes_per_sec, 90_000_000);
     }
 }
