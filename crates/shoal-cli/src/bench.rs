@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use shoal_bench::cpu::{CpuPerOp, CpuReading};
+use shoal_bench::scenario::snapshot_export::SnapshotExportOptions;
 use shoal_bench::{CoreWorkload, Properties, RunOptions};
 use shoal_client::{Admin, Client};
 use std::path::PathBuf;
@@ -22,6 +23,25 @@ enum BenchCommand {
     Ycsb(YcsbArgs),
     /// Scripted experiments on an embedded server (JSON, markdown and SVG reports).
     Scenario(ScenarioArgs),
+    /// The snapshot-export scenario's baseline: a snapshot's files copied
+    /// out of the server's bucket, each one GET and one PUT, no check.
+    #[command(hide = true)]
+    PlainCopy(PlainCopyArgs),
+}
+
+/// Arguments of `shoal bench plain-copy` (hidden).
+#[derive(Debug, clap::Args)]
+struct PlainCopyArgs {
+    /// The snapshot whose files are copied.
+    name: String,
+    /// A directory or store URL, as `shoal snapshot export --to`.
+    #[arg(long)]
+    to: String,
+    #[command(flatten)]
+    server: crate::snapshot_cmd::ServerBucketArgs,
+    /// Objects copied at once.
+    #[arg(long, default_value_t = 8)]
+    parallel: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -52,6 +72,10 @@ enum ScenarioName {
     /// child processes), the bytes it holds per hour at that rate, and
     /// clones as of instants of the run.
     Pitr,
+    /// `shoal snapshot export` of a large table's snapshot against a plain
+    /// parallel copy of the same objects, in one run, the source's S3
+    /// latency emulated (each side a child process).
+    SnapshotExport,
 }
 
 /// Arguments of `shoal bench scenario`.
@@ -110,29 +134,40 @@ pub struct ScenarioArgs {
     #[arg(long, default_value_t = 1000)]
     value_bytes: usize,
     /// failover: emulated object-store first-byte latency (0s: the plain
-    /// local directory).
+    /// local directory). snapshot-export: the source's (default 25ms).
     #[arg(long, value_parser = humantime::parse_duration)]
     latency: Option<Duration>,
     /// failover: a server setting, `section.key=value` with a TOML value
     /// (repeatable), e.g. `--set 'wal.max_unflushed="64MiB"'`.
     #[arg(long = "set")]
     settings: Vec<String>,
+    /// snapshot-export: the source's emulated bandwidth per request, bytes
+    /// per second (default 90MB).
+    #[arg(long)]
+    bandwidth: Option<shoal_server::config::ByteSize>,
+    /// snapshot-export: rounds of one copy and one export, the side that
+    /// goes first alternating (default 2; --quick 1).
+    #[arg(long)]
+    rounds: Option<usize>,
     /// import: HFile bytes on disk to generate (default 1GiB; --quick 8MiB).
     /// snapshots: value bytes loaded (default 10GiB; --quick 256MiB).
+    /// snapshot-export: value bytes loaded (default 2GiB; --quick 32MiB).
     #[arg(long)]
     size: Option<shoal_server::config::ByteSize>,
     /// import: regions of the table (one HFile each; default 16, --quick 4).
     /// snapshots: regions the table is pre-split into (default 128, --quick 16).
+    /// snapshot-export: the same (default 16, --quick 4).
     #[arg(long)]
     regions: Option<usize>,
     /// import: rows per region the hbase-client baseline copies (0: all;
     /// default all). Only rates are compared, so a subset is fair.
     #[arg(long, default_value_t = 0)]
     baseline_rows_per_region: u64,
-    /// import: regions `shoal import` loads at once.
-    #[arg(long, default_value_t = 2)]
-    parallel: usize,
-    /// import, snapshots: where the work directory (HFiles, HBase, Shoal
+    /// import: regions `shoal import` loads at once (default 2).
+    /// snapshot-export: objects copied at once by both sides (default 8).
+    #[arg(long)]
+    parallel: Option<usize>,
+    /// import, snapshots, snapshot-export: where the work directory (HFiles, HBase, Shoal
     /// data, the bucket) is made and removed afterwards.
     #[arg(long, default_value = "/tmp")]
     work_dir: PathBuf,
@@ -216,7 +251,38 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.command {
         BenchCommand::Ycsb(a) => ycsb(a).await,
         BenchCommand::Scenario(a) => scenario(a).await,
+        BenchCommand::PlainCopy(a) => plain_copy(a).await,
     }
+}
+
+/// `shoal bench plain-copy`: prints what it copied as one JSON line.
+async fn plain_copy(a: PlainCopyArgs) -> anyhow::Result<()> {
+    let (source, _) = a.server.open().await?;
+    let url = crate::snapshot_cmd::store_url(&a.to)?;
+    let (target, _) = crate::snapshot_cmd::open_url(&url).await?;
+    let done =
+        shoal_bench::scenario::snapshot_export::plain_copy(&source, &target, &a.name, a.parallel)
+            .await?;
+    println!("{}", serde_json::to_string(&done)?);
+    Ok(())
+}
+
+fn snapshot_export_options(a: &ScenarioArgs) -> anyhow::Result<SnapshotExportOptions> {
+    let latency = a.latency.unwrap_or(Duration::from_millis(25));
+    Ok(SnapshotExportOptions {
+        bytes: a
+            .size
+            .map_or(if a.quick { 32 << 20 } else { 2 << 30 }, |s| s.0),
+        regions: a.regions.unwrap_or(if a.quick { 4 } else { 16 }).max(1),
+        parallel: a.parallel.unwrap_or(8).max(1),
+        rounds: a.rounds.unwrap_or(if a.quick { 1 } else { 2 }).max(1),
+        latency,
+        jitter: latency / 3,
+        bandwidth: a.bandwidth.map_or(90_000_000, |b| b.0),
+        // The server, the export and the copy are this very binary.
+        shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
+        work_parent: a.work_dir.clone(),
+    })
 }
 
 async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
@@ -421,7 +487,7 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
                     .map_or(if a.quick { 8 << 20 } else { 1 << 30 }, |s| s.0),
                 regions: a.regions.unwrap_or(if a.quick { 4 } else { 16 }).max(1),
                 baseline_rows_per_region: a.baseline_rows_per_region,
-                parallel: a.parallel.max(1),
+                parallel: a.parallel.unwrap_or(2).max(1),
                 shoal_bin: std::env::current_exe().context("locating the shoal binary")?,
                 java_project: java_project()?,
                 work_parent: a.work_dir.clone(),
@@ -484,6 +550,12 @@ async fn scenario(a: ScenarioArgs) -> anyhow::Result<()> {
             let r = shoal_bench::scenario::pitr::run(&opts, &a.out).await?;
             println!("{}", shoal_bench::scenario::pitr::markdown(&r));
             println!("pitr: reports in {}", a.out.display());
+        }
+        ScenarioName::SnapshotExport => {
+            let opts = snapshot_export_options(&a)?;
+            let r = shoal_bench::scenario::snapshot_export::run(&opts, &a.out).await?;
+            println!("{}", shoal_bench::scenario::snapshot_export::markdown(&r));
+            println!("snapshot-export: reports in {}", a.out.display());
         }
         ScenarioName::Callcost => {
             let opts = shoal_bench::scenario::callcost::CallcostOptions {

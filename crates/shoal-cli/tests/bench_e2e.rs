@@ -664,3 +664,58 @@ fn the_rolling_restart_scenario_quick_run_compares_three_settings() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+#[test]
+fn the_snapshot_export_scenario_quick_run_compares_export_and_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let out = std::process::Command::new(support::shoal_bin())
+        .args(["bench", "scenario", "snapshot-export", "--quick", "--out"])
+        .arg(dir.path())
+        .arg("--work-dir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("snapshot-export.json")).unwrap())
+            .unwrap();
+    let files = v["setup"]["files"].as_u64().unwrap();
+    let bytes = v["setup"]["bytes"].as_u64().unwrap();
+    assert!(files >= 4 && bytes > 16 << 20, "{v}");
+    // One round: the copy first, then the export, each of every file.
+    let runs = v["runs"].as_array().unwrap();
+    let what: Vec<&str> = runs.iter().map(|r| r["what"].as_str().unwrap()).collect();
+    assert_eq!(what, ["copy", "export"], "{v}");
+    for r in runs {
+        assert_eq!(r["objects"].as_u64().unwrap(), files, "{r}");
+        assert_eq!(r["bytes"].as_u64().unwrap(), bytes, "{r}");
+        assert!(r["wall_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["cpu_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["peak_rss"].as_u64().unwrap() > 0, "{r}");
+    }
+    assert!(v["ratio"].as_f64().unwrap() > 0.0, "{v}");
+    let md = std::fs::read_to_string(dir.path().join("snapshot-export.md")).unwrap();
+    assert!(
+        md.contains("| 1 | export |") && md.contains("export/copy"),
+        "{md}"
+    );
+    assert!(dir.path().join("snapshot-export.svg").exists());
+    assert!(dir.path().join("snapshot-export-export.log").exists());
+    // The work directory (bucket, targets) is gone, and no child is left.
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    let left = std::process::Command::new("pgrep")
+        .arg("-af")
+        .arg(work.to_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
+        "processes left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}

@@ -12,6 +12,7 @@ pub mod import;
 pub mod pitr;
 pub mod procs;
 pub mod rolling;
+pub mod snapshot_export;
 pub mod snapshots;
 pub mod svg;
 pub mod timeline;

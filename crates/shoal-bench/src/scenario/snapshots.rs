@@ -251,7 +251,7 @@ pub struct SnapshotsReport {
 
 const TABLE: &str = "snapsrc";
 const CLONE: &str = "snapclone";
-const FAMILY: &str = "f";
+pub(super) const FAMILY: &str = "f";
 const QUALIFIER: &str = "v";
 /// The random pool values are cut from.
 const POOL_BYTES: usize = 32 << 20;
@@ -275,7 +275,7 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> ScenarioError + '_ {
     }
 }
 
-fn key(i: u64) -> String {
+pub(super) fn key(i: u64) -> String {
     format!("row{i:010}")
 }
 
@@ -288,14 +288,14 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// Incompressible bytes every value is a slice of.
-struct Pool {
+pub(super) struct Pool {
     bytes: Vec<u8>,
     min: usize,
     max: usize,
 }
 
 impl Pool {
-    fn new(min: usize, max: usize) -> Pool {
+    pub(super) fn new(min: usize, max: usize) -> Pool {
         let mut bytes = vec![0u8; POOL_BYTES.max(max * 2)];
         rand::rng().fill_bytes(&mut bytes);
         Pool { bytes, min, max }
@@ -315,13 +315,13 @@ impl Pool {
         &self.bytes[off..off + len]
     }
 
-    fn mean(&self) -> u64 {
+    pub(super) fn mean(&self) -> u64 {
         ((self.min + self.max) / 2) as u64
     }
 }
 
 /// Bytes and files under `dir`.
-fn dir_size(dir: &Path) -> (u64, u64) {
+pub(super) fn dir_size(dir: &Path) -> (u64, u64) {
     let (mut bytes, mut files) = (0, 0);
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -353,7 +353,7 @@ fn server_cpu_s(a: &CpuReading, b: &CpuReading) -> f64 {
     a.per_op(b, 1).server_us.unwrap_or(0.0) / 1e6
 }
 
-fn config(root: &Path) -> String {
+pub(super) fn config(root: &Path) -> String {
     let p = |p: PathBuf| {
         p.display()
             .to_string()
@@ -386,12 +386,18 @@ fn dirty_bytes() -> u64 {
 /// one-second readings in a row (flushes and compactions done) and the
 /// page cache holds less than [`DIRTY_QUIET`] waiting for the disk (the
 /// WAL's fsyncs would queue behind it); the seconds waited.
-async fn quiet(http: SocketAddr) -> Result<f64, ScenarioError> {
+pub(super) async fn quiet(http: SocketAddr) -> Result<f64, ScenarioError> {
+    quiet_below(http, DIRTY_QUIET).await
+}
+
+/// [`quiet`] with another bound on the page cache's dirty bytes
+/// (`u64::MAX`: the server's requests only).
+pub(super) async fn quiet_below(http: SocketAddr, dirty: u64) -> Result<f64, ScenarioError> {
     let start = Instant::now();
     let total = |r: &Requests| r.values().map(|(n, _)| n).sum::<u64>();
     let mut last = total(&requests(http).await?);
     let mut still = 0;
-    while (still < 2 || dirty_bytes() > DIRTY_QUIET) && start.elapsed() < QUIET_MAX {
+    while (still < 2 || dirty_bytes() > dirty) && start.elapsed() < QUIET_MAX {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let now = total(&requests(http).await?);
         still = if now == last { still + 1 } else { 0 };
@@ -482,7 +488,7 @@ async fn phases(
     let r0 = requests(http).await?;
     let c0 = CpuReading::take(Some(&admin)).await;
     let t0 = Instant::now();
-    let value_bytes = load(&table, &pool, rows, o).await?;
+    let value_bytes = load(&table, &pool, rows, o.load_batch, o.load_parallel).await?;
     let load_s = t0.elapsed().as_secs_f64();
     let f0 = Instant::now();
     admin.flush(TABLE).await?;
@@ -644,15 +650,16 @@ async fn phases(
     })
 }
 
-/// Loads rows `0..rows` in key order (region after region), `load_batch`
-/// rows per call, `load_parallel` calls in flight; the value bytes loaded.
-async fn load(
+/// Loads rows `0..rows` in key order (region after region), `batch` rows
+/// per call, `parallel` calls in flight; the value bytes loaded.
+pub(super) async fn load(
     table: &Table,
     pool: &Arc<Pool>,
     rows: u64,
-    o: &SnapshotsOptions,
+    batch: usize,
+    parallel: usize,
 ) -> Result<u64, ScenarioError> {
-    let batch = o.load_batch.max(1) as u64;
+    let batch = batch.max(1) as u64;
     let batches = rows.div_ceil(batch);
     let done = Arc::new(AtomicU64::new(0));
     let tenth = (batches / 10).max(1);
@@ -686,7 +693,7 @@ async fn load(
                 Ok::<_, ScenarioError>(bytes)
             }
         })
-        .buffer_unordered(o.load_parallel.max(1));
+        .buffer_unordered(parallel.max(1));
     let mut calls = std::pin::pin!(calls);
     let mut total = 0;
     while let Some(r) = calls.next().await {
@@ -1077,7 +1084,7 @@ fn ops(r: &Requests) -> String {
         .join(", ")
 }
 
-fn size(b: u64) -> String {
+pub(super) fn size(b: u64) -> String {
     let b = b as f64;
     if b >= 1e9 {
         format!("{:.2} GB", b / 1e9)
