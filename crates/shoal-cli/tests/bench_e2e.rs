@@ -719,3 +719,42 @@ fn the_snapshot_export_scenario_quick_run_compares_export_and_copy() {
         String::from_utf8_lossy(&left.stdout)
     );
 }
+
+/// `shoal bench scenario pitr --quick`: both servers ran the writers, the
+/// window-on one held WAL history and took clones as of instants of the
+/// run, and the work directory is gone.
+#[test]
+fn the_pitr_scenario_quick_run_measures_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let out = std::process::Command::new(support::shoal_bin())
+        .args([
+            "bench", "scenario", "pitr", "--quick", "--rate", "300", "--out",
+        ])
+        .arg(dir.path())
+        .arg("--work-dir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("pitr.json")).unwrap()).unwrap();
+    for side in ["off", "on"] {
+        assert!(v[side]["puts"].as_u64().unwrap() > 0, "{v}");
+        assert_eq!(v[side]["errors"].as_u64().unwrap(), 0, "{v}");
+    }
+    assert!(
+        v["bucket_bytes_on"].as_u64().unwrap() > v["bucket_bytes_off"].as_u64().unwrap(),
+        "the window keeps the WAL's history: {v}"
+    );
+    let clones = v["clones"].as_array().unwrap();
+    assert_eq!(clones.len(), 2, "{v}");
+    // The clone as of the end holds every row written.
+    assert_eq!(clones[1]["rows"].as_u64(), v["on"]["puts"].as_u64(), "{v}");
+    assert!(clones[0]["rows"].as_u64().unwrap() <= clones[1]["rows"].as_u64().unwrap());
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+}
