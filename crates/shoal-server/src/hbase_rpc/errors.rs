@@ -150,6 +150,18 @@ impl RpcError {
         }
     }
 
+    /// HBase's `NamespaceNotFoundException` for `ns`. Its text reads as
+    /// HBase's stack trace does (`...NamespaceNotFoundException: <ns>` on
+    /// the first line), which `hbase shell` parses the namespace out of.
+    pub fn no_namespace(ns: &str) -> RpcError {
+        RpcError::fatal(
+            NO_NAMESPACE,
+            format!(
+                "{NO_NAMESPACE}: {ns}\n\tShoal serves the 'default' and 'hbase' namespaces only"
+            ),
+        )
+    }
+
     /// A `DoNotRetryIOException`: bad input, an unsupported feature.
     pub fn invalid(message: impl Into<String>) -> RpcError {
         RpcError::fatal(DO_NOT_RETRY, message)
@@ -278,6 +290,20 @@ impl From<ServiceError> for RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `hbase shell` finds the namespace with
+    /// `/.*NamespaceNotFoundException: (?<namespace>[^\n]+).*/` in the
+    /// message; HBase's first stack-trace line reads so.
+    #[test]
+    fn a_missing_namespace_reads_as_hbase_says_it() {
+        let e = RpcError::no_namespace("ns1");
+        assert_eq!((e.class, e.do_not_retry), (NO_NAMESPACE, true));
+        let first = e.message.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            "org.apache.hadoop.hbase.NamespaceNotFoundException: ns1"
+        );
+    }
 
     #[test]
     fn classes_decide_retries() {

@@ -170,10 +170,7 @@ impl NativeRpc {
             TableRef::Meta => Err(RpcError::invalid(
                 "hbase:meta is Shoal's catalog, served read-only",
             )),
-            TableRef::NoNamespace(ns) => Err(RpcError::fatal(
-                errors::NO_NAMESPACE,
-                format!("namespace {ns} does not exist: Shoal's tables are all in 'default'"),
-            )),
+            TableRef::NoNamespace(ns) => Err(RpcError::no_namespace(&ns)),
         }
     }
 
@@ -732,7 +729,7 @@ fn namespaces(method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
             if r.namespace_name != names::DEFAULT_NAMESPACE
                 && r.namespace_name != names::SYSTEM_NAMESPACE
             {
-                return Err(RpcError::fatal(errors::NO_NAMESPACE, r.namespace_name));
+                return Err(RpcError::no_namespace(&r.namespace_name));
             }
             pb::GetNamespaceDescriptorResponse {
                 namespace_descriptor: namespace(&r.namespace_name),

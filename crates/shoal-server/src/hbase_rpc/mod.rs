@@ -230,12 +230,7 @@ impl NativeRpc {
                 let table = match table {
                     TableRef::Meta => return Ok(Target::Meta),
                     TableRef::Table(t) => t,
-                    TableRef::NoNamespace(ns) => {
-                        return Err(RpcError::fatal(
-                            errors::NO_NAMESPACE,
-                            format!("namespace {ns} does not exist"),
-                        ));
-                    }
+                    TableRef::NoNamespace(ns) => return Err(RpcError::no_namespace(&ns)),
                 };
                 let encoded = encoded.ok_or_else(unknown)?;
                 if let Some(v) = self.cached(&encoded) {
