@@ -118,41 +118,43 @@ fn differences(shoal: &str, hbase: &str, allowed: &[&str]) -> Vec<String> {
     out
 }
 
-#[test]
-fn snapshot_calls_answer_as_hbase_answers() {
-    let dir = tempfile::tempdir().unwrap();
+/// Runs `program` against a fresh Shoal and then against the shared HBase
+/// (which starts meanwhile); the two outputs, or `None` where Java or
+/// HBase is not there (outside CI).
+fn both_answers(dir: &std::path::Path, program: &Program) -> Option<(String, String)> {
     if !java::present() {
-        return;
+        return None;
     }
-    let started = Instant::now();
     // HBase starts (half a minute and more) while the program runs
     // against Shoal.
     let real = std::thread::spawn(|| hbase::shared(false));
-    let program = java::project().join("src/main/java/shoal/it/HBaseSnapshotIT.java");
-    let Some(cp) = java::compile(&dir.path().join("java"), &[program]) else {
-        return;
-    };
-
-    let server = ServerProcess::start(&dir.path().join("data"), None);
+    let source = java::project().join(format!("src/main/java/shoal/it/{}.java", program.class));
+    let cp = java::compile(&dir.join("java"), &[source])?;
+    let server = ServerProcess::start(&dir.join("data"), None);
     let addr = server.hbase.expect("the native RPC port").to_string();
-    let shoal = run(&SNAPSHOTS, &cp, &addr, "shoal", &|| {
+    let shoal = run(program, &cp, &addr, "shoal", &|| {
         format!(
             "server stderr (tail):\n{}",
             java::tail(&server.stderr(), 40)
         )
     });
-
     let real = match real.join() {
         Ok(real) => real,
         Err(panic) => std::panic::resume_unwind(panic),
-    };
-    let Some(real) = real else {
-        return;
-    };
-    let reference = run(&SNAPSHOTS, &cp, &real.bootstrap(), "hbase", &|| {
+    }?;
+    let reference = run(program, &cp, &real.bootstrap(), "hbase", &|| {
         format!("hbase.log (tail):\n{}", java::tail(&real.log(), 40))
     });
+    Some((shoal, reference))
+}
 
+#[test]
+fn snapshot_calls_answer_as_hbase_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let Some((shoal, reference)) = both_answers(dir.path(), &SNAPSHOTS) else {
+        return;
+    };
     let found = differences(&shoal, &reference, ALLOWED);
     assert!(
         found.is_empty(),
@@ -179,36 +181,10 @@ fn snapshot_calls_answer_as_hbase_answers() {
 #[test]
 fn cluster_status_calls_answer_as_hbase_answers() {
     let dir = tempfile::tempdir().unwrap();
-    if !java::present() {
-        return;
-    }
     let started = Instant::now();
-    let real = std::thread::spawn(|| hbase::shared(false));
-    let program = java::project().join("src/main/java/shoal/it/HBaseStatusIT.java");
-    let Some(cp) = java::compile(&dir.path().join("java"), &[program]) else {
+    let Some((shoal, reference)) = both_answers(dir.path(), &STATUS) else {
         return;
     };
-
-    let server = ServerProcess::start(&dir.path().join("data"), None);
-    let addr = server.hbase.expect("the native RPC port").to_string();
-    let shoal = run(&STATUS, &cp, &addr, "shoal", &|| {
-        format!(
-            "server stderr (tail):\n{}",
-            java::tail(&server.stderr(), 40)
-        )
-    });
-
-    let real = match real.join() {
-        Ok(real) => real,
-        Err(panic) => std::panic::resume_unwind(panic),
-    };
-    let Some(real) = real else {
-        return;
-    };
-    let reference = run(&STATUS, &cp, &real.bootstrap(), "hbase", &|| {
-        format!("hbase.log (tail):\n{}", java::tail(&real.log(), 40))
-    });
-
     let found = differences(&shoal, &reference, STATUS_ALLOWED);
     assert!(
         found.is_empty(),
