@@ -186,6 +186,64 @@ impl Admin {
         Ok(call!(self, NotIdempotent, drop_table, table(name))?.message)
     }
 
+    /// Makes namespace `name` with `properties` (HBase's free-form
+    /// strings); needs ADMIN globally.
+    pub async fn create_namespace(
+        &self,
+        name: &str,
+        properties: std::collections::HashMap<String, String>,
+    ) -> Result<pb::Namespace, ClientError> {
+        let req = pb::Namespace {
+            name: name.to_string(),
+            properties,
+        };
+        let r = call!(self, NotIdempotent, create_namespace, req)?;
+        Ok(r.namespace.unwrap_or_default())
+    }
+
+    /// Replaces namespace `name`'s properties.
+    pub async fn alter_namespace(
+        &self,
+        name: &str,
+        properties: std::collections::HashMap<String, String>,
+    ) -> Result<pb::Namespace, ClientError> {
+        let req = pb::Namespace {
+            name: name.to_string(),
+            properties,
+        };
+        let r = call!(self, Idempotent, alter_namespace, req)?;
+        Ok(r.namespace.unwrap_or_default())
+    }
+
+    /// Drops namespace `name`, which must hold no table.
+    pub async fn drop_namespace(&self, name: &str) -> Result<String, ClientError> {
+        let req = pb::NamespaceRequest {
+            name: name.to_string(),
+        };
+        Ok(call!(self, NotIdempotent, drop_namespace, req)?.message)
+    }
+
+    /// Namespace `name`.
+    pub async fn describe_namespace(&self, name: &str) -> Result<pb::Namespace, ClientError> {
+        let req = pb::NamespaceRequest {
+            name: name.to_string(),
+        };
+        let r = call!(self, Idempotent, describe_namespace, req)?;
+        Ok(r.namespace.unwrap_or_default())
+    }
+
+    /// Every namespace the caller holds anything in (`default` and `hbase`
+    /// included), by name.
+    pub async fn list_namespaces(&self) -> Result<Vec<pb::Namespace>, ClientError> {
+        Ok(call!(
+            self,
+            Idempotent,
+            list_namespaces,
+            pb::ListNamespacesRequest {}
+        )?
+        .namespaces)
+    }
+
     /// Every table.
     pub async fn list(&self) -> Result<Vec<pb::TableDescription>, ClientError> {
         Ok(call!(self, Idempotent, list_tables, pb::ListTablesRequest {})?.tables)

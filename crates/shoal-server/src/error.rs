@@ -19,6 +19,20 @@ pub enum ServiceError {
     /// The operation needs a disabled table.
     #[error("table {} is enabled; disable it first", shown(.0))]
     TableEnabled(String),
+    /// The namespace does not exist.
+    #[error("namespace {} does not exist", shown(.0))]
+    NoSuchNamespace(String),
+    /// A namespace of this name exists already.
+    #[error("namespace {} already exists", shown(.0))]
+    NamespaceExists(String),
+    /// The namespace still holds tables (only empty ones are removed).
+    #[error("namespace {} holds {tables} table(s); only an empty namespace can be removed", shown(.namespace))]
+    NamespaceNotEmpty {
+        /// The namespace.
+        namespace: String,
+        /// How many tables it holds.
+        tables: usize,
+    },
     /// The snapshot does not exist.
     #[error("snapshot {} does not exist", shown(.0))]
     NoSuchSnapshot(String),
@@ -110,8 +124,12 @@ impl ServiceError {
         let code = match self {
             ServiceError::NoSuchTable(_)
             | ServiceError::NoSuchFamily { .. }
-            | ServiceError::NoSuchSnapshot(_) => Code::NotFound,
-            ServiceError::TableExists(_) | ServiceError::SnapshotExists(_) => Code::AlreadyExists,
+            | ServiceError::NoSuchSnapshot(_)
+            | ServiceError::NoSuchNamespace(_) => Code::NotFound,
+            ServiceError::TableExists(_)
+            | ServiceError::SnapshotExists(_)
+            | ServiceError::NamespaceExists(_) => Code::AlreadyExists,
+            ServiceError::NamespaceNotEmpty { .. } => Code::FailedPrecondition,
             ServiceError::TableDisabled(_) | ServiceError::TableEnabled(_) => {
                 Code::FailedPrecondition
             }

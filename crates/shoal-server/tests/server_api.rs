@@ -562,3 +562,168 @@ async fn noop_mode_acknowledges_and_drops() {
     assert_eq!(tables.tables.len(), 2, "{tables:?}");
     server.shutdown().await;
 }
+
+/// Namespaces: made, listed, described, holding tables named `ns:t` whose
+/// objects live under the namespace; `default:t` is `t`; a missing
+/// namespace, a second one of a name, a non-empty drop and the built-in
+/// ones answer typed errors; everything survives a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespaces_hold_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    let ns = |name: &str| pb::Namespace {
+        name: name.into(),
+        properties: [("k".to_string(), "v".to_string())].into(),
+    };
+    let missing = c
+        .admin
+        .create_table(pb::CreateTableRequest {
+            name: "ns1:t".into(),
+            families: vec![family("cf")],
+            split_keys: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), tonic::Code::NotFound);
+    assert!(
+        missing.message().contains("namespace"),
+        "{}",
+        missing.message()
+    );
+    c.admin.create_namespace(ns("ns1")).await.unwrap();
+    let again = c.admin.create_namespace(ns("ns1")).await.unwrap_err();
+    assert_eq!(again.code(), tonic::Code::AlreadyExists);
+    let bad = c.admin.create_namespace(ns("bad-name")).await.unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+    create(&mut c, "ns1:t", &["m"]).await;
+    create(&mut c, "default:plain", &[]).await;
+    write(&mut c, "ns1:t", "a", "in-ns").await;
+    write(&mut c, "plain", "a", "default").await;
+    assert_eq!(read(&mut c, "ns1:t", "a").await.as_deref(), Some("in-ns"));
+    assert_eq!(
+        read(&mut c, "default:plain", "a").await.as_deref(),
+        Some("default")
+    );
+    let e = c
+        .data
+        .get(pb::GetRequest {
+            table: "ns2:t".into(),
+            get: Some(pb::GetSpec {
+                row: b"a".to_vec().into(),
+                ..Default::default()
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound);
+    let all = c
+        .admin
+        .list_namespaces(pb::ListNamespacesRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .namespaces;
+    let names: Vec<&str> = all.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["default", "hbase", "ns1"]);
+    assert_eq!(all[2].properties.get("k").map(String::as_str), Some("v"));
+    let tables = c
+        .admin
+        .list_tables(pb::ListTablesRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .tables;
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["ns1:t", "plain"]);
+    // The namespace's objects are under it.
+    let data = config(dir.path()).objects_dir().join("data");
+    let under_ns = walkdir(&data)
+        .iter()
+        .any(|p| p.components().any(|c| c.as_os_str() == "ns1"));
+    assert!(
+        under_ns,
+        "no object under a directory named ns1 in {data:?}"
+    );
+    let full = c
+        .admin
+        .drop_namespace(pb::NamespaceRequest { name: "ns1".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        full.code(),
+        tonic::Code::FailedPrecondition,
+        "{}",
+        full.message()
+    );
+    let builtin = c
+        .admin
+        .drop_namespace(pb::NamespaceRequest {
+            name: "default".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(builtin.code(), tonic::Code::InvalidArgument);
+    let hbase = c
+        .admin
+        .create_table(pb::CreateTableRequest {
+            name: "hbase:t".into(),
+            families: vec![family("cf")],
+            split_keys: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(hbase.code(), tonic::Code::InvalidArgument);
+    let mut altered = ns("ns1");
+    altered.properties = [("k2".to_string(), "v2".to_string())].into();
+    c.admin.alter_namespace(altered).await.unwrap();
+    // A restart keeps it all.
+    drop(c);
+    server.shutdown().await;
+    let server = shoal_server::start(config(dir.path())).await.unwrap();
+    let mut c = clients(&server).await;
+    assert_eq!(read(&mut c, "ns1:t", "a").await.as_deref(), Some("in-ns"));
+    let d = c
+        .admin
+        .describe_namespace(pb::NamespaceRequest { name: "ns1".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .namespace
+        .unwrap();
+    assert_eq!(d.properties.len(), 1);
+    assert_eq!(d.properties.get("k2").map(String::as_str), Some("v2"));
+    let t = || pb::TableRequest {
+        name: "ns1:t".into(),
+    };
+    c.admin.disable_table(t()).await.unwrap();
+    c.admin.drop_table(t()).await.unwrap();
+    c.admin
+        .drop_namespace(pb::NamespaceRequest { name: "ns1".into() })
+        .await
+        .unwrap();
+    let gone = c
+        .admin
+        .describe_namespace(pb::NamespaceRequest { name: "ns1".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(gone.code(), tonic::Code::NotFound);
+    server.shutdown().await;
+}
+
+/// Every file under `dir`.
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

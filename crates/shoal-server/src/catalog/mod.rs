@@ -3,11 +3,13 @@
 //! versioned objects).
 
 pub mod history;
+pub mod names;
 pub mod schema;
 pub mod store;
 
+pub use names::{validate_namespace_name, validate_table_name};
 pub use schema::{
     BloomName, Catalog, CompressionName, FamilyPatch, FamilySchema, GrantRecord, ImcName,
-    RegionRecord, SnapshotEntry, SplitParentRecord, TableRecord, validate_table_name,
+    NamespaceRecord, RegionRecord, SnapshotEntry, SplitParentRecord, TableRecord,
 };
 pub use store::{CatalogError, CatalogStore};

@@ -30,6 +30,23 @@ pub struct Catalog {
     /// point-in-time restore reads the table's regions at an instant by.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub committed_ms: i64,
+    /// Namespaces users made (`default` and `hbase` always exist and are
+    /// not held here), by name. Not written while empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<NamespaceRecord>,
+}
+
+/// A namespace users made (`docs/namespaces.md`): a name and HBase's
+/// free-form properties.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceRecord {
+    /// Its name.
+    pub name: String,
+    /// Properties as HBase's `NamespaceDescriptor` carries them
+    /// (`hbase.namespace.quota.maxtables`, anything a user sets), by key.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub properties: std::collections::BTreeMap<String, String>,
 }
 
 /// A snapshot in the catalog: its name and where its record is. The
@@ -55,8 +72,8 @@ pub struct SnapshotEntry {
     pub base: bool,
 }
 
-/// Permissions of one user at one scope: globally (no table), on a table,
-/// or on one family of it.
+/// Permissions of one user at one scope: globally (no table, no
+/// namespace), on a namespace, on a table, or on one family of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GrantRecord {
@@ -68,6 +85,10 @@ pub struct GrantRecord {
     /// The family of `table`; absent for the whole table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<String>,
+    /// The namespace (HBase's `@ns`), when the grant is on one; `table`
+    /// is then absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// HBase's letters, in `RWCA` order.
     pub actions: String,
 }
@@ -83,14 +104,47 @@ impl Catalog {
         self.tables.iter().any(|t| t.holds.iter().any(|h| h == id))
     }
 
-    /// The table named `name`.
+    /// The table named `name` (`default:t` names `t`).
     pub fn table(&self, name: &str) -> Option<&TableRecord> {
+        let name = super::names::canonical(name);
         self.tables.iter().find(|t| t.name == name)
     }
 
     /// The table named `name`, mutably.
     pub fn table_mut(&mut self, name: &str) -> Option<&mut TableRecord> {
+        let name = super::names::canonical(name);
         self.tables.iter_mut().find(|t| t.name == name)
+    }
+
+    /// True if namespace `name` exists (`default` and `hbase` always do).
+    pub fn has_namespace(&self, name: &str) -> bool {
+        name == super::names::DEFAULT_NAMESPACE
+            || name == super::names::SYSTEM_NAMESPACE
+            || self.namespaces.iter().any(|n| n.name == name)
+    }
+
+    /// Every namespace, `default` and `hbase` included, by name.
+    pub fn all_namespaces(&self) -> Vec<NamespaceRecord> {
+        let mut all: Vec<NamespaceRecord> = [
+            super::names::DEFAULT_NAMESPACE,
+            super::names::SYSTEM_NAMESPACE,
+        ]
+        .into_iter()
+        .map(|n| NamespaceRecord {
+            name: n.to_string(),
+            properties: Default::default(),
+        })
+        .chain(self.namespaces.iter().cloned())
+        .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// The tables in namespace `ns`.
+    pub fn tables_in(&self, ns: &str) -> impl Iterator<Item = &TableRecord> {
+        self.tables
+            .iter()
+            .filter(move |t| super::names::namespace_of(&t.name) == ns)
     }
 }
 
@@ -122,6 +176,22 @@ pub struct TableRecord {
     /// point-in-time restore never replays across it. Not written while 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reset_ms: i64,
+}
+
+impl TableRecord {
+    /// Where the table's objects go under `data/<hash>/`: its id, behind
+    /// its namespace unless that is `default`.
+    pub fn object_root(&self) -> String {
+        object_root(&self.name, &self.id)
+    }
+}
+
+/// Where the objects of table `name` with id `id` go under `data/<hash>/`.
+pub fn object_root(name: &str, id: &str) -> String {
+    match super::names::namespace_of(name) {
+        super::names::DEFAULT_NAMESPACE => id.to_string(),
+        ns => format!("{ns}/{id}"),
+    }
 }
 
 fn is_zero(v: &i64) -> bool {
@@ -379,31 +449,6 @@ impl FamilyPatch {
     }
 }
 
-/// Checks a table name: 1–128 bytes of `[A-Za-z0-9_.-]`, not starting with
-/// `.` or `-`.
-pub fn validate_table_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 128 {
-        return Err(format!(
-            "table name {} must be 1 to 128 characters long",
-            crate::text::shown(name)
-        ));
-    }
-    if name.starts_with('.') || name.starts_with('-') {
-        return Err(format!(
-            "table name {name:?} must not start with '.' or '-'"
-        ));
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return Err(format!(
-            "table name {name:?} contains {bad:?}; use letters, digits, '_', '-' and '.'"
-        ));
-    }
-    Ok(())
-}
-
 /// Rows as lowercase hex in JSON (binary-safe, readable).
 pub(crate) mod hex_bytes {
     use bytes::Bytes;
@@ -434,6 +479,7 @@ pub(crate) mod hex_bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::validate_table_name;
 
     #[test]
     fn table_names() {
@@ -466,12 +512,17 @@ mod tests {
             grants: vec![],
             snapshots: vec![],
             committed_ms: 0,
+            namespaces: vec![],
         };
         let json = serde_json::to_string(&catalog).unwrap();
         assert!(json.contains("\"00ff6d\""));
         assert!(!json.contains("grants"), "no grants: the old format");
         assert!(!json.contains("snapshots") && !json.contains("holds"));
         assert!(!json.contains("committed_ms") && !json.contains("reset_ms"));
+        assert!(
+            !json.contains("namespaces"),
+            "no namespaces: the old format"
+        );
         let back: Catalog = serde_json::from_str(&json).unwrap();
         assert_eq!(back, catalog);
         let mut with = catalog.clone();
@@ -479,6 +530,7 @@ mod tests {
             user: "alice".into(),
             table: Some("t".into()),
             family: None,
+            namespace: None,
             actions: "RW".into(),
         });
         with.snapshots.push(SnapshotEntry {

@@ -25,6 +25,7 @@ impl AdminService {
     }
 
     fn describe(&self, name: &str) -> Result<pb::TableDescription, ServiceError> {
+        let name = crate::catalog::names::canonical(name);
         let status = self.door.host.status();
         let view = status.tables.iter().find(|t| t.name == name);
         let regions = view.map(|v| v.regions.clone()).unwrap_or_default();
@@ -458,7 +459,10 @@ impl pb::admin_server::Admin for AdminService {
                         .into_iter()
                         .map(|g| pb::Permission {
                             user: g.user,
-                            table: g.table.unwrap_or_default(),
+                            table: match g.namespace {
+                                Some(ns) => format!("@{ns}"),
+                                None => g.table.unwrap_or_default(),
+                            },
                             family: g.family.unwrap_or_default(),
                             actions: g.actions,
                         })
@@ -630,6 +634,83 @@ impl pb::admin_server::Admin for AdminService {
             .await
     }
 
+    async fn create_namespace(
+        &self,
+        req: Request<pb::Namespace>,
+    ) -> Result<Response<pb::NamespaceResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let access = self.door.host.access(&caller);
+                let ns = access
+                    .create_namespace(&r.name, r.properties.into_iter().collect())
+                    .await?;
+                Ok(namespace_response(ns))
+            })
+            .await
+    }
+
+    async fn alter_namespace(
+        &self,
+        req: Request<pb::Namespace>,
+    ) -> Result<Response<pb::NamespaceResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let access = self.door.host.access(&caller);
+                let ns = access
+                    .modify_namespace(&r.name, r.properties.into_iter().collect())
+                    .await?;
+                Ok(namespace_response(ns))
+            })
+            .await
+    }
+
+    async fn drop_namespace(
+        &self,
+        req: Request<pb::NamespaceRequest>,
+    ) -> Result<Response<pb::AdminResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                self.door
+                    .host
+                    .access(&caller)
+                    .delete_namespace(&r.name)
+                    .await?;
+                Ok(message(format!("namespace {} dropped", r.name)))
+            })
+            .await
+    }
+
+    async fn list_namespaces(
+        &self,
+        req: Request<pb::ListNamespacesRequest>,
+    ) -> Result<Response<pb::ListNamespacesResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, _| {
+                let all = self.door.host.access(&caller).list_namespaces().await;
+                Ok(pb::ListNamespacesResponse {
+                    namespaces: all.into_iter().map(namespace_message).collect(),
+                })
+            })
+            .await
+    }
+
+    async fn describe_namespace(
+        &self,
+        req: Request<pb::NamespaceRequest>,
+    ) -> Result<Response<pb::NamespaceResponse>, Status> {
+        self.door
+            .unary(req, RequestOp::Admin, async |caller, r| {
+                let ns = self
+                    .door
+                    .host
+                    .access(&caller)
+                    .describe_namespace(&r.name)
+                    .await?;
+                Ok(namespace_response(ns))
+            })
+            .await
+    }
+
     async fn snapshot_pause(
         &self,
         req: Request<pb::SnapshotPauseRequest>,
@@ -768,5 +849,19 @@ fn ratio(hits: u64, lookups: u64) -> f64 {
         0.0
     } else {
         hits as f64 / lookups as f64
+    }
+}
+
+/// A namespace as the gRPC surface shows it.
+fn namespace_message(ns: crate::catalog::NamespaceRecord) -> pb::Namespace {
+    pb::Namespace {
+        name: ns.name,
+        properties: ns.properties.into_iter().collect(),
+    }
+}
+
+fn namespace_response(ns: crate::catalog::NamespaceRecord) -> pb::NamespaceResponse {
+    pb::NamespaceResponse {
+        namespace: Some(namespace_message(ns)),
     }
 }

@@ -329,9 +329,8 @@ impl NativeRpc {
                     None => loads_here(&status, None),
                     Some(t) => match names::table_ref(&t.namespace, &t.qualifier) {
                         TableRef::Table(name) => loads_here(&status, Some(&name)),
-                        // hbase:meta is no region with a load; other
-                        // namespaces hold no table.
-                        TableRef::Meta | TableRef::NoNamespace(_) => Vec::new(),
+                        // hbase:meta is no region with a load.
+                        TableRef::Meta => Vec::new(),
                     },
                 };
                 pb::GetRegionLoadResponse {

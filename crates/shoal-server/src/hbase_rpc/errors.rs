@@ -38,6 +38,11 @@ pub const FATAL_CONNECTION: &str = "org.apache.hadoop.hbase.ipc.FatalConnectionE
 pub const REQUEST_TOO_BIG: &str = "org.apache.hadoop.hbase.exceptions.RequestTooBigException";
 /// `org.apache.hadoop.hbase.NamespaceNotFoundException`.
 pub const NO_NAMESPACE: &str = "org.apache.hadoop.hbase.NamespaceNotFoundException";
+/// `org.apache.hadoop.hbase.NamespaceExistException`.
+pub const NAMESPACE_EXISTS: &str = "org.apache.hadoop.hbase.NamespaceExistException";
+/// `org.apache.hadoop.hbase.constraint.ConstraintException`: e.g. dropping
+/// a namespace that holds tables.
+pub const CONSTRAINT: &str = "org.apache.hadoop.hbase.constraint.ConstraintException";
 /// `org.apache.hadoop.hbase.TableNotFoundException`.
 pub const TABLE_NOT_FOUND: &str = "org.apache.hadoop.hbase.TableNotFoundException";
 /// `org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException`.
@@ -66,6 +71,8 @@ const CLASSES: &[&str] = &[
     FATAL_CONNECTION,
     REQUEST_TOO_BIG,
     NO_NAMESPACE,
+    NAMESPACE_EXISTS,
+    CONSTRAINT,
     TABLE_NOT_FOUND,
     NOT_MASTER,
     NO_SNAPSHOT,
@@ -154,12 +161,7 @@ impl RpcError {
     /// HBase's stack trace does (`...NamespaceNotFoundException: <ns>` on
     /// the first line), which `hbase shell` parses the namespace out of.
     pub fn no_namespace(ns: &str) -> RpcError {
-        RpcError::fatal(
-            NO_NAMESPACE,
-            format!(
-                "{NO_NAMESPACE}: {ns}\n\tShoal serves the 'default' and 'hbase' namespaces only"
-            ),
-        )
+        RpcError::fatal(NO_NAMESPACE, format!("{NO_NAMESPACE}: {ns}"))
     }
 
     /// A `DoNotRetryIOException`: bad input, an unsupported feature.
@@ -222,12 +224,28 @@ impl From<ServiceError> for RpcError {
                     .map(|m| format!(" (the master is {m})"))
                     .unwrap_or_default()
             ),
+            // HBase's messages, which `hbase shell` reads the name out of.
+            ServiceError::NoSuchNamespace(ns) => return RpcError::no_namespace(ns),
+            ServiceError::NamespaceExists(ns) => {
+                return RpcError::fatal(NAMESPACE_EXISTS, format!("{NAMESPACE_EXISTS}: {ns}"));
+            }
+            ServiceError::NamespaceNotEmpty { namespace, tables } => {
+                return RpcError::fatal(
+                    CONSTRAINT,
+                    format!(
+                        "{CONSTRAINT}: Only empty namespaces can be removed. Namespace {namespace} has {tables} tables"
+                    ),
+                );
+            }
             other => other.to_string(),
         };
         let (class, do_not_retry) = match &e {
             ServiceError::NoSuchTable(_) => (TABLE_NOT_FOUND, true),
             ServiceError::TableExists(_) => ("org.apache.hadoop.hbase.TableExistsException", true),
             ServiceError::NoSuchSnapshot(_) => (NO_SNAPSHOT, true),
+            ServiceError::NoSuchNamespace(_) => (NO_NAMESPACE, true),
+            ServiceError::NamespaceExists(_) => (NAMESPACE_EXISTS, true),
+            ServiceError::NamespaceNotEmpty { .. } => (CONSTRAINT, true),
             ServiceError::SnapshotExists(_) => (SNAPSHOT_EXISTS, true),
             ServiceError::TableDisabled(_) => {
                 ("org.apache.hadoop.hbase.TableNotEnabledException", true)

@@ -170,7 +170,6 @@ impl NativeRpc {
             TableRef::Meta => Err(RpcError::invalid(
                 "hbase:meta is Shoal's catalog, served read-only",
             )),
-            TableRef::NoNamespace(ns) => Err(RpcError::no_namespace(&ns)),
         }
     }
 
@@ -202,10 +201,13 @@ impl NativeRpc {
             | "ListTableDescriptorsByNamespace"
             | "ListTableNamesByNamespace"
             | "GetTableState"
-            | "GetSchemaAlterStatus"
-            | "ListNamespaceDescriptors"
+            | "GetSchemaAlterStatus" => self.list_tables(method, param).await,
+            "ListNamespaceDescriptors"
             | "ListNamespaces"
-            | "GetNamespaceDescriptor" => self.list_tables_and_namespaces(method, param).await,
+            | "GetNamespaceDescriptor"
+            | "CreateNamespace"
+            | "DeleteNamespace"
+            | "ModifyNamespace" => self.namespace_call(method, param).await,
             "GetClusterStatus" | "IsBalancerEnabled" | "SetBalancerRunning" | "Balance" => {
                 self.cluster_status_call(method, param).await
             }
@@ -411,13 +413,9 @@ impl NativeRpc {
         Ok(self.done())
     }
 
-    /// The calls that read the catalog: table descriptors, names and
-    /// states, schema-change progress, and the namespaces.
-    async fn list_tables_and_namespaces(
-        &self,
-        method: &str,
-        param: Bytes,
-    ) -> Result<Vec<u8>, RpcError> {
+    /// The calls that read the catalog's tables: descriptors, names and
+    /// states, schema-change progress.
+    async fn list_tables(&self, method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
         Ok(match method {
             "GetTableDescriptors" => {
                 let r: pb::GetTableDescriptorsRequest = errors::request(method, param)?;
@@ -466,9 +464,6 @@ impl NativeRpc {
                     total_regions: Some(t.regions.len() as u32),
                 }
                 .encode_to_vec()
-            }
-            "ListNamespaceDescriptors" | "ListNamespaces" | "GetNamespaceDescriptor" => {
-                namespaces(method, param)?
             }
             _ => return Err(not_served(method)),
         })
@@ -580,16 +575,15 @@ impl NativeRpc {
         .encode_to_vec())
     }
 
-    /// The tables a listing call names: by Java regex on the name, in
-    /// `default` (other namespaces hold none).
+    /// The tables a listing call names: by Java regex on the name (as
+    /// HBase prints it: `ns:t`, or `t` in `default`), in a namespace if one
+    /// is given (which must exist).
     async fn listed_tables(
         &self,
         regex: Option<&str>,
         namespace: Option<&str>,
     ) -> Result<Vec<TableRecord>, RpcError> {
-        if namespace.is_some_and(|n| !n.is_empty() && n != names::DEFAULT_NAMESPACE) {
-            return Ok(Vec::new());
-        }
+        let namespace = namespace.filter(|n| !n.is_empty());
         let pattern = match regex.filter(|r| !r.is_empty()) {
             Some(r) => Some(
                 regex::Regex::new(&format!("^(?:{r})$"))
@@ -597,7 +591,10 @@ impl NativeRpc {
             ),
             None => None,
         };
-        let mut tables = self.access().list_tables().await;
+        let mut tables = match namespace {
+            Some(ns) => self.access().list_tables_in(ns).await?,
+            None => self.access().list_tables().await,
+        };
         tables.retain(|t| pattern.as_ref().is_none_or(|p| p.is_match(&t.name)));
         tables.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(tables)
@@ -705,46 +702,6 @@ pub(super) fn not_served(method: &str) -> RpcError {
             "MasterService.{method} is not served by Shoal (docs/hbase-client.md lists what is)"
         ),
     )
-}
-
-/// The namespace calls: `default` and `hbase` exist (and no other).
-fn namespaces(method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
-    Ok(match method {
-        "ListNamespaceDescriptors" => pb::ListNamespaceDescriptorsResponse {
-            namespace_descriptor: [names::DEFAULT_NAMESPACE, names::SYSTEM_NAMESPACE]
-                .iter()
-                .map(|n| namespace(n))
-                .collect(),
-        }
-        .encode_to_vec(),
-        "ListNamespaces" => pb::ListNamespacesResponse {
-            namespace_name: vec![
-                names::DEFAULT_NAMESPACE.to_string(),
-                names::SYSTEM_NAMESPACE.to_string(),
-            ],
-        }
-        .encode_to_vec(),
-        "GetNamespaceDescriptor" => {
-            let r: pb::GetNamespaceDescriptorRequest = errors::request(method, param)?;
-            if r.namespace_name != names::DEFAULT_NAMESPACE
-                && r.namespace_name != names::SYSTEM_NAMESPACE
-            {
-                return Err(RpcError::no_namespace(&r.namespace_name));
-            }
-            pb::GetNamespaceDescriptorResponse {
-                namespace_descriptor: namespace(&r.namespace_name),
-            }
-            .encode_to_vec()
-        }
-        _ => return Err(not_served(method)),
-    })
-}
-
-fn namespace(name: &str) -> pb::NamespaceDescriptor {
-    pb::NamespaceDescriptor {
-        name: Bytes::copy_from_slice(name.as_bytes()),
-        configuration: Vec::new(),
-    }
 }
 
 #[cfg(test)]

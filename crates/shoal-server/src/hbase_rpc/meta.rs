@@ -151,9 +151,12 @@ impl RegionView {
 
 /// HBase's `TableName` of a Shoal table.
 pub fn table_name(table: &str) -> pb::TableName {
+    let (ns, q) = table
+        .split_once(':')
+        .unwrap_or((names::DEFAULT_NAMESPACE, table));
     pb::TableName {
-        namespace: Bytes::from_static(names::DEFAULT_NAMESPACE.as_bytes()),
-        qualifier: Bytes::copy_from_slice(table.as_bytes()),
+        namespace: Bytes::copy_from_slice(ns.as_bytes()),
+        qualifier: Bytes::copy_from_slice(q.as_bytes()),
     }
 }
 

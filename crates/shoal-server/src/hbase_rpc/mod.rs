@@ -38,6 +38,7 @@ mod master;
 mod meta;
 mod multi;
 mod names;
+mod namespaces;
 mod region_admin;
 mod relay;
 mod scan_call;
@@ -230,7 +231,6 @@ impl NativeRpc {
                 let table = match table {
                     TableRef::Meta => return Ok(Target::Meta),
                     TableRef::Table(t) => t,
-                    TableRef::NoNamespace(ns) => return Err(RpcError::no_namespace(&ns)),
                 };
                 let encoded = encoded.ok_or_else(unknown)?;
                 if let Some(v) = self.cached(&encoded) {

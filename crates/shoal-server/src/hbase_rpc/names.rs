@@ -1,15 +1,13 @@
-//! HBase's names for what Shoal holds: table names (`ns:table`, Shoal's
-//! tables all in namespace `default`), region names
+//! HBase's names for what Shoal holds: table names (`ns:table`; a table of
+//! the `default` namespace is named by its qualifier, as in the catalog,
+//! `catalog::names`), region names
 //! (`<table>,<start key>,<region id>.<encoded>.`, the encoded part the MD5
 //! of the rest, as HBase's `RegionInfo` makes them), and the meta region.
 
 use bytes::Bytes;
 use md5::{Digest, Md5};
 
-/// The namespace every Shoal table is in.
-pub const DEFAULT_NAMESPACE: &str = "default";
-/// HBase's own namespace (its catalog table lives there).
-pub const SYSTEM_NAMESPACE: &str = "hbase";
+pub use crate::catalog::names::{DEFAULT_NAMESPACE, SYSTEM_NAMESPACE};
 /// The catalog table's qualifier.
 pub const META_QUALIFIER: &str = "meta";
 /// The meta region's name, as the client addresses it.
@@ -20,10 +18,8 @@ pub const META_REGION_NAME: &[u8] = b"hbase:meta,,1";
 pub enum TableRef {
     /// `hbase:meta`, served from Shoal's catalog.
     Meta,
-    /// A Shoal table.
+    /// A Shoal table, by the catalog's name for it.
     Table(String),
-    /// A namespace that does not exist here (the name is the namespace).
-    NoNamespace(String),
 }
 
 /// Reads a `TableName{namespace, qualifier}`.
@@ -33,7 +29,7 @@ pub fn table_ref(namespace: &[u8], qualifier: &[u8]) -> TableRef {
     match &*ns {
         "" | DEFAULT_NAMESPACE => TableRef::Table(q),
         SYSTEM_NAMESPACE if q == META_QUALIFIER => TableRef::Meta,
-        other => TableRef::NoNamespace(other.to_string()),
+        other => TableRef::Table(format!("{other}:{q}")),
     }
 }
 
@@ -130,7 +126,13 @@ mod tests {
         );
         assert_eq!(table_ref(b"default", b"x"), TableRef::Table("x".into()));
         assert_eq!(table_ref(b"hbase", b"meta"), TableRef::Meta);
-        assert_eq!(table_ref_str(b"ns1:x"), TableRef::NoNamespace("ns1".into()));
+        assert_eq!(table_ref_str(b"ns1:x"), TableRef::Table("ns1:x".into()));
+        assert_eq!(table_ref_str(b"default:x"), TableRef::Table("x".into()));
+        let (name, _) = region_name("ns1:x", b"", 5);
+        assert_eq!(
+            parse_region_name(&name).unwrap().0,
+            TableRef::Table("ns1:x".into())
+        );
         assert!(parse_region_name(b"no-comma").is_none());
         let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
         assert!(region_number(&id) > 1_600_000_000_000);

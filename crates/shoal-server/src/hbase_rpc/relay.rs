@@ -44,6 +44,9 @@ pub fn changes_tables(method: &str) -> bool {
             | "ModifyColumn"
             | "DeleteColumn"
             | "SetBalancerRunning"
+            | "CreateNamespace"
+            | "DeleteNamespace"
+            | "ModifyNamespace"
     )
 }
 

@@ -78,8 +78,13 @@ impl<'a> Access<'a> {
         self.security().unrestricted(self.caller)
     }
 
+    /// True if the caller passes every check (auth off, or a superuser).
+    pub(super) fn unrestricted(&self) -> bool {
+        self.free()
+    }
+
     /// Err unless the caller may do `action` globally.
-    fn need_global(&self, op: &str, action: Action) -> Result<(), ServiceError> {
+    pub(super) fn need_global(&self, op: &str, action: Action) -> Result<(), ServiceError> {
         if self.free() || self.security().acl().global(self.caller.user(), action) {
             return Ok(());
         }
@@ -229,7 +234,7 @@ impl<'a> Access<'a> {
     }
 
     /// Audits an admin operation's outcome and passes it on.
-    fn audited<T>(
+    pub(super) fn audited<T>(
         &self,
         op: &str,
         object: &str,
@@ -451,8 +456,23 @@ impl<'a> Access<'a> {
 
     // ---- admin
 
-    /// [`Host::create_table`]: CREATE globally; the creator then holds
-    /// RWCA on the table.
+    /// Err unless the caller may make table `name`: CREATE globally or on
+    /// its namespace.
+    fn need_create_in(&self, name: &str) -> Result<(), ServiceError> {
+        let ns = crate::catalog::names::namespace_of(name);
+        if self.free()
+            || self
+                .security()
+                .acl()
+                .namespace(self.caller.user(), ns, Action::Create)
+        {
+            return Ok(());
+        }
+        self.need_global("create_table", Action::Create)
+    }
+
+    /// [`Host::create_table`]: CREATE globally or on the table's namespace;
+    /// the creator then holds RWCA on the table.
     pub async fn create_table(
         &self,
         name: &str,
@@ -460,13 +480,13 @@ impl<'a> Access<'a> {
         split_keys: Vec<Bytes>,
     ) -> Result<TableRecord, ServiceError> {
         let object = table_object(name);
-        self.need_global("create_table", Action::Create)?;
+        self.need_create_in(name)?;
         let result = self.host.create_table(name, families, split_keys).await;
         let result = self.audited("create_table", &object, result)?;
         if self.security().auth_enabled() && !self.free() {
             let owner = GrantSpec {
                 user: self.caller.user().to_string(),
-                scope: Scope::Table(name.to_string()),
+                scope: Scope::Table(result.name.clone()),
                 actions: crate::security::permissions::Actions::parse("RWCA")
                     .map_err(ServiceError::InvalidArgument)?,
             };
@@ -831,9 +851,20 @@ impl<'a> Access<'a> {
     // ---- permissions
 
     fn need_grant_admin(&self, op: &str, scope: &Scope) -> Result<(), ServiceError> {
-        match scope.table() {
-            None => self.need_global(op, Action::Admin),
-            Some(t) => self.need_table(op, t, &[Action::Admin]),
+        match scope {
+            Scope::Global => self.need_global(op, Action::Admin),
+            Scope::Namespace(ns) => {
+                if self.free()
+                    || self
+                        .security()
+                        .acl()
+                        .namespace(self.caller.user(), ns, Action::Admin)
+                {
+                    return Ok(());
+                }
+                self.need_global(op, Action::Admin)
+            }
+            Scope::Table(t) | Scope::Family(t, _) => self.need_table(op, t, &[Action::Admin]),
         }
     }
 
@@ -872,9 +903,9 @@ impl<'a> Access<'a> {
         result
     }
 
-    /// The grants on `table` (empty: all), of `user` (empty: everyone).
-    /// ADMIN (globally, or on the table) sees others' grants; anyone sees
-    /// their own.
+    /// The grants on `table` (empty: all; `@ns`: on namespace `ns`), of
+    /// `user` (empty: everyone). ADMIN (globally, or on the table or
+    /// namespace) sees others' grants; anyone sees their own.
     pub async fn user_permissions(
         &self,
         table: &str,
@@ -884,6 +915,8 @@ impl<'a> Access<'a> {
         if !own {
             let scope = if table.is_empty() {
                 Scope::Global
+            } else if let Some(ns) = table.strip_prefix('@') {
+                Scope::Namespace(ns.to_string())
             } else {
                 Scope::Table(table.to_string())
             };
@@ -894,7 +927,11 @@ impl<'a> Access<'a> {
             .grants()
             .await
             .into_iter()
-            .filter(|g| table.is_empty() || g.table.as_deref() == Some(table))
+            .filter(|g| match table.strip_prefix('@') {
+                _ if table.is_empty() => true,
+                Some(ns) => g.namespace.as_deref() == Some(ns),
+                None => g.table.as_deref() == Some(crate::catalog::names::canonical(table)),
+            })
             .filter(|g| user.is_empty() || g.user == user)
             .collect())
     }

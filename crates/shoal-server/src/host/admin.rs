@@ -4,38 +4,62 @@
 //! meet regions in motion as `Moving` slots (they wait and retry).
 
 use super::{Host, LiveTable, Slot};
-use crate::catalog::{FamilyPatch, FamilySchema, RegionRecord, TableRecord, validate_table_name};
+use crate::catalog::schema::object_root;
+use crate::catalog::{
+    Catalog, FamilyPatch, FamilySchema, RegionRecord, TableRecord, validate_table_name,
+};
 use crate::error::ServiceError;
 use bytes::Bytes;
 use shoal_storage::region::Region;
 use std::collections::BTreeMap;
 
-/// A new region record with a fresh id under `table_id`.
-pub(crate) fn new_region_record(table_id: &str, start_row: Bytes, end_row: Bytes) -> RegionRecord {
+/// A new region record with a fresh id under `root` (the table's
+/// [`TableRecord::object_root`]).
+pub(crate) fn new_region_record(root: &str, start_row: Bytes, end_row: Bytes) -> RegionRecord {
     let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
     // A short hash in front spreads regions over object-store key prefixes
     // (S3 partitions request rates by prefix).
     let hash = crc32c::crc32c(id.as_bytes()) & 0xff;
     RegionRecord {
-        dir: format!("data/{hash:02x}/{table_id}/{id}"),
+        dir: format!("data/{hash:02x}/{root}/{id}"),
         id,
         start_row,
         end_row,
     }
 }
 
-/// Regions covering all rows, cut at `split_keys` (sorted, unique, non-empty).
-fn regions_for(table_id: &str, split_keys: &[Bytes]) -> Vec<RegionRecord> {
+/// Regions covering all rows, cut at `split_keys` (sorted, unique, non-empty),
+/// under `root`.
+fn regions_for(root: &str, split_keys: &[Bytes]) -> Vec<RegionRecord> {
     let mut bounds = vec![Bytes::new()];
     bounds.extend(split_keys.iter().cloned());
     bounds.push(Bytes::new());
     bounds
         .windows(2)
-        .map(|w| new_region_record(table_id, w[0].clone(), w[1].clone()))
+        .map(|w| new_region_record(root, w[0].clone(), w[1].clone()))
         .collect()
 }
 
+/// Err unless the namespace table `name` would be in exists.
+pub(crate) fn need_namespace(catalog: &Catalog, name: &str) -> Result<(), ServiceError> {
+    let ns = crate::catalog::names::namespace_of(name);
+    if catalog.has_namespace(ns) {
+        Ok(())
+    } else {
+        Err(ServiceError::NoSuchNamespace(ns.to_string()))
+    }
+}
+
 impl Host {
+    /// The catalog's name for a new table called `name` (checked; its
+    /// namespace exists now: a commit checks again).
+    pub(crate) async fn new_table_name(&self, name: &str) -> Result<String, ServiceError> {
+        validate_table_name(name).map_err(ServiceError::InvalidArgument)?;
+        let name = crate::catalog::names::canonical(name).to_string();
+        need_namespace(self.inner.catalog.lock().await.current(), &name)?;
+        Ok(name)
+    }
+
     /// Creates a table with `families` (patches over the defaults), pre-split
     /// at `split_keys`.
     pub async fn create_table(
@@ -44,7 +68,7 @@ impl Host {
         families: Vec<FamilyPatch>,
         split_keys: Vec<Bytes>,
     ) -> Result<TableRecord, ServiceError> {
-        validate_table_name(name).map_err(ServiceError::InvalidArgument)?;
+        let name = &self.new_table_name(name).await?;
         if families.is_empty() {
             return Err(ServiceError::InvalidArgument(format!(
                 "table {} needs at least one column family",
@@ -82,10 +106,11 @@ impl Host {
         if catalog.current().table(name).is_some() {
             return Err(ServiceError::TableExists(name.to_string()));
         }
+        need_namespace(catalog.current(), name)?;
         let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
         let record = TableRecord {
             name: name.to_string(),
-            regions: regions_for(&id, &keys),
+            regions: regions_for(&object_root(name, &id), &keys),
             id,
             enabled: true,
             families: schemas,
@@ -116,7 +141,7 @@ impl Host {
         let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
         let record = TableRecord {
             name: name.to_string(),
-            regions: regions_for(&id, keys),
+            regions: regions_for(&object_root(name, &id), keys),
             id,
             enabled: true,
             families: schemas,
@@ -129,6 +154,7 @@ impl Host {
             if next.table(name).is_some() {
                 return Err(ServiceError::TableExists(name.to_string()));
             }
+            need_namespace(next, name)?;
             next.tables.push(r);
             next.tables.sort_by(|a, b| a.name.cmp(&b.name));
             Ok(())
@@ -403,7 +429,13 @@ impl Host {
         record.regions = old_record
             .regions
             .iter()
-            .map(|r| new_region_record(&record.id, r.start_row.clone(), r.end_row.clone()))
+            .map(|r| {
+                new_region_record(
+                    &record.object_root(),
+                    r.start_row.clone(),
+                    r.end_row.clone(),
+                )
+            })
             .collect();
         record.split_parents.clear();
         record.reset_ms = super::snapshot_take::now_ms();
@@ -427,10 +459,11 @@ impl Host {
                 return Err(ServiceError::TableEnabled(name.to_string()));
             }
             old = Some(t.clone());
+            let root = t.object_root();
             let regions = t
                 .regions
                 .iter()
-                .map(|r| new_region_record(&t.id, r.start_row.clone(), r.end_row.clone()))
+                .map(|r| new_region_record(&root, r.start_row.clone(), r.end_row.clone()))
                 .collect();
             t.regions = regions;
             t.split_parents.clear();

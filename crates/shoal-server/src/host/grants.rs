@@ -20,7 +20,8 @@ pub struct GrantSpec {
 }
 
 impl GrantSpec {
-    /// Checks a request's fields; `actions` is ignored when `revoke`.
+    /// Checks a request's fields; `actions` is ignored when `revoke`. A
+    /// `table` of `@ns` names namespace `ns` (as in HBase's shell).
     pub fn parse(
         user: &str,
         table: &str,
@@ -41,8 +42,22 @@ impl GrantSpec {
                     "a family grant needs its table".into(),
                 ));
             }
-            (t, "") => Scope::Table(t.to_string()),
-            (t, f) => Scope::Family(t.to_string(), f.to_string()),
+            (t, "") if t.starts_with('@') => {
+                let ns = &t[1..];
+                crate::catalog::validate_namespace_name(ns)
+                    .map_err(ServiceError::InvalidArgument)?;
+                Scope::Namespace(ns.to_string())
+            }
+            (t, _) if t.starts_with('@') => {
+                return Err(ServiceError::InvalidArgument(
+                    "a namespace grant (@ns) takes no family".into(),
+                ));
+            }
+            (t, "") => Scope::Table(crate::catalog::names::canonical(t).to_string()),
+            (t, f) => Scope::Family(
+                crate::catalog::names::canonical(t).to_string(),
+                f.to_string(),
+            ),
         };
         let actions = if revoke {
             Actions::NONE
@@ -61,15 +76,17 @@ impl GrantSpec {
     }
 
     fn record(&self) -> GrantRecord {
-        let (table, family) = match &self.scope {
-            Scope::Global => (None, None),
-            Scope::Table(t) => (Some(t.clone()), None),
-            Scope::Family(t, f) => (Some(t.clone()), Some(f.clone())),
+        let (table, family, namespace) = match &self.scope {
+            Scope::Global => (None, None, None),
+            Scope::Namespace(ns) => (None, None, Some(ns.clone())),
+            Scope::Table(t) => (Some(t.clone()), None, None),
+            Scope::Family(t, f) => (Some(t.clone()), Some(f.clone()), None),
         };
         GrantRecord {
             user: self.user.clone(),
             table,
             family,
+            namespace,
             actions: self.actions.letters(),
         }
     }
@@ -85,7 +102,14 @@ fn apply(grants: &mut Vec<GrantRecord>, spec: &GrantSpec) -> bool {
     if !spec.actions.is_empty() {
         grants.push(spec.record());
     }
-    grants.sort_by(|a, b| (&a.user, &a.table, &a.family).cmp(&(&b.user, &b.table, &b.family)));
+    grants.sort_by(|a, b| {
+        (&a.user, &a.namespace, &a.table, &a.family).cmp(&(
+            &b.user,
+            &b.namespace,
+            &b.table,
+            &b.family,
+        ))
+    });
     removed || !spec.actions.is_empty()
 }
 
@@ -94,6 +118,12 @@ impl Host {
     /// must exist. Returns false for a revoke of nothing.
     pub(crate) async fn change_grant(&self, spec: &GrantSpec) -> Result<bool, ServiceError> {
         let check = |next: &Catalog| -> Result<(), ServiceError> {
+            if let Scope::Namespace(ns) = &spec.scope
+                && !spec.actions.is_empty()
+                && !next.has_namespace(ns)
+            {
+                return Err(ServiceError::NoSuchNamespace(ns.clone()));
+            }
             if let Some(t) = spec.scope.table() {
                 let record = next
                     .table(t)
@@ -164,5 +194,12 @@ mod tests {
         assert!(GrantSpec::parse("bob", "", "cf", "R", false).is_err());
         assert!(GrantSpec::parse("b b", "t", "", "R", false).is_err());
         assert!(GrantSpec::parse("bob", "t", "", "Q", false).is_err());
+        let ns = GrantSpec::parse("bob", "@ns1", "", "RW", false).expect("ns");
+        assert_eq!(ns.scope, Scope::Namespace("ns1".into()));
+        assert_eq!(ns.record().namespace.as_deref(), Some("ns1"));
+        assert!(GrantSpec::parse("bob", "@ns1", "cf", "R", false).is_err());
+        assert!(GrantSpec::parse("bob", "@bad-ns", "", "R", false).is_err());
+        let d = GrantSpec::parse("bob", "default:t", "", "R", false).expect("default");
+        assert_eq!(d.scope, Scope::Table("t".into()));
     }
 }

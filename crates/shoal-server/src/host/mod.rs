@@ -30,6 +30,7 @@ pub use access::Access;
 pub use bulk_load::{BulkLoad, BulkLoadOutcome, LoadInput};
 pub use grants::GrantSpec;
 mod locate;
+mod namespaces;
 mod ownership;
 mod peer_frames;
 mod pitr_base;
@@ -559,11 +560,11 @@ impl Host {
         tables.remove(name);
     }
 
-    /// The live table `name`.
+    /// The live table `name` (`default:t` names `t`).
     pub(crate) fn table(&self, name: &str) -> Result<Arc<LiveTable>, ServiceError> {
         let tables = self.inner.tables.read().unwrap_or_else(|e| e.into_inner());
         tables
-            .get(name)
+            .get(crate::catalog::names::canonical(name))
             .cloned()
             .ok_or_else(|| ServiceError::NoSuchTable(name.to_string()))
     }

@@ -72,7 +72,7 @@ impl Host {
         at_ms: i64,
         target: &str,
     ) -> Result<TableRecord, ServiceError> {
-        crate::catalog::validate_table_name(target).map_err(ServiceError::InvalidArgument)?;
+        let target = &self.new_table_name(target).await?;
         if self.table(target).is_ok() {
             return Err(ServiceError::TableExists(target.to_string()));
         }

@@ -12,7 +12,8 @@
 
 use super::admin::new_region_record;
 use super::{Host, LiveTable};
-use crate::catalog::{SnapshotEntry, TableRecord, validate_table_name};
+use crate::catalog::schema::object_root;
+use crate::catalog::{SnapshotEntry, TableRecord};
 use crate::error::ServiceError;
 use crate::snapshots::record::SnapshotRecord;
 use shoal_storage::region::{RegionSeed, seed_region};
@@ -91,7 +92,7 @@ impl Host {
         name: &str,
         target: &str,
     ) -> Result<TableRecord, ServiceError> {
-        validate_table_name(target).map_err(ServiceError::InvalidArgument)?;
+        let target = &self.new_table_name(target).await?;
         self.require_master()?;
         let _one = self.inner.snapshot_lock.lock().await;
         let entry = self.snapshot_entry(name).await?;
@@ -106,7 +107,9 @@ impl Host {
             id: table_id.clone(),
             enabled: true,
             families: snapshot.table.families.clone(),
-            regions: self.seed_regions(&snapshot, &table_id).await?,
+            regions: self
+                .seed_regions(&snapshot, &object_root(target, &table_id))
+                .await?,
             split_parents: Vec::new(),
             holds: vec![entry.id.clone()],
             reset_ms: 0,
@@ -167,7 +170,7 @@ impl Host {
         let _one = self.inner.snapshot_lock.lock().await;
         let snapshot = SnapshotRecord::read(&self.inner.env.bucket, &entry.id, name).await?;
         let old = live.record.clone();
-        let regions = self.seed_regions(&snapshot, &old.id).await?;
+        let regions = self.seed_regions(&snapshot, &old.object_root()).await?;
         let committed = self
             .change_catalog(|next| {
                 if next.snapshot(name).map(|s| &s.id) != Some(&entry.id) {
@@ -213,15 +216,14 @@ impl Host {
     async fn seed_regions(
         &self,
         snapshot: &SnapshotRecord,
-        table_id: &str,
+        root: &str,
     ) -> Result<Vec<crate::catalog::RegionRecord>, ServiceError> {
         use futures::{StreamExt, TryStreamExt};
         // Owned futures, built before they run: nothing borrowed from
         // `snapshot` is captured.
         let mut seeds = Vec::with_capacity(snapshot.regions.len());
         for (i, region) in snapshot.regions.iter().enumerate() {
-            let record =
-                new_region_record(table_id, region.start_row.clone(), region.end_row.clone());
+            let record = new_region_record(root, region.start_row.clone(), region.end_row.clone());
             let seed = RegionSeed {
                 region_dir: record.dir.clone(),
                 start_row: region.start_row.clone(),

@@ -161,8 +161,16 @@ impl Host {
         }
         let split_row = split_row_of(&region, &record, row).await?;
         let children = [
-            new_region_record(&live.record.id, record.start_row.clone(), split_row.clone()),
-            new_region_record(&live.record.id, split_row.clone(), record.end_row.clone()),
+            new_region_record(
+                &live.record.object_root(),
+                record.start_row.clone(),
+                split_row.clone(),
+            ),
+            new_region_record(
+                &live.record.object_root(),
+                split_row.clone(),
+                record.end_row.clone(),
+            ),
         ];
 
         // Park the region: calls to it wait until the children are open.

@@ -1,11 +1,13 @@
 //! HBase's permission model: actions READ, WRITE, CREATE and ADMIN granted
-//! to a user globally, on a table, or on one family of a table; the grants
-//! live in the catalog (`catalog::GrantRecord`), and [`Acl`] answers "may
-//! this user do this to that" from them. A grant at a wider scope covers
-//! every narrower one: a global READ reads every table, a table's WRITE
-//! writes every family of it.
+//! to a user globally, on a namespace (HBase's `@ns`), on a table, or on
+//! one family of a table; the grants live in the catalog
+//! (`catalog::GrantRecord`), and [`Acl`] answers "may this user do this to
+//! that" from them. A grant at a wider scope covers every narrower one: a
+//! global READ reads every table, a namespace's READ every table in it, a
+//! table's WRITE writes every family of it.
 
 use crate::catalog::GrantRecord;
+use crate::catalog::names::{canonical, namespace_of};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -136,6 +138,8 @@ impl Actions {
 pub enum Scope {
     /// Everything.
     Global,
+    /// Every table of one namespace.
+    Namespace(String),
     /// One table.
     Table(String),
     /// One family of one table.
@@ -145,6 +149,9 @@ pub enum Scope {
 impl Scope {
     /// The scope of a grant record.
     pub fn of(g: &GrantRecord) -> Scope {
+        if let Some(ns) = &g.namespace {
+            return Scope::Namespace(ns.clone());
+        }
         match (&g.table, &g.family) {
             (None, _) => Scope::Global,
             (Some(t), None) => Scope::Table(t.clone()),
@@ -155,7 +162,7 @@ impl Scope {
     /// The table it names, if any.
     pub fn table(&self) -> Option<&str> {
         match self {
-            Scope::Global => None,
+            Scope::Global | Scope::Namespace(_) => None,
             Scope::Table(t) | Scope::Family(t, _) => Some(t),
         }
     }
@@ -165,6 +172,7 @@ impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Scope::Global => f.write_str("global"),
+            Scope::Namespace(ns) => write!(f, "namespace {ns:?}"),
             Scope::Table(t) => write!(f, "table {t:?}"),
             Scope::Family(t, fam) => write!(f, "family {fam:?} of table {t:?}"),
         }
@@ -175,8 +183,25 @@ impl fmt::Display for Scope {
 #[derive(Debug, Default)]
 struct UserGrants {
     global: Actions,
+    namespaces: HashMap<String, Actions>,
     tables: HashMap<String, Actions>,
     families: HashMap<String, HashMap<String, Actions>>,
+}
+
+impl UserGrants {
+    fn in_namespace(&self, ns: &str, action: Action) -> bool {
+        self.global.has(action) || self.namespaces.get(ns).is_some_and(|a| a.has(action))
+    }
+
+    fn sees_namespace(&self, ns: &str) -> bool {
+        !self.global.is_empty()
+            || self.namespaces.get(ns).is_some_and(|a| !a.is_empty())
+            || self
+                .tables
+                .keys()
+                .chain(self.families.keys())
+                .any(|t| namespace_of(t) == ns)
+    }
 }
 
 /// The grants of one catalog version, indexed by user and scope so that a
@@ -199,6 +224,10 @@ impl Acl {
             let u = by_user.entry(g.user.clone()).or_default();
             match Scope::of(g) {
                 Scope::Global => u.global = u.global.union(actions),
+                Scope::Namespace(ns) => {
+                    let e = u.namespaces.entry(ns).or_default();
+                    *e = e.union(actions);
+                }
                 Scope::Table(t) => {
                     let e = u.tables.entry(t).or_default();
                     *e = e.union(actions);
@@ -217,19 +246,30 @@ impl Acl {
         self.by_user.get(user).is_some_and(|u| u.global.has(action))
     }
 
-    /// True if `user` may do `action` to the whole of `table` (a global or
-    /// table grant).
+    /// True if `user` may do `action` to every table of namespace `ns` (a
+    /// global or namespace grant).
+    pub fn namespace(&self, user: &str, ns: &str, action: Action) -> bool {
+        self.by_user
+            .get(user)
+            .is_some_and(|u| u.in_namespace(ns, action))
+    }
+
+    /// True if `user` may do `action` to the whole of `table` (a global,
+    /// namespace or table grant).
     pub fn table(&self, user: &str, table: &str, action: Action) -> bool {
+        let table = canonical(table);
         self.by_user.get(user).is_some_and(|u| {
-            u.global.has(action) || u.tables.get(table).is_some_and(|a| a.has(action))
+            u.in_namespace(namespace_of(table), action)
+                || u.tables.get(table).is_some_and(|a| a.has(action))
         })
     }
 
     /// True if `user` may do `action` to `family` of `table` (a global,
-    /// table or family grant).
+    /// namespace, table or family grant).
     pub fn family(&self, user: &str, table: &str, family: &str, action: Action) -> bool {
+        let table = canonical(table);
         self.by_user.get(user).is_some_and(|u| {
-            u.global.has(action)
+            u.in_namespace(namespace_of(table), action)
                 || u.tables.get(table).is_some_and(|a| a.has(action))
                 || u.families
                     .get(table)
@@ -238,11 +278,21 @@ impl Acl {
         })
     }
 
+    /// True if `user` holds any action on namespace `ns` or a table in it
+    /// (or globally): the namespace is visible to them.
+    pub fn sees_namespace(&self, user: &str, ns: &str) -> bool {
+        self.by_user.get(user).is_some_and(|u| u.sees_namespace(ns))
+    }
+
     /// True if `user` holds any action at any scope naming `table` (or
     /// globally): the table is visible to them.
     pub fn sees_table(&self, user: &str, table: &str) -> bool {
+        let table = canonical(table);
         self.by_user.get(user).is_some_and(|u| {
             !u.global.is_empty()
+                || u.namespaces
+                    .get(namespace_of(table))
+                    .is_some_and(|a| !a.is_empty())
                 || u.tables.get(table).is_some_and(|a| !a.is_empty())
                 || u.families
                     .get(table)
@@ -260,8 +310,36 @@ mod tests {
             user: user.into(),
             table: table.map(Into::into),
             family: family.map(Into::into),
+            namespace: None,
             actions: a.into(),
         }
+    }
+
+    #[test]
+    fn a_namespace_grant_covers_its_tables_only() {
+        let mut g = grant("n", None, None, "RW");
+        g.namespace = Some("ns1".into());
+        let acl = Acl::from_grants(&[g]);
+        assert!(acl.table("n", "ns1:t", Action::Write));
+        assert!(acl.family("n", "ns1:t", "cf", Action::Read));
+        assert!(!acl.table("n", "ns2:t", Action::Read));
+        assert!(
+            !acl.table("n", "t", Action::Read),
+            "default is another namespace"
+        );
+        assert!(!acl.global("n", Action::Read));
+        assert!(acl.namespace("n", "ns1", Action::Read));
+        assert!(!acl.namespace("n", "ns1", Action::Create));
+        assert!(acl.sees_table("n", "ns1:x") && !acl.sees_table("n", "x"));
+        assert!(acl.sees_namespace("n", "ns1") && !acl.sees_namespace("n", "default"));
+        let acl = Acl::from_grants(&[grant("t", Some("ns2:t"), None, "R")]);
+        assert!(
+            acl.sees_namespace("t", "ns2"),
+            "a table in it shows the namespace"
+        );
+        assert!(acl.table("t", "ns2:t", Action::Read));
+        let acl = Acl::from_grants(&[grant("d", Some("t"), None, "R")]);
+        assert!(acl.table("d", "default:t", Action::Read), "default:t is t");
     }
 
     #[test]

@@ -59,7 +59,9 @@ impl Fault {
 impl From<ServiceError> for Fault {
     fn from(e: ServiceError) -> Fault {
         let kind = match &e {
-            ServiceError::TableExists(_) | ServiceError::SnapshotExists(_) => FaultKind::Exists,
+            ServiceError::TableExists(_)
+            | ServiceError::SnapshotExists(_)
+            | ServiceError::NamespaceExists(_) => FaultKind::Exists,
             ServiceError::InvalidArgument(_) => FaultKind::Illegal,
             _ => FaultKind::Io,
         };

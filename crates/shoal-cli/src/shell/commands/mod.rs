@@ -4,6 +4,7 @@
 
 mod admin;
 mod data;
+mod namespace;
 mod point_in_time;
 mod snapshot;
 
@@ -113,13 +114,14 @@ pub const USAGE: &[(&str, &str)] = &[
     ("exit", "exit   (alias: quit)"),
 ];
 
-/// Every command's usage: the table above, then the snapshot and
-/// point-in-time commands.
+/// Every command's usage: the table above, then the snapshot,
+/// point-in-time and namespace commands.
 pub fn all_usage() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
     USAGE
         .iter()
         .chain(snapshot::USAGE.iter())
         .chain(point_in_time::USAGE.iter())
+        .chain(namespace::USAGE.iter())
 }
 
 /// The usage line of `cmd` (empty if unknown).
@@ -187,6 +189,7 @@ pub async fn run(client: &Client, cmd: &Command, out: &mut dyn Write) -> Result<
         "check_and_put" => data::check_and_put(client, &a, out).await,
         _ if snapshot::run(client, name, &a, out).await? => Ok(()),
         _ if point_in_time::run(client, name, &a, out).await? => Ok(()),
+        _ if namespace::run(client, name, &a, out).await? => Ok(()),
         _ => admin::run(client, name, &a, out).await,
     }
 }
