@@ -18,6 +18,12 @@
 //!   show it, as `hbase shell`'s `status` and `alter` and MapReduce's
 //!   `TableInputFormat` do.
 //!
+//! - `.../HBaseNamespaceIT.java` makes, describes, lists, alters and drops
+//!   a namespace, a pre-split table in it (written, read, scanned, listed
+//!   by namespace and by pattern), and tries each error case (a table in a
+//!   missing namespace, a namespace made twice or with a bad name, a
+//!   non-empty one dropped, a missing one listed, `default` dropped).
+//!
 //! Skipped outside CI without Java 17 and Maven, as `hbase_client_e2e.rs`.
 
 #![allow(clippy::unwrap_used)] // test code
@@ -39,6 +45,13 @@ const ALLOWED: &[&str] = &[];
 /// The status program's steps that may differ: none.
 const STATUS_ALLOWED: &[&str] = &[];
 
+/// The namespace program's steps that may differ (docs/hbase-client.md,
+/// "Namespaces"): HBase's master throws a plain IllegalArgumentException
+/// for a bad namespace name, which its client retries until it gives up;
+/// Shoal refuses it at once with a DoNotRetryIOException naming the bad
+/// character.
+const NAMESPACE_ALLOWED: &[&str] = &["createNamespace bad name"];
+
 /// One Java program of this binary: its class, the line it ends with.
 struct Program {
     class: &'static str,
@@ -48,6 +61,11 @@ struct Program {
 const SNAPSHOTS: Program = Program {
     class: "HBaseSnapshotIT",
     done: "done snapshots",
+};
+
+const NAMESPACES: Program = Program {
+    class: "HBaseNamespaceIT",
+    done: "done namespaces",
 };
 
 const STATUS: Program = Program {
@@ -199,6 +217,36 @@ fn cluster_status_calls_answer_as_hbase_answers() {
         "getRegionMetrics(server, table): regions=4 all of the table=true",
         "balance while off: false",
         "alter then wait: stores per region=[2] families=2",
+    ] {
+        assert!(
+            reference.lines().any(|l| l.starts_with(expected)),
+            "HBase printed no line {expected:?}"
+        );
+    }
+    eprintln!("whole test: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[test]
+fn namespace_calls_answer_as_hbase_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let Some((shoal, reference)) = both_answers(dir.path(), &NAMESPACES) else {
+        return;
+    };
+    let found = differences(&shoal, &reference, NAMESPACE_ALLOWED);
+    assert!(
+        found.is_empty(),
+        "Shoal's namespace calls answer otherwise than HBase's ({} differences):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+    // Not vacuous: the reference did what the program says.
+    for expected in [
+        "createTable in a missing namespace: org.apache.hadoop.hbase.NamespaceNotFoundException",
+        "createNamespace: ok",
+        "put and get across regions: v-z",
+        "listTableNamesByNamespace: [ns_it:t1]",
+        "deleteNamespace: ok",
     ] {
         assert!(
             reference.lines().any(|l| l.starts_with(expected)),

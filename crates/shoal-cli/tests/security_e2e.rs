@@ -276,6 +276,46 @@ fn tokens_permissions_grants_and_audit_through_the_binary() {
     assert_ne!(code, 0);
     assert!(err.contains("holds nothing"), "{err}");
 
+    // Namespaces: only a global ADMIN makes one; a grant on `@ns` covers
+    // every table in it (and CREATE there), nothing outside it.
+    denied(
+        &server,
+        &bob,
+        "create_namespace 'ns1'\n",
+        &["ADMIN", "global"],
+    );
+    allowed(
+        &server,
+        &admin,
+        "create_namespace 'ns1'\ncreate 'ns1:t', 'cf'\nput 'ns1:t', 'r', 'cf:q', 'nsv'\n\
+         grant 'bob', 'RC', '@ns1'\n",
+    );
+    let got = allowed(
+        &server,
+        &bob,
+        "get 'ns1:t', 'r'\ncreate 'ns1:mine', 'cf'\nlist_namespace\nlist_namespace_tables 'ns1'\n",
+    );
+    assert!(got.contains("value=nsv"), "{got}");
+    assert!(got.contains("ns1") && got.contains("mine"), "{got}");
+    denied(&server, &bob, "create 'outside', 'cf'\n", &["CREATE"]);
+    denied(&server, &bob, "put 'ns1:t', 'r', 'cf:q', 'x'\n", &["WRITE"]);
+    denied(&server, &alice, "get 'ns1:t', 'r'\n", &["READ"]);
+    let perms = allowed(&server, &admin, "user_permission '@ns1'\n");
+    assert!(perms.contains("bob") && perms.contains("@ns1"), "{perms}");
+    let (code, _, err) = as_user(&server, &admin, "drop_namespace 'ns1'\n");
+    assert_ne!(code, 0);
+    assert!(err.contains("only an empty namespace"), "{err}");
+    allowed(
+        &server,
+        &admin,
+        "disable 'ns1:t'\ndrop 'ns1:t'\ndisable 'ns1:mine'\ndrop 'ns1:mine'\ndrop_namespace 'ns1'\n",
+    );
+    let perms = allowed(&server, &admin, "user_permission\n");
+    assert!(
+        !perms.contains("@ns1"),
+        "the namespace's grants outlived it: {perms}"
+    );
+
     // The audit log: admin operations, permission changes, denials and
     // refused tokens, one JSON object per line.
     let log = std::fs::read_to_string(&audit).unwrap();
@@ -297,6 +337,9 @@ fn tokens_permissions_grants_and_audit_through_the_binary() {
     assert!(has("mutate", "denied", "alice"), "{log}");
     assert!(has("create_table", "denied", "alice"), "{log}");
     assert!(has("get", "denied", "bob"), "{log}");
+    assert!(has("create_namespace", "ok", "admin"), "{log}");
+    assert!(has("create_namespace", "denied", "bob"), "{log}");
+    assert!(has("delete_namespace", "failed", "admin"), "{log}");
     assert!(has("authenticate", "unauthenticated", ""), "{log}");
     assert!(
         lines

@@ -25,6 +25,9 @@ pub enum ServiceError {
     /// A namespace of this name exists already.
     #[error("namespace {} already exists", shown(.0))]
     NamespaceExists(String),
+    /// A built-in namespace (`default`, `hbase`) cannot be removed.
+    #[error("Reserved namespace {} cannot be removed.", .0)]
+    ReservedNamespace(String),
     /// The namespace still holds tables (only empty ones are removed).
     #[error("namespace {} holds {tables} table(s); only an empty namespace can be removed", shown(.namespace))]
     NamespaceNotEmpty {
@@ -129,7 +132,9 @@ impl ServiceError {
             ServiceError::TableExists(_)
             | ServiceError::SnapshotExists(_)
             | ServiceError::NamespaceExists(_) => Code::AlreadyExists,
-            ServiceError::NamespaceNotEmpty { .. } => Code::FailedPrecondition,
+            ServiceError::NamespaceNotEmpty { .. } | ServiceError::ReservedNamespace(_) => {
+                Code::FailedPrecondition
+            }
             ServiceError::TableDisabled(_) | ServiceError::TableEnabled(_) => {
                 Code::FailedPrecondition
             }

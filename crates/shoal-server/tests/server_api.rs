@@ -663,7 +663,7 @@ async fn namespaces_hold_tables() {
         })
         .await
         .unwrap_err();
-    assert_eq!(builtin.code(), tonic::Code::InvalidArgument);
+    assert_eq!(builtin.code(), tonic::Code::FailedPrecondition);
     let hbase = c
         .admin
         .create_table(pb::CreateTableRequest {

@@ -687,6 +687,35 @@ async fn errors_are_hbases_exceptions() {
         )
         .await;
     assert_eq!(field, 1, "{msg}");
+    // A namespaced table is `ns:t`, once its namespace exists.
+    let ns_table = || {
+        args()
+            .with(1, b("tns:t"))
+            .with(2, list(vec![family("cf:", 1)]))
+    };
+    let (field, msg) = c.fails("createTable", ns_table()).await;
+    assert_eq!(field, 1, "IOError for a missing namespace: {msg}");
+    assert!(msg.contains("namespace"), "{msg}");
+    s.host
+        .create_namespace("tns", Default::default())
+        .await
+        .unwrap();
+    c.ok("createTable", ns_table()).await;
+    c.ok(
+        "mutateRow",
+        args()
+            .with(1, b("tns:t"))
+            .with(2, b("r"))
+            .with(3, list(vec![mutation("cf:q", Some("v"))])),
+    )
+    .await;
+    let row = c
+        .ok("getRow", args().with(1, b("tns:t")).with(2, b("r")))
+        .await
+        .unwrap();
+    assert_eq!(rows_of(&row), vec!["r"]);
+    let names = names_of(&c.ok("getTableNames", args()).await.unwrap());
+    assert!(names.contains(&"tns:t".to_string()), "{names:?}");
     // The connection is still good after all of that.
     c.ok("getTableNames", args()).await;
     // Thrift calls count in the server's request metrics.

@@ -227,7 +227,13 @@ impl From<ServiceError> for RpcError {
             // HBase's messages, which `hbase shell` reads the name out of.
             ServiceError::NoSuchNamespace(ns) => return RpcError::no_namespace(ns),
             ServiceError::NamespaceExists(ns) => {
-                return RpcError::fatal(NAMESPACE_EXISTS, format!("{NAMESPACE_EXISTS}: {ns}"));
+                return RpcError::fatal(
+                    NAMESPACE_EXISTS,
+                    format!("{NAMESPACE_EXISTS}: Namespace {ns} already exists"),
+                );
+            }
+            ServiceError::ReservedNamespace(_) => {
+                return RpcError::fatal(CONSTRAINT, format!("{CONSTRAINT}: {e}"));
             }
             ServiceError::NamespaceNotEmpty { namespace, tables } => {
                 return RpcError::fatal(
@@ -245,7 +251,9 @@ impl From<ServiceError> for RpcError {
             ServiceError::NoSuchSnapshot(_) => (NO_SNAPSHOT, true),
             ServiceError::NoSuchNamespace(_) => (NO_NAMESPACE, true),
             ServiceError::NamespaceExists(_) => (NAMESPACE_EXISTS, true),
-            ServiceError::NamespaceNotEmpty { .. } => (CONSTRAINT, true),
+            ServiceError::NamespaceNotEmpty { .. } | ServiceError::ReservedNamespace(_) => {
+                (CONSTRAINT, true)
+            }
             ServiceError::SnapshotExists(_) => (SNAPSHOT_EXISTS, true),
             ServiceError::TableDisabled(_) => {
                 ("org.apache.hadoop.hbase.TableNotEnabledException", true)

@@ -96,9 +96,7 @@ impl Host {
     /// with it (as HBase's do).
     pub async fn delete_namespace(&self, name: &str) -> Result<(), ServiceError> {
         if built_in(name) {
-            return Err(ServiceError::InvalidArgument(format!(
-                "namespace {name:?} is built in and cannot be removed"
-            )));
+            return Err(ServiceError::ReservedNamespace(name.to_string()));
         }
         let catalog = self
             .change_catalog(|next| {

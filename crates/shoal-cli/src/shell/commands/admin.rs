@@ -239,6 +239,8 @@ pub async fn run(client: &Client, name: &str, a: &Args<'_>, out: &mut dyn Write)
             for p in &r.permissions {
                 let scope = if p.table.is_empty() {
                     "(global)".to_string()
+                } else if p.table.starts_with('@') {
+                    p.table.clone()
                 } else {
                     format!("{},{}", p.table, p.family)
                 };
@@ -266,17 +268,13 @@ pub async fn run(client: &Client, name: &str, a: &Args<'_>, out: &mut dyn Write)
 }
 
 /// The table and family of a grant or revoke, from argument `from` on.
-/// HBase's namespaces (`@ns`) and qualifiers are not Shoal scopes.
+/// A grant's scope as HBase's shell writes it: nothing (global), `@ns`
+/// (a namespace), a table, or a table and a family.
 fn scope(a: &Args<'_>, from: usize) -> Result<(String, String)> {
     let table = match a.get(from) {
         Some(_) => a.text(from)?,
         None => String::new(),
     };
-    if table.starts_with('@') {
-        return Err(CommandError::Usage(
-            "namespaces (@ns) are not Shoal scopes: grant globally or on a table".into(),
-        ));
-    }
     let family = match a.get(from + 1) {
         Some(_) => a.text(from + 1)?,
         None => String::new(),
