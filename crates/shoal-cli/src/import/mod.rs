@@ -16,7 +16,7 @@ mod load;
 pub(crate) mod progress;
 mod verify;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use inputs::{ServerArgs, check_inputs, location_url, open};
 use load::load_regions;
 use progress::{Progress, bytes_shown};
@@ -58,6 +58,24 @@ pub struct SnapshotArgs {
     server: ServerArgs,
 }
 
+/// Makes the namespace of `table` (`ns:t`) unless it exists, as HBase's
+/// snapshot restore into a new cluster would need it.
+async fn ensure_namespace(client: &Client, table: &str) -> anyhow::Result<()> {
+    let Some((ns, _)) = table.split_once(':') else {
+        return Ok(());
+    };
+    let admin = client.admin();
+    if admin.describe_namespace(ns).await.is_ok() {
+        return Ok(());
+    }
+    admin
+        .create_namespace(ns, Default::default())
+        .await
+        .with_context(|| format!("making namespace {ns} for table {table}"))?;
+    eprintln!("made namespace {ns}");
+    Ok(())
+}
+
 /// Runs `shoal import`.
 pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
     match args.what {
@@ -69,13 +87,7 @@ async fn import_snapshot(args: SnapshotArgs) -> anyhow::Result<()> {
     let url = location_url(&args.location)?;
     let bucket = open(&url).await?;
     let snap = HBaseSnapshot::read(&bucket, &args.snapshot).await?;
-    let table_name = args.table.clone().unwrap_or_else(|| {
-        if snap.table.namespace == "default" {
-            snap.table.qualifier.clone()
-        } else {
-            format!("{}_{}", snap.table.namespace, snap.table.qualifier)
-        }
-    });
+    let table_name = args.table.clone().unwrap_or_else(|| snap.table.full());
     let files: usize = snap.regions.iter().map(|r| r.files.len()).sum();
     eprintln!(
         "snapshot {} of table {}: {} regions, {} families, {} store files, {} of HFiles",
@@ -98,6 +110,7 @@ async fn import_snapshot(args: SnapshotArgs) -> anyhow::Result<()> {
         .collect();
     let facts = check_inputs(&bucket, paths).await?;
     let client = args.server.connect().await?;
+    ensure_namespace(&client, &table_name).await?;
     create_or_resume(&client, &table_name, &snap, args.resume).await?;
     let table = client.table(table_name.clone());
     let progress = Progress::new(snap.regions.len(), snap.input_bytes());
