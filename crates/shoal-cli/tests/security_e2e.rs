@@ -341,6 +341,34 @@ fn tokens_permissions_grants_and_audit_through_the_binary() {
     assert!(has("create_namespace", "denied", "bob"), "{log}");
     assert!(has("delete_namespace", "failed", "admin"), "{log}");
     assert!(has("authenticate", "unauthenticated", ""), "{log}");
+    // Every line from a door that knows the client names its address.
+    let from_loopback = |l: &serde_json::Value| {
+        l["peer"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("127.0.0.1:"))
+    };
+    for (op, via) in [
+        ("authenticate", "grpc"),
+        ("authenticate", "http"),
+        ("grant", "grpc"),
+        ("get", "grpc"),
+        ("get", "frames"),
+        ("mutate", "frames"),
+    ] {
+        assert!(
+            lines
+                .iter()
+                .filter(|l| l["op"] == op && l["via"] == via)
+                .all(from_loopback),
+            "{op} via {via} without a peer address:\n{log}"
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["op"] == "authenticate" && from_loopback(l)),
+        "{log}"
+    );
     assert!(
         lines
             .iter()

@@ -155,11 +155,12 @@ async fn hello(
         }
     };
     let security = door.host.security();
+    let peer = Some(slot.peer());
     let caller = if !security.auth_enabled() {
-        door.anyone.clone()
+        door.anyone.clone().with_peer(peer)
     } else {
         let header = (!hello.token.is_empty()).then(|| format!("Bearer {}", hello.token));
-        match security.authenticate(header.as_deref().map(str::as_bytes), Via::Frames) {
+        match security.authenticate_from(header.as_deref().map(str::as_bytes), Via::Frames, peer) {
             Ok(c) => c,
             Err(failure) => {
                 refuse(

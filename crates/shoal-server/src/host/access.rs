@@ -244,14 +244,9 @@ impl<'a> Access<'a> {
             Ok(_) => (Outcome::Ok, String::new()),
             Err(e) => (Outcome::Failed, e.to_string()),
         };
-        self.security().audit().record(
-            self.caller.user(),
-            op,
-            object,
-            outcome,
-            &detail,
-            self.caller.via().as_str(),
-        );
+        self.security()
+            .audit()
+            .record(self.caller, op, object, outcome, &detail);
         result
     }
 
@@ -892,14 +887,9 @@ impl<'a> Access<'a> {
             Ok(()) => (Outcome::Ok, detail),
             Err(e) => (Outcome::Failed, format!("{detail}: {e}")),
         };
-        self.security().audit().record(
-            self.caller.user(),
-            op,
-            &object,
-            outcome,
-            &detail,
-            self.caller.via().as_str(),
-        );
+        self.security()
+            .audit()
+            .record(self.caller, op, &object, outcome, &detail);
         result
     }
 

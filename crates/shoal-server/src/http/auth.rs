@@ -43,7 +43,14 @@ pub async fn require_token(State(s): State<AuthState>, mut req: Request, next: N
         .map(|v| v.as_bytes().to_vec());
     let presented =
         header_value.or_else(|| cookie_token(&req).map(|t| format!("Bearer {t}").into_bytes()));
-    match s.security.authenticate(presented.as_deref(), Via::Http) {
+    let peer = req
+        .extensions()
+        .get::<crate::security::PeerAddr>()
+        .map(|p| p.0);
+    match s
+        .security
+        .authenticate_from(presented.as_deref(), Via::Http, peer)
+    {
         Ok(caller) => {
             // The handlers show this caller only what it may see.
             req.extensions_mut().insert(caller);

@@ -8,6 +8,7 @@
 //! watchdog that reads a zero count reads the time the last call ended (or
 //! the connection started).
 
+use crate::security::PeerAddr;
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
@@ -88,16 +89,22 @@ impl Drop for CallGuard {
     }
 }
 
-/// A connection's service, counting its calls into an [`Activity`].
+/// A connection's service, counting its calls into an [`Activity`] and
+/// telling each request its client's address ([`PeerAddr`]).
 #[derive(Debug, Clone)]
 pub(super) struct Tracked<S> {
     inner: S,
     activity: Arc<Activity>,
+    peer: PeerAddr,
 }
 
 impl<S> Tracked<S> {
-    pub(super) fn new(inner: S, activity: Arc<Activity>) -> Tracked<S> {
-        Tracked { inner, activity }
+    pub(super) fn new(inner: S, activity: Arc<Activity>, peer: std::net::SocketAddr) -> Tracked<S> {
+        Tracked {
+            inner,
+            activity,
+            peer: PeerAddr(peer),
+        }
     }
 }
 
@@ -111,7 +118,8 @@ where
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
 
-    fn call(&self, request: Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: Request<Incoming>) -> Self::Future {
+        request.extensions_mut().insert(self.peer);
         let guard = self.activity.begin();
         let response = self.inner.call(request);
         Box::pin(async move {

@@ -125,7 +125,8 @@ where
     }
     let activity = Activity::new();
     let io = TokioIo::new(Rewind::new(prefix, tcp));
-    let conn = builder.serve_connection(io, Tracked::new(service, activity.clone()));
+    let tracked = Tracked::new(service, activity.clone(), slot.peer());
+    let conn = builder.serve_connection(io, tracked);
     let mut conn = std::pin::pin!(conn);
     // Set once the connection has been told to go.
     let mut draining: Option<Drain> = None;

@@ -193,6 +193,7 @@ impl Connections {
             return Some(Slot {
                 connections: self.clone(),
                 on,
+                peer,
                 reason: CloseReason::Client,
             });
         }
@@ -215,10 +216,17 @@ impl Connections {
 pub(crate) struct Slot {
     connections: Arc<Connections>,
     on: Listener,
+    /// The client's address, for the audit log.
+    peer: SocketAddr,
     reason: CloseReason,
 }
 
 impl Slot {
+    /// The client's address.
+    pub(crate) fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
     /// Why the connection will be counted closed.
     pub(crate) fn set_reason(&mut self, reason: CloseReason) {
         self.reason = reason;

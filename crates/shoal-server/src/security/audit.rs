@@ -40,6 +40,9 @@ pub struct Event<'a> {
     pub detail: &'a str,
     /// The front door: grpc, frames, http, thrift or hbase_rpc.
     pub via: &'a str,
+    /// The client's address (`ip:port`), when the door knows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<String>,
 }
 
 /// Where audit lines go.
@@ -73,21 +76,21 @@ impl Audit {
     #[allow(clippy::too_many_arguments)]
     pub fn record(
         &self,
-        user: &str,
+        caller: &super::Caller,
         op: &str,
         object: &str,
         outcome: Outcome,
         detail: &str,
-        via: &str,
     ) {
         let event = Event {
             time: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
-            user,
+            user: caller.user(),
             op,
             object,
             outcome,
             detail,
-            via,
+            via: caller.via().as_str(),
+            peer: caller.peer().map(|p| p.to_string()),
         };
         let Ok(mut line) = serde_json::to_string(&event) else {
             return;

@@ -59,11 +59,12 @@ where
         if !self.security.auth_enabled() {
             return Either::Left(self.inner.call(req));
         }
+        let peer = req.extensions().get::<super::PeerAddr>().map(|p| p.0);
         let header = req
             .headers()
             .get(http::header::AUTHORIZATION)
             .map(|v| v.as_bytes());
-        match self.security.authenticate(header, Via::Grpc) {
+        match self.security.authenticate_from(header, Via::Grpc, peer) {
             Ok(caller) => {
                 req.extensions_mut().insert(caller);
                 Either::Left(self.inner.call(req))

@@ -86,7 +86,14 @@ impl Via {
 pub struct Caller {
     user: Arc<str>,
     via: Via,
+    /// The client's address, when the door knows it (audit lines name it).
+    peer: Option<std::net::SocketAddr>,
 }
+
+/// The client address of a request, as the listener saw it: put in every
+/// HTTP/gRPC request's extensions by `listen`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub std::net::SocketAddr);
 
 impl Caller {
     /// `user`, through `via`.
@@ -94,7 +101,19 @@ impl Caller {
         Caller {
             user: Arc::from(user),
             via,
+            peer: None,
         }
+    }
+
+    /// This caller, calling from `peer`.
+    pub fn with_peer(mut self, peer: Option<std::net::SocketAddr>) -> Caller {
+        self.peer = peer;
+        self
+    }
+
+    /// The client's address, if known.
+    pub fn peer(&self) -> Option<std::net::SocketAddr> {
+        self.peer
     }
 
     /// The caller with auth off (every check passes), through `via`.
@@ -236,8 +255,19 @@ impl Security {
         authorization: Option<&[u8]>,
         via: Via,
     ) -> Result<Caller, AuthFailure> {
+        self.authenticate_from(authorization, via, None)
+    }
+
+    /// [`Security::authenticate`] for a client at `peer` (the caller, and
+    /// the audit line of a refusal, carry it).
+    pub fn authenticate_from(
+        &self,
+        authorization: Option<&[u8]>,
+        via: Via,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Result<Caller, AuthFailure> {
         if !self.auth.enabled {
-            return Ok(Caller::anyone(via));
+            return Ok(Caller::anyone(via).with_peer(peer));
         }
         let failure = match authorization {
             None => AuthFailure::Missing,
@@ -250,6 +280,7 @@ impl Security {
                             return Ok(Caller {
                                 user: user.clone(),
                                 via,
+                                peer,
                             });
                         }
                         None => AuthFailure::Unknown,
@@ -258,12 +289,11 @@ impl Security {
             },
         };
         self.audit.record(
-            "",
+            &Caller::anyone(via).with_peer(peer),
             "authenticate",
             "",
             Outcome::Unauthenticated,
             failure.message(),
-            via.as_str(),
         );
         Err(failure)
     }
@@ -346,14 +376,8 @@ impl Security {
         needed: &'static str,
         object: &str,
     ) -> crate::error::ServiceError {
-        self.audit.record(
-            caller.user(),
-            op,
-            object,
-            Outcome::Denied,
-            needed,
-            caller.via().as_str(),
-        );
+        self.audit
+            .record(caller, op, object, Outcome::Denied, needed);
         crate::error::ServiceError::PermissionDenied {
             user: caller.user().to_string(),
             action: needed,

@@ -34,12 +34,19 @@ impl Gateway {
         &self.scanners
     }
 
-    /// Runs `method` with `args`: the answer (None for void) or the fault.
-    /// Counted in the server's request metrics under the gRPC call it
-    /// matches, so the status page and `/metrics` show Thrift traffic too.
-    pub async fn call(&self, method: &str, args: &Struct) -> Result<Option<Value>, Fault> {
+    /// Runs `method` with `args` for a client at `peer` (audit lines name
+    /// it): the answer (None for void) or the fault. Counted in the
+    /// server's request metrics under the gRPC call it matches, so the
+    /// status page and `/metrics` show Thrift traffic too.
+    pub async fn call(
+        &self,
+        peer: Option<std::net::SocketAddr>,
+        method: &str,
+        args: &Struct,
+    ) -> Result<Option<Value>, Fault> {
         let start = std::time::Instant::now();
-        let outcome = self.dispatch(method, args).await;
+        let caller = self.caller.clone().with_peer(peer);
+        let outcome = self.dispatch(&caller, method, args).await;
         if let Some(op) = request_op(method) {
             self.host
                 .requests()
@@ -49,8 +56,13 @@ impl Gateway {
     }
 
     /// The group of calls `method` belongs to runs it.
-    async fn dispatch(&self, method: &str, args: &Struct) -> Result<Option<Value>, Fault> {
-        let h = self.host.access(&self.caller);
+    async fn dispatch(
+        &self,
+        caller: &crate::security::Caller,
+        method: &str,
+        args: &Struct,
+    ) -> Result<Option<Value>, Fault> {
+        let h = self.host.access(caller);
         match method {
             "getTableNames"
             | "getTableNamesWithIsTableEnabled"

@@ -140,7 +140,7 @@ async fn serve<IO: AsyncRead + AsyncWrite + Unpin>(
                 return;
             }
         };
-        let Some(reply) = answer(&gateway, msg).await else {
+        let Some(reply) = answer(&gateway, Some(slot.peer()), msg).await else {
             continue;
         };
         out.clear();
@@ -158,10 +158,14 @@ async fn serve<IO: AsyncRead + AsyncWrite + Unpin>(
 
 /// The reply to one message: the call's answer or exception (None for a
 /// oneway call), or an exception for a message that is not a call.
-async fn answer(gateway: &Gateway, msg: Message) -> Option<Message> {
+async fn answer(
+    gateway: &Gateway,
+    peer: Option<std::net::SocketAddr>,
+    msg: Message,
+) -> Option<Message> {
     Some(match msg.kind {
         MessageType::Call | MessageType::Oneway => {
-            let outcome = gateway.call(&msg.name, &msg.body).await;
+            let outcome = gateway.call(peer, &msg.name, &msg.body).await;
             if msg.kind == MessageType::Oneway {
                 return None;
             }
