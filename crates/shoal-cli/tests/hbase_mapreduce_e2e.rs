@@ -86,7 +86,10 @@ impl Jobs {
         let out = Command::new("java")
             .args(hbase::JVM_OPTS)
             .arg("--add-opens=java.base/java.nio=ALL-UNNAMED")
-            .arg(format!("-Dlog4j.configuration=file:{}", self.log4j.display()))
+            .arg(format!(
+                "-Dlog4j.configuration=file:{}",
+                self.log4j.display()
+            ))
             .arg("-cp")
             .arg(&self.cp)
             .arg(format!("org.apache.hadoop.hbase.mapreduce.{class}"))
@@ -137,7 +140,11 @@ fn count(server: &ServerProcess, table: &str) -> u64 {
     let (code, out, err) = shell(server.grpc, &[], &format!("count '{table}'\n"));
     assert_eq!(code, 0, "count {table}: {err}");
     out.lines()
-        .find_map(|l| l.trim().strip_suffix(" row(s)").and_then(|n| n.parse().ok()))
+        .find_map(|l| {
+            l.trim()
+                .strip_suffix(" row(s)")
+                .and_then(|n| n.parse().ok())
+        })
         .unwrap_or_else(|| panic!("no count in {out:?}"))
 }
 
@@ -177,7 +184,12 @@ fn rowcounter_export_import_and_copytable_run_against_shoal() {
     // RowCounter: one split per region, every row counted.
     let rc = jobs.run("RowCounter", &["src"]);
     assert_eq!(rc.splits(), Some(3), "{}", java::tail(&rc.log, 40));
-    assert_eq!(rc.counter("ROWS"), Some(written), "{}", java::tail(&rc.log, 40));
+    assert_eq!(
+        rc.counter("ROWS"),
+        Some(written),
+        "{}",
+        java::tail(&rc.log, 40)
+    );
 
     // Export to files, then Import into another table.
     let export_dir = work.join("export");

@@ -8,7 +8,8 @@
 //! in-process server; the kill -9 phases run `shoal serve` as a child
 //! process (module `child`), since only a process can be killed.
 
-use super::child::{self, ChildError, ChildServer, Counters};
+use super::child::{self, ChildServer, Counters};
+use super::errors::child_err;
 use super::{Embedded, ScenarioError, write_report};
 use crate::runner::{self, RunOptions};
 use crate::scenario::svg::{Line, chart};
@@ -101,10 +102,6 @@ pub struct BucketcacheReport {
     pub recovery_s_kill9_persistent_l2: Option<f64>,
     /// The same with the L2 wiped after the kill.
     pub recovery_s_kill9_wiped_l2: Option<f64>,
-}
-
-fn child_err(e: ChildError) -> ScenarioError {
-    ScenarioError::Server(e.to_string())
 }
 
 fn l2_capacity(o: &BucketcacheOptions, l2: bool) -> u64 {

@@ -9,7 +9,8 @@
 //! and reported beside, not subtracted.
 
 use super::ScenarioError;
-use super::child::{ChildError, ChildServer};
+use super::child::ChildServer;
+use super::errors::child_err;
 use super::svg::{Bar, bars};
 use crate::cpu::{CpuPerOp, CpuReading};
 use crate::thread_cpu::ThreadCpu;
@@ -85,10 +86,6 @@ const WAL_THREAD: &str = "shoal-wal";
 
 fn key(n: u64) -> String {
     format!("user{n:012}")
-}
-
-fn child_err(e: ChildError) -> ScenarioError {
-    ScenarioError::Server(e.to_string())
 }
 
 fn config(root: &Path) -> String {

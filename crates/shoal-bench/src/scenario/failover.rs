@@ -27,7 +27,8 @@
 //! `open_ms`, when it opened): the figure that matters is the lease's lapse
 //! to the last of them open.
 
-use super::child::{ChildError, ChildServer, status_json};
+use super::child::{ChildServer, status_json};
+use super::errors::child_err;
 use super::etcd::{EtcdChild, cpu_seconds, free_port};
 use super::svg::{Line, chart};
 use super::{ScenarioError, write_report};
@@ -168,10 +169,6 @@ pub struct FailoverReport {
     pub survivors_cpu_s: Option<f64>,
     /// The killed server's regions as the survivors opened them.
     pub opens: Vec<ReplayedOpen>,
-}
-
-fn child_err(e: ChildError) -> ScenarioError {
-    ScenarioError::Server(e.to_string())
 }
 
 fn key(n: u64) -> String {

@@ -23,6 +23,7 @@
 
 use super::ScenarioError;
 use super::child::{ChildServer, http_get_text};
+use super::errors::{err, io};
 use super::procs::{self, Finished};
 use super::svg::{Bar, bars};
 use serde::Serialize;
@@ -122,17 +123,6 @@ const TABLE: &str = "usertable";
 const COPY: &str = "usercopy";
 const SNAPSHOT: &str = "usertable_snap";
 const MB: f64 = 1e6;
-
-fn err(what: impl std::fmt::Display) -> ScenarioError {
-    ScenarioError::Server(what.to_string())
-}
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> ScenarioError + '_ {
-    move |source| ScenarioError::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
 
 /// `key=value` fields of a line.
 fn fields(line: &str) -> BTreeMap<&str, &str> {

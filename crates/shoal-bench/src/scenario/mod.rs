@@ -5,6 +5,7 @@
 pub mod bucketcache;
 pub mod callcost;
 pub mod child;
+pub mod errors;
 pub mod etcd;
 pub mod failover;
 pub mod figures;

@@ -14,7 +14,8 @@
 //! each took and what it wrote.
 
 use super::ScenarioError;
-use super::child::{ChildError, ChildServer, http_get_text};
+use super::child::{ChildServer, http_get_text};
+use super::errors::{child_err, err, io};
 use super::import::{Requests, req_delta, requests};
 use crate::cpu::{CpuPerOp, CpuReading};
 use hdrhistogram::Histogram;
@@ -91,21 +92,6 @@ pub struct PitrReport {
     /// after a clean stop), per hour of writers at this rate.
     pub held_bytes_per_hour: f64,
     pub clones: Vec<CloneAt>,
-}
-
-fn err(what: impl std::fmt::Display) -> ScenarioError {
-    ScenarioError::Server(what.to_string())
-}
-
-fn child_err(e: ChildError) -> ScenarioError {
-    ScenarioError::Server(e.to_string())
-}
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> ScenarioError + '_ {
-    move |source| ScenarioError::Io {
-        path: path.display().to_string(),
-        source,
-    }
 }
 
 fn config(root: &Path, window: Option<Duration>) -> String {

@@ -33,7 +33,8 @@
 //! `no-l2` (plain, and no L2: what a server without a persistent cache
 //! gets).
 
-use super::child::{ChildError, ChildServer, status_json};
+use super::child::{ChildServer, status_json};
+use super::errors::{child_err, io};
 use super::etcd::{EtcdChild, cpu_seconds, free_port};
 use super::svg::{Line, chart};
 use super::timeline::{Tick, Timeline};
@@ -274,17 +275,6 @@ pub struct RollingReport {
 
 fn key(n: u64) -> String {
     format!("user{n:010}")
-}
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ScenarioError + '_ {
-    move |source| ScenarioError::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
-
-fn child_err(e: ChildError) -> ScenarioError {
-    ScenarioError::Server(e.to_string())
 }
 
 /// One server of the cluster: its fixed addresses and files, and the
@@ -588,7 +578,7 @@ pub async fn run(o: &RollingOptions, out: &Path) -> Result<RollingReport, Scenar
 async fn run_mode(o: &RollingOptions, mode: Mode, out: &Path) -> Result<ModeReport, ScenarioError> {
     let root = tempfile::tempdir().map_err(|e| ScenarioError::Server(e.to_string()))?;
     let bucket = root.path().join("bucket");
-    std::fs::create_dir_all(&bucket).map_err(io_err(&bucket))?;
+    std::fs::create_dir_all(&bucket).map_err(io(&bucket))?;
     let etcd = EtcdChild::start(root.path()).await?;
     let mut members = Vec::new();
     for i in 1..=SERVERS {
@@ -600,7 +590,7 @@ async fn run_mode(o: &RollingOptions, mode: Mode, out: &Path) -> Result<ModeRepo
             &cfg,
             config(root.path(), &etcd.endpoint, (&name, grpc, http), o, mode),
         )
-        .map_err(io_err(&cfg))?;
+        .map_err(io(&cfg))?;
         let mut m = Member {
             log: root.path().join(format!("{name}.log")),
             name,
@@ -620,10 +610,10 @@ async fn run_mode(o: &RollingOptions, mode: Mode, out: &Path) -> Result<ModeRepo
     }
     drop(etcd);
     // The servers' logs go beside the report (moves, handoffs, timings).
-    std::fs::create_dir_all(out).map_err(io_err(out))?;
+    std::fs::create_dir_all(out).map_err(io(out))?;
     for m in members.iter() {
         let to = out.join(format!("rolling-restart-{}-{}.log", mode.name(), m.name));
-        std::fs::copy(&m.log, &to).map_err(io_err(&to))?;
+        std::fs::copy(&m.log, &to).map_err(io(&to))?;
     }
     result
 }

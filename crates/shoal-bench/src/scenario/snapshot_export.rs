@@ -28,7 +28,8 @@
 //!    the server's and the children's logs are kept beside the reports.
 
 use super::ScenarioError;
-use super::child::{ChildError, ChildServer};
+use super::child::ChildServer;
+use super::errors::{child_err, err, io};
 use super::procs::{self, Running};
 use super::snapshots::{FAMILY, Pool, config, dir_size, key, load, quiet_below};
 use super::svg::{Line, chart};
@@ -179,21 +180,6 @@ const LOAD_PARALLEL: usize = 4;
 /// Values' size range (as `snapshots`).
 const VALUE_MIN: usize = 64 << 10;
 const VALUE_MAX: usize = 100 << 10;
-
-fn err(what: impl std::fmt::Display) -> ScenarioError {
-    ScenarioError::Server(what.to_string())
-}
-
-fn child_err(e: ChildError) -> ScenarioError {
-    ScenarioError::Server(e.to_string())
-}
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> ScenarioError + '_ {
-    move |source| ScenarioError::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
 
 /// The files of snapshot `name` in `bucket`, each once (a split parent's
 /// file that two regions read is one object), largest first, with the

@@ -32,7 +32,8 @@
 //! it, which the WAL's fsyncs would wait behind).
 
 use super::ScenarioError;
-use super::child::{ChildError, ChildServer};
+use super::child::ChildServer;
+use super::errors::{child_err, err, io};
 use super::import::{Requests, req_delta, requests};
 use super::svg::{Line, chart};
 use crate::cpu::{CpuPerOp, CpuReading};
@@ -259,21 +260,6 @@ const POOL_BYTES: usize = 32 << 20;
 const QUIET_MAX: Duration = Duration::from_secs(180);
 /// Dirty page-cache bytes below which the disk counts as quiet.
 const DIRTY_QUIET: u64 = 64 << 20;
-
-fn err(what: impl std::fmt::Display) -> ScenarioError {
-    ScenarioError::Server(what.to_string())
-}
-
-fn child_err(e: ChildError) -> ScenarioError {
-    ScenarioError::Server(e.to_string())
-}
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> ScenarioError + '_ {
-    move |source| ScenarioError::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
 
 pub(super) fn key(i: u64) -> String {
     format!("row{i:010}")
