@@ -9,6 +9,8 @@
 //! them outside CI the Java tests are skipped with a note.
 
 mod support;
+#[path = "support/java.rs"]
+mod java;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -17,7 +19,6 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use support::ServerProcess;
-use support::java;
 
 /// The server the running tests share, and its data.
 struct Shared {

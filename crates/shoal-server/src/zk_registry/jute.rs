@@ -155,6 +155,7 @@ impl Writer {
     }
 
     /// The record so far.
+    #[cfg(test)]
     pub fn bytes(&self) -> &[u8] {
         &self.out
     }

@@ -117,13 +117,6 @@ pub mod err {
     pub const NOT_READ_ONLY: i32 = -119;
 }
 
-/// The xid of pings (and their replies).
-pub const PING_XID: i32 = -2;
-/// The xid of `setWatches` (and its reply).
-pub const SET_WATCHES_XID: i32 = -8;
-/// The xid of `auth` (and its reply).
-pub const AUTH_XID: i32 = -4;
-
 /// `ConnectRequest`, the first record of a connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectRequest {
