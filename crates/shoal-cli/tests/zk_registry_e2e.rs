@@ -8,9 +8,9 @@
 //! while any holds it). Java and Maven as in `support/java.rs`: without
 //! them outside CI the Java tests are skipped with a note.
 
-mod support;
 #[path = "support/java.rs"]
 mod java;
+mod support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -84,10 +84,7 @@ impl Zk {
         let r = zk.frame().expect("a ConnectResponse");
         assert_eq!(r.len(), 37, "ConnectResponse with the readOnly byte");
         let timeout = i32::from_be_bytes(r[4..8].try_into().unwrap());
-        assert!(
-            (4_000..=40_000).contains(&timeout),
-            "negotiated {timeout}"
-        );
+        assert!((4_000..=40_000).contains(&timeout), "negotiated {timeout}");
         assert_ne!(&r[8..16], &[0; 8], "a session id");
         assert_eq!(r[36], 0, "not announced read-only");
         zk
@@ -211,7 +208,10 @@ fn raw_clients_get_zookeeper_errors_and_the_server_keeps_answering() {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
     let mut buf = [0u8; 16];
-    assert!(matches!(s.read(&mut buf), Ok(0) | Err(_)), "garbage: closed");
+    assert!(
+        matches!(s.read(&mut buf), Ok(0) | Err(_)),
+        "garbage: closed"
+    );
     // A 2 GB frame in an open session: closed, nothing allocated.
     let mut zk = Zk::open(addr);
     zk.s.write_all(&0x8000_0000u32.to_be_bytes()).unwrap();

@@ -65,10 +65,7 @@ impl ZkRegistrySection {
         if !(1..=100_000).contains(&self.max_connections) {
             return Err((
                 "zk_registry.max_connections",
-                format!(
-                    "must be between 1 and 100000, got {}",
-                    self.max_connections
-                ),
+                format!("must be between 1 and 100000, got {}", self.max_connections),
             ));
         }
         if self.min_session_timeout < Duration::from_secs(1) {

@@ -626,16 +626,14 @@ impl NativeRpc {
                 server_name: master.as_deref().map(|m| self.server_at(m)),
             }
             .encode_to_vec(),
-            "GetMetaRegionLocations" => {
-                pb::GetMetaRegionLocationsResponse {
-                    meta_locations: vec![pb::RegionLocation {
-                        region_info: meta::meta_region_info(),
-                        server_name: Some(self.server_at(&at)),
-                        seq_num: 1,
-                    }],
-                }
-                .encode_to_vec()
+            "GetMetaRegionLocations" => pb::GetMetaRegionLocationsResponse {
+                meta_locations: vec![pb::RegionLocation {
+                    region_info: meta::meta_region_info(),
+                    server_name: Some(self.server_at(&at)),
+                    seq_num: 1,
+                }],
             }
+            .encode_to_vec(),
             "GetBootstrapNodes" => pb::GetBootstrapNodesResponse {
                 server_name: servers.iter().map(|s| self.server_at(s)).collect(),
             }

@@ -209,7 +209,11 @@ mod tests {
         ));
         assert!(matches!(
             Reader::new(&[0, 1]).int("xid"),
-            Err(JuteError::Truncated { needed: 4, left: 2, .. })
+            Err(JuteError::Truncated {
+                needed: 4,
+                left: 2,
+                ..
+            })
         ));
         let mut bad = 2i32.to_be_bytes().to_vec();
         bad.extend_from_slice(&[0xff, 0xfe]);

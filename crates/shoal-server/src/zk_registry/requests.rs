@@ -42,7 +42,11 @@ pub fn answer<'a>(request: &[u8], tree: impl FnOnce() -> Tree<'a>) -> Answer {
         op::PING | op::SET_WATCHES | op::SET_WATCHES2 | op::AUTH | op::CLOSE_SESSION => {
             reply_header(&mut w, h.xid, ZXID, err::OK)
         }
-        op::EXISTS | op::GET_DATA | op::GET_CHILDREN | op::GET_CHILDREN2 | op::GET_ACL
+        op::EXISTS
+        | op::GET_DATA
+        | op::GET_CHILDREN
+        | op::GET_CHILDREN2
+        | op::GET_ACL
         | op::SYNC => read(&mut w, h, &mut r, tree),
         o if op::writes(o) => reply_header(&mut w, h.xid, ZXID, err::NOT_READ_ONLY),
         _ => reply_header(&mut w, h.xid, ZXID, err::UNIMPLEMENTED),
@@ -182,7 +186,10 @@ mod tests {
             e(&ask(1, op::GET_DATA, Some("/hbase/nope"), false)),
             err::NO_NODE
         );
-        assert_eq!(e(&ask(1, op::EXISTS, Some("hbase"), false)), err::BAD_ARGUMENTS);
+        assert_eq!(
+            e(&ask(1, op::EXISTS, Some("hbase"), false)),
+            err::BAD_ARGUMENTS
+        );
         assert_eq!(
             e(&ask(1, op::CREATE, Some("/hbase/x"), false)),
             err::NOT_READ_ONLY
@@ -191,7 +198,10 @@ mod tests {
         assert_eq!(e(&ask(1, 106, Some("/hbase"), false)), err::UNIMPLEMENTED);
         assert_eq!(e(&ask(1, 9999, None, false)), err::UNIMPLEMENTED);
         // A read without its path.
-        assert_eq!(e(&ask(7, op::GET_DATA, None, false)), err::MARSHALLING_ERROR);
+        assert_eq!(
+            e(&ask(7, op::GET_DATA, None, false)),
+            err::MARSHALLING_ERROR
+        );
         // Ping and close.
         let p = ask(-2, op::PING, None, false);
         assert_eq!((header(&p).0, header(&p).2, p.close), (-2, err::OK, false));

@@ -84,7 +84,11 @@ async fn write_frame(
     wait: Duration,
 ) -> std::io::Result<()> {
     let mut out = Vec::with_capacity(4 + record.len());
-    out.extend_from_slice(&u32::try_from(record.len()).unwrap_or(u32::MAX).to_be_bytes());
+    out.extend_from_slice(
+        &u32::try_from(record.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes(),
+    );
     out.extend_from_slice(record);
     match tokio::time::timeout(wait, io.write_all(&out)).await {
         Ok(r) => r,
@@ -121,7 +125,10 @@ pub async fn serve(
         password: registry.password(),
         with_read_only: request.read_only.is_some(),
     };
-    if write_frame(&mut io, &response.write(), timeout).await.is_err() {
+    if write_frame(&mut io, &response.write(), timeout)
+        .await
+        .is_err()
+    {
         return;
     }
     tracing::debug!(
