@@ -7,6 +7,7 @@
 //! One server serves the test functions running at once (they share it
 //! while any holds it). Java and Maven as in `support/java.rs`: without
 //! them outside CI the Java tests are skipped with a note.
+#![allow(clippy::unwrap_used)] // test code
 
 #[path = "support/java.rs"]
 mod java;
