@@ -12,6 +12,8 @@
 #[path = "support/java.rs"]
 mod java;
 mod support;
+#[path = "support/zk.rs"]
+mod zk;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -20,6 +22,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use support::ServerProcess;
+use zk::{Zk, cluster_id, protobuf};
 
 /// The server the running tests share, and its data.
 struct Shared {
@@ -51,113 +54,6 @@ fn shared() -> Arc<Shared> {
     });
     *slot = Arc::downgrade(&s);
     s
-}
-
-// ---- A raw ZooKeeper client: just enough to check the wire. ----
-
-struct Zk {
-    s: TcpStream,
-}
-
-fn int(b: &mut Vec<u8>, v: i32) {
-    b.extend_from_slice(&v.to_be_bytes());
-}
-
-fn string(b: &mut Vec<u8>, v: &str) {
-    int(b, v.len() as i32);
-    b.extend_from_slice(v.as_bytes());
-}
-
-impl Zk {
-    fn open(addr: SocketAddr) -> Zk {
-        let s = TcpStream::connect(addr).expect("connect to the registry");
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let mut zk = Zk { s };
-        let mut c = Vec::new();
-        int(&mut c, 0); // protocol version
-        c.extend_from_slice(&0i64.to_be_bytes()); // last zxid
-        int(&mut c, 30_000); // timeout
-        c.extend_from_slice(&0i64.to_be_bytes()); // session
-        int(&mut c, 16);
-        c.extend_from_slice(&[0; 16]); // password
-        c.push(0); // readOnly
-        zk.send(&c);
-        let r = zk.frame().expect("a ConnectResponse");
-        assert_eq!(r.len(), 37, "ConnectResponse with the readOnly byte");
-        let timeout = i32::from_be_bytes(r[4..8].try_into().unwrap());
-        assert!((4_000..=40_000).contains(&timeout), "negotiated {timeout}");
-        assert_ne!(&r[8..16], &[0; 8], "a session id");
-        assert_eq!(r[36], 0, "not announced read-only");
-        zk
-    }
-
-    fn send(&mut self, record: &[u8]) {
-        let mut f = (record.len() as u32).to_be_bytes().to_vec();
-        f.extend_from_slice(record);
-        self.s.write_all(&f).unwrap();
-    }
-
-    /// The next frame, or None once the server closed the connection.
-    fn frame(&mut self) -> Option<Vec<u8>> {
-        let mut len = [0u8; 4];
-        self.s.read_exact(&mut len).ok()?;
-        let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
-        self.s.read_exact(&mut body).ok()?;
-        Some(body)
-    }
-
-    /// Sends (xid, op, path, watch) and returns (xid, err, body).
-    fn ask(&mut self, xid: i32, op: i32, path: Option<&str>) -> (i32, i32, Vec<u8>) {
-        let mut r = Vec::new();
-        int(&mut r, xid);
-        int(&mut r, op);
-        if let Some(p) = path {
-            string(&mut r, p);
-            r.push(0);
-        }
-        self.send(&r);
-        let f = self.frame().expect("a reply");
-        let xid = i32::from_be_bytes(f[0..4].try_into().unwrap());
-        let err = i32::from_be_bytes(f[12..16].try_into().unwrap());
-        (xid, err, f[16..].to_vec())
-    }
-
-    fn data(&mut self, path: &str) -> Vec<u8> {
-        let (_, err, body) = self.ask(1, 4, Some(path));
-        assert_eq!(err, 0, "getData {path}");
-        let n = i32::from_be_bytes(body[0..4].try_into().unwrap()) as usize;
-        body[4..4 + n].to_vec()
-    }
-
-    fn children(&mut self, path: &str) -> Vec<String> {
-        let (_, err, body) = self.ask(1, 8, Some(path));
-        assert_eq!(err, 0, "getChildren {path}");
-        let n = i32::from_be_bytes(body[0..4].try_into().unwrap());
-        let mut at = 4;
-        (0..n)
-            .map(|_| {
-                let len = i32::from_be_bytes(body[at..at + 4].try_into().unwrap()) as usize;
-                let s = String::from_utf8(body[at + 4..at + 4 + len].to_vec()).unwrap();
-                at += 4 + len;
-                s
-            })
-            .collect()
-    }
-}
-
-/// The protobuf after HBase's metadata prefix and `PBUF`.
-fn protobuf(data: &[u8]) -> &[u8] {
-    assert_eq!(data[0], 0xFF, "HBase's metadata magic");
-    let n = u32::from_be_bytes(data[1..5].try_into().unwrap()) as usize;
-    assert_eq!(&data[5 + n..9 + n], b"PBUF");
-    &data[9 + n..]
-}
-
-/// The cluster id in `/hbase/hbaseid` (a ClusterId: field 1, a string).
-fn cluster_id(zk: &mut Zk) -> String {
-    let pb = protobuf(&zk.data("/hbase/hbaseid")).to_vec();
-    assert_eq!(pb[0], 0x0a);
-    String::from_utf8(pb[2..2 + pb[1] as usize].to_vec()).unwrap()
 }
 
 #[test]
