@@ -154,6 +154,8 @@ fn run_java(cp: &str, class: &str, args: &[&str], shared: &Shared) -> String {
 
 #[test]
 fn hbase_client_2_4_finds_shoal_through_zookeeper() {
+    // Held from the start, so the tests running meanwhile share it.
+    let shared = shared();
     let work = tempfile::tempdir().unwrap();
     let project = tests_dir("hbase-client-24");
     let Some(cp) = java::compile_with_pom(
@@ -163,7 +165,6 @@ fn hbase_client_2_4_finds_shoal_through_zookeeper() {
     ) else {
         return;
     };
-    let shared = shared();
     let zk = shared.zk;
     let out = run_java(
         &cp,
@@ -189,6 +190,8 @@ fn hbase_client_2_4_finds_shoal_through_zookeeper() {
 
 #[test]
 fn asynchbase_puts_and_gets_through_zookeeper() {
+    // Held from the start, so the tests running meanwhile share it.
+    let shared = shared();
     let work = tempfile::tempdir().unwrap();
     let project = tests_dir("asynchbase");
     let Some(cp) = java::compile_with_pom(
@@ -198,7 +201,6 @@ fn asynchbase_puts_and_gets_through_zookeeper() {
     ) else {
         return;
     };
-    let shared = shared();
     let (code, out, err) = support::shell(shared.server.grpc, &[], "create 'zk_async', 'f'\n");
     assert_eq!(code, 0, "create the table:\n{out}\n{err}");
     let out = run_java(
