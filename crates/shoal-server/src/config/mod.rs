@@ -437,4 +437,20 @@ mod tests {
         let e = ServerConfig::from_toml("[regions]\nbackground_nice = 25").unwrap_err();
         assert!(e.to_string().contains("regions.background_nice"), "{e}");
     }
+
+    /// The ZooKeeper registry needs the native RPC it points at, and a
+    /// port of its own.
+    #[test]
+    fn zk_registry_needs_the_native_rpc_and_its_own_port() {
+        let on = "[zk_registry]\nenabled = true\n";
+        let c = ServerConfig::from_toml(on).unwrap();
+        assert_eq!(c.zk_registry.addr.port(), 2181);
+        let e =
+            ServerConfig::from_toml(&format!("{on}[hbase_rpc]\nenabled = false\n")).unwrap_err();
+        assert!(e.to_string().contains("zk_registry.enabled"), "{e}");
+        let e = ServerConfig::from_toml(&format!("{on}addr = \"127.0.0.1:16020\"\n")).unwrap_err();
+        assert!(e.to_string().contains("zk_registry.addr"), "{e}");
+        let e = ServerConfig::from_toml("[zk_registry]\nznode_parent = \"hbase\"").unwrap_err();
+        assert!(e.to_string().contains("zk_registry.znode_parent"), "{e}");
+    }
 }
