@@ -28,6 +28,11 @@ pub struct ServeArgs {
     /// HBase native RPC listen address (overrides `hbase_rpc.addr`).
     #[arg(long)]
     hbase_rpc_addr: Option<SocketAddr>,
+    /// Serve the read-only ZooKeeper registry (for hbase-client 2.0–2.4 and
+    /// asynchbase) here: turns `zk_registry.enabled` on and overrides
+    /// `zk_registry.addr`.
+    #[arg(long)]
+    zk_registry_addr: Option<SocketAddr>,
     /// Log filter, e.g. `info` or `shoal_server=debug` (or env RUST_LOG).
     #[arg(long, default_value = "info")]
     log: String,
@@ -66,6 +71,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     if let Some(a) = args.hbase_rpc_addr {
         config.hbase_rpc.addr = a;
+    }
+    if let Some(a) = args.zk_registry_addr {
+        config.zk_registry.enabled = true;
+        config.zk_registry.addr = a;
     }
     if args.noop {
         config.server.noop = true;
@@ -110,6 +119,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             println!(
                 "HBase:  {a} (native RPC: hbase-client 2.5+ with RpcConnectionRegistry){}",
                 tls(L::HbaseRpc)
+            );
+        }
+        if let Some(a) = server.zk_registry_addr {
+            println!(
+                "ZooKeeper: {a} (read-only registry: hbase-client 2.0-2.4, asynchbase; znode parent {})",
+                cfg.zk_registry.znode_parent
             );
         }
         if cfg.auth.enabled {

@@ -39,6 +39,7 @@ pub mod serve;
 pub mod snapshots;
 pub mod text;
 pub mod thrift;
+pub mod zk_registry;
 
 pub use config::ServerConfig;
 pub use error::ServiceError;

@@ -47,6 +47,9 @@ pub struct RunningServer {
     /// Where HBase's native RPC listens (None: `hbase_rpc.enabled` is
     /// false, or auth is on without `auth.hbase_rpc_user`).
     pub hbase_rpc_addr: Option<SocketAddr>,
+    /// Where the read-only ZooKeeper registry listens (None:
+    /// `zk_registry.enabled` is false, or the native RPC is closed).
+    pub zk_registry_addr: Option<SocketAddr>,
     /// Where HTTP listens.
     pub http_addr: SocketAddr,
     /// The regions and storage.
@@ -83,6 +86,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     let (grpc_addr, http_addr) = (listeners.grpc.addr, listeners.http.addr);
     let thrift_addr = listeners.thrift.as_ref().map(|b| b.addr);
     let hbase_rpc_addr = listeners.hbase_rpc.as_ref().map(|b| b.addr);
+    let zk_registry_addr = listeners.zk_registry.as_ref().map(|b| b.addr);
     // After the host opened: the open-files limit the cap is fitted to is
     // the one the server runs with.
     let connection_metrics = Arc::new(ConnectionMetrics::default());
@@ -100,6 +104,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     let (router, sampler) = http_router(&host, connection_metrics.clone());
     if let Some(thrift) = listeners.thrift {
         servers.push(spawn_thrift(&host, thrift.listener, &shared));
+    }
+    if let (Some(zk), Some(me)) = (listeners.zk_registry, native_identity.clone()) {
+        servers.push(spawn_zk_registry(&host, zk.listener, me, &shared));
     }
     if let (Some(hbase_rpc), Some(me), Some(caller)) =
         (listeners.hbase_rpc, native_identity, native_caller)
@@ -129,6 +136,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         http_addr,
         thrift_addr,
         hbase_rpc_addr,
+        zk_registry_addr,
         host,
         stop,
         connections: connection_metrics,
@@ -185,6 +193,9 @@ struct Listeners {
     /// None: `hbase_rpc.enabled` is false, or no caller is configured for
     /// it (auth is on without `auth.hbase_rpc_user`).
     hbase_rpc: Option<Bound>,
+    /// None: `zk_registry.enabled` is false, or the native RPC it points
+    /// clients at is closed.
+    zk_registry: Option<Bound>,
 }
 
 impl Listeners {
@@ -211,11 +222,23 @@ impl Listeners {
         } else {
             None
         };
+        let zk_registry = if config.zk_registry.enabled && hbase_rpc.is_some() {
+            Some(Bound::bind(config.zk_registry.addr, "ZooKeeper registry").await?)
+        } else {
+            if config.zk_registry.enabled {
+                tracing::warn!(
+                    "HBase's native RPC port is closed: the ZooKeeper registry, which points \
+                     clients at it, stays closed too"
+                );
+            }
+            None
+        };
         Ok(Listeners {
             grpc,
             http,
             thrift,
             hbase_rpc,
+            zk_registry,
         })
     }
 
@@ -237,6 +260,8 @@ impl Listeners {
                 auth,
             );
         }
+        // The ZooKeeper registry is not warned about: read-only, it tells
+        // only what the native RPC's own registry tells anyone.
     }
 
     /// How this server names itself to HBase's clients (None without the
@@ -411,6 +436,26 @@ fn spawn_hbase_rpc(
         host.security().tls().cloned(),
         shared.serving.clone(),
     )
+}
+
+/// Serves the read-only ZooKeeper registry, telling clients of `me`.
+fn spawn_zk_registry(
+    host: &Host,
+    listener: TcpListener,
+    me: crate::hbase_rpc::ServerIdentity,
+    shared: &Shared,
+) -> tokio::task::JoinHandle<()> {
+    let section = &host.config().zk_registry;
+    let registry = Arc::new(crate::zk_registry::ZkRegistry::new(
+        host.clone(),
+        me,
+        section,
+    ));
+    let limits = crate::zk_registry::ZkLimits {
+        max_connections: section.max_connections,
+        handshake: shared.connections.policy().handshake_timeout,
+    };
+    crate::zk_registry::serve_zk_registry(listener, registry, limits, shared.stopped.clone())
 }
 
 /// Reads the token file and the TLS files again on every SIGHUP.

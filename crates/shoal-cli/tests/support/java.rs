@@ -62,6 +62,34 @@ pub fn compile(work: &Path, sources: &[PathBuf]) -> Option<String> {
     Some(compile_against(work, sources, jars.trim()))
 }
 
+/// Compiles `sources` into `work/classes` against the dependencies of the
+/// Maven project `pom` (its classpath asked of Maven offline: `scripts/test`
+/// fetches the jars first); the classpath to run them with, or None
+/// (skipped) outside CI without Java and Maven.
+pub fn compile_with_pom(work: &Path, pom: &Path, sources: &[PathBuf]) -> Option<String> {
+    if !present() {
+        return None;
+    }
+    std::fs::create_dir_all(work).expect("work directory");
+    let cp_file = work.join("classpath.txt");
+    let out = Command::new("mvn")
+        .args(["-q", "-B", "-o", "-f"])
+        .arg(pom)
+        .arg("dependency:build-classpath")
+        .arg(format!("-Dmdep.outputFile={}", cp_file.display()))
+        .output()
+        .expect("run mvn");
+    assert!(
+        out.status.success(),
+        "mvn could not give {}'s classpath offline (scripts/test fetches it first):\n{}{}",
+        pom.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let jars = std::fs::read_to_string(&cp_file).expect("classpath file");
+    Some(compile_against(work, sources, jars.trim()))
+}
+
 /// Compiles `sources` into `work/classes` against `jars` (a classpath);
 /// the classpath to run them with.
 pub fn compile_against(work: &Path, sources: &[PathBuf], jars: &str) -> String {

@@ -17,6 +17,8 @@ pub struct ServerProcess {
     pub thrift: Option<SocketAddr>,
     /// HBase's native RPC (None when the config turned it off).
     pub hbase: Option<SocketAddr>,
+    /// The read-only ZooKeeper registry (None unless the config turned it on).
+    pub zk: Option<SocketAddr>,
     pub data_dir: PathBuf,
     stderr_log: PathBuf,
 }
@@ -122,7 +124,7 @@ impl ServerProcess {
         let mut child = cmd.spawn().expect("spawn shoal serve");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
-        let (mut grpc, mut http, mut thrift, mut hbase) = (None, None, None, None);
+        let (mut grpc, mut http, mut thrift, mut hbase, mut zk) = (None, None, None, None, None);
         let deadline = Instant::now() + Duration::from_secs(60);
         // The addresses come first, then the data line.
         loop {
@@ -145,6 +147,8 @@ impl ServerProcess {
                 thrift = rest.split_whitespace().next().and_then(|a| a.parse().ok());
             } else if let Some(rest) = line.strip_prefix("HBase:") {
                 hbase = rest.split_whitespace().next().and_then(|a| a.parse().ok());
+            } else if let Some(rest) = line.strip_prefix("ZooKeeper:") {
+                zk = rest.split_whitespace().next().and_then(|a| a.parse().ok());
             } else if line.starts_with("data:") {
                 break;
             }
@@ -157,6 +161,7 @@ impl ServerProcess {
             http: http.expect("http"),
             thrift,
             hbase,
+            zk,
             data_dir: data_dir.to_path_buf(),
             stderr_log,
         }

@@ -5,7 +5,7 @@
 //! One file per section, each with its defaults and a `validate` that checks
 //! that section alone and names the offending key: `server`, `object_store`,
 //! `wal`, `cache`, `regions`, `memstore`, `limits`, `cluster`, `thrift`,
-//! `hbase_rpc`, `security` (`[tls]` and `[auth]`), `snapshots`. `units` holds what values
+//! `hbase_rpc`, `zk_registry`, `security` (`[tls]` and `[auth]`), `snapshots`. `units` holds what values
 //! are written in (`ByteSize`, durations). This file holds the whole
 //! [`ServerConfig`], its loading, and the checks that span sections
 //! (listeners that would share a port, what cluster mode needs of TLS and
@@ -24,6 +24,7 @@ pub mod snapshots;
 pub mod thrift;
 mod units;
 pub mod wal;
+pub mod zk_registry;
 
 pub use cache::CacheSection;
 pub use cluster::ClusterSection;
@@ -39,6 +40,7 @@ pub use snapshots::{PointInTime, SnapshotsSection};
 pub use thrift::{ThriftProtocol, ThriftSection, ThriftTransport};
 pub use units::ByteSize;
 pub use wal::{WalBackendName, WalSection};
+pub use zk_registry::ZkRegistrySection;
 
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -96,6 +98,8 @@ pub struct ServerConfig {
     pub thrift: ThriftSection,
     /// HBase's native RPC (the Java client).
     pub hbase_rpc: HbaseRpcSection,
+    /// The read-only ZooKeeper registry (clients that find HBase there).
+    pub zk_registry: ZkRegistrySection,
     /// TLS on the listeners.
     pub tls: TlsSection,
     /// Tokens, permissions and the audit log.
@@ -193,6 +197,40 @@ impl ServerConfig {
                 format!(
                     "{} is already server.grpc_addr, server.http_addr or thrift.addr",
                     self.hbase_rpc.addr
+                ),
+            )));
+        }
+        self.validate_zk_registry()
+    }
+
+    /// The `[zk_registry]` section, and what it needs of the rest: the
+    /// native RPC it tells clients of, and a port of its own.
+    fn validate_zk_registry(&self) -> Result<(), ConfigError> {
+        let zk = &self.zk_registry;
+        zk.validate().map_err(invalid)?;
+        if !zk.enabled {
+            return Ok(());
+        }
+        if !self.hbase_rpc.enabled {
+            return Err(invalid((
+                "zk_registry.enabled",
+                "the ZooKeeper registry tells clients where HBase's native RPC is: turn \
+                 hbase_rpc.enabled on too"
+                    .into(),
+            )));
+        }
+        let others = [
+            self.server.grpc_addr,
+            self.server.http_addr,
+            self.thrift.addr,
+            self.hbase_rpc.addr,
+        ];
+        if zk.addr.port() != 0 && others.contains(&zk.addr) {
+            return Err(invalid((
+                "zk_registry.addr",
+                format!(
+                    "{} is already server.grpc_addr, server.http_addr, thrift.addr or hbase_rpc.addr",
+                    zk.addr
                 ),
             )));
         }
@@ -398,5 +436,21 @@ mod tests {
         );
         let e = ServerConfig::from_toml("[regions]\nbackground_nice = 25").unwrap_err();
         assert!(e.to_string().contains("regions.background_nice"), "{e}");
+    }
+
+    /// The ZooKeeper registry needs the native RPC it points at, and a
+    /// port of its own.
+    #[test]
+    fn zk_registry_needs_the_native_rpc_and_its_own_port() {
+        let on = "[zk_registry]\nenabled = true\n";
+        let c = ServerConfig::from_toml(on).unwrap();
+        assert_eq!(c.zk_registry.addr.port(), 2181);
+        let e =
+            ServerConfig::from_toml(&format!("{on}[hbase_rpc]\nenabled = false\n")).unwrap_err();
+        assert!(e.to_string().contains("zk_registry.enabled"), "{e}");
+        let e = ServerConfig::from_toml(&format!("{on}addr = \"127.0.0.1:16020\"\n")).unwrap_err();
+        assert!(e.to_string().contains("zk_registry.addr"), "{e}");
+        let e = ServerConfig::from_toml("[zk_registry]\nznode_parent = \"hbase\"").unwrap_err();
+        assert!(e.to_string().contains("zk_registry.znode_parent"), "{e}");
     }
 }

@@ -83,8 +83,13 @@ pub fn get(g: &pb::Get) -> Result<GetSpec, RpcError> {
         return Err(RpcError::invalid("a Get needs a row"));
     }
     if g.closest_row_before.unwrap_or(false) {
-        return Err(RpcError::invalid(
-            "Get.closestRowBefore is not supported (removed from HBase 2's API): use a reversed scan",
+        // HBase 2's own answer (its class and its text): asynchbase, which
+        // still sends these to find regions, switches to a reversed scan
+        // of `hbase:meta` on `UnknownProtocolException`.
+        return Err(RpcError::fatal(
+            super::errors::UNKNOWN_PROTOCOL,
+            "Is this a pre-hbase-1.0.0 or asynchbase client? Client is invoking \
+             getClosestRowBefore removed in hbase-2.0.0 replaced by reverse Scan.",
         ));
     }
     if !g.cf_time_range.is_empty() {

@@ -603,35 +603,17 @@ impl NativeRpc {
     /// A server named by its native-RPC address: this one with its start
     /// code, another as HBase names a server it knows only by address.
     pub(super) fn server_at(&self, address: &str) -> pb::ServerName {
-        if address == self.me.address() {
-            return self.me.server_name();
-        }
-        meta::ServerIdentity::parse(address)
-            .unwrap_or_else(|| self.me.clone())
-            .server_name()
+        super::registry_facts::server_name_at(&self.me, address)
     }
 
-    /// One ClientMetaService call: the encoded answer. On a single node
-    /// every answer is this server. In a cluster, as HBase's registry
-    /// answers: the active master is the master (none while one is being
-    /// elected: the client asks again); the bootstrap nodes (from which
-    /// the client refreshes the servers it asks) and the masters are every
-    /// live server, the active one flagged; and `hbase:meta` is served
-    /// here, by the server answering (alive: it answers; each server makes
-    /// `hbase:meta` from its own view of the cluster). The client asks
-    /// the registry again when a call to the meta location fails, so a
-    /// dead server's answer is not kept.
+    /// One ClientMetaService call: the encoded answer, from the facts
+    /// every registry door tells (`registry_facts.rs` says what they are
+    /// on a single node and in a cluster). The client asks the registry
+    /// again when a call to the meta location fails, so a dead server's
+    /// answer is not kept.
     pub(super) fn registry(&self, method: &str) -> Result<Vec<u8>, RpcError> {
-        let cluster = self.host.native_cluster();
-        let me = self.me.address();
-        let servers: Vec<String> = match &cluster {
-            Some(c) if !c.servers.is_empty() => c.servers.clone(),
-            _ => vec![me.clone()],
-        };
-        let master: Option<String> = match &cluster {
-            None => Some(me.clone()),
-            Some(c) => c.master.clone(),
-        };
+        let facts = super::registry_facts::RegistryFacts::now(&self.host, &self.me);
+        let (master, servers, at) = (facts.master, facts.servers, facts.meta);
         Ok(match method {
             "GetClusterId" => pb::GetClusterIdResponse {
                 cluster_id: Some(self.cluster_id.clone()),
@@ -641,26 +623,14 @@ impl NativeRpc {
                 server_name: master.as_deref().map(|m| self.server_at(m)),
             }
             .encode_to_vec(),
-            "GetMetaRegionLocations" => {
-                // A server without its lease has a stale view: it names
-                // the master (or another live server) instead.
-                let at = match &cluster {
-                    Some(c) if !c.lease_held => master
-                        .clone()
-                        .filter(|m| *m != me)
-                        .or_else(|| servers.iter().find(|s| **s != me).cloned())
-                        .unwrap_or(me),
-                    _ => me,
-                };
-                pb::GetMetaRegionLocationsResponse {
-                    meta_locations: vec![pb::RegionLocation {
-                        region_info: meta::meta_region_info(),
-                        server_name: Some(self.server_at(&at)),
-                        seq_num: 1,
-                    }],
-                }
-                .encode_to_vec()
+            "GetMetaRegionLocations" => pb::GetMetaRegionLocationsResponse {
+                meta_locations: vec![pb::RegionLocation {
+                    region_info: meta::meta_region_info(),
+                    server_name: Some(self.server_at(&at)),
+                    seq_num: 1,
+                }],
             }
+            .encode_to_vec(),
             "GetBootstrapNodes" => pb::GetBootstrapNodesResponse {
                 server_name: servers.iter().map(|s| self.server_at(s)).collect(),
             }

@@ -14,6 +14,8 @@
 //! - `client`, `scanners`: `ClientService` and its scanner leases.
 //! - `bulk_load`: `ClientService`'s bulk load (`BulkLoadHFilesTool`).
 //! - `master`: `MasterService` (Admin) and `ClientMetaService` (registry).
+//! - `registry_facts`: what every registry door says (cluster id, master,
+//!   meta location, live servers), also read by `crate::zk_registry`.
 //! - `snapshots`: `MasterService`'s snapshot calls (snapshot, list,
 //!   clone, restore, delete).
 //! - `relay`: table changes a server that is not master relays to it.
@@ -40,6 +42,7 @@ mod multi;
 mod names;
 mod namespaces;
 mod region_admin;
+pub(crate) mod registry_facts;
 mod relay;
 mod scan_call;
 mod scanners;
@@ -128,19 +131,7 @@ impl NativeRpc {
     /// The native RPC of `host`, acting for `caller`, announcing itself as
     /// `me`.
     pub fn new(host: Host, caller: Caller, me: ServerIdentity, scanners: Scanners) -> NativeRpc {
-        let cluster_id = {
-            use md5::{Digest, Md5};
-            let d = Md5::digest(host.data_location().as_bytes());
-            let h: String = d.iter().map(|b| format!("{b:02x}")).collect();
-            format!(
-                "{}-{}-{}-{}-{}",
-                &h[..8],
-                &h[8..12],
-                &h[12..16],
-                &h[16..20],
-                &h[20..32]
-            )
-        };
+        let cluster_id = registry_facts::cluster_id_of(&host.data_location());
         let names = host.native_cluster().map(|_| {
             let host = host.clone();
             let names: errors::ServerNames =
