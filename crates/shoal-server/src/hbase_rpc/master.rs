@@ -221,6 +221,7 @@ impl NativeRpc {
             | "GetCompletedSnapshots"
             | "DeleteSnapshot"
             | "RestoreSnapshot" => self.snapshots(method, param).await,
+            "MoveRegion" => self.move_region_call(param).await,
             _ => Err(not_served(method)),
         }
     }

@@ -40,6 +40,7 @@ mod multi;
 mod names;
 mod namespaces;
 mod region_admin;
+mod region_moves;
 mod relay;
 mod scan_call;
 mod scanners;
