@@ -137,7 +137,7 @@ ERROR: org.apache.hadoop.hbase.constraint.ConstraintException: Only empty namesp
 \tat org.apache.hadoop.hbase.master.procedure.DeleteNamespaceProcedure.prepareDelete(X.java:213)\n\
 Took 0.7197 seconds\n\
 hbase:003:0> locate_region 't1', 'h'\n\
- 127.0.0.1:26683 {ENCODED => 5ef79ca6ddf5f6bafd9e20bdd54d2535, NAME => 't1,g,1795824501027.5ef79ca6ddf5f6bafd9e20bdd54d2535.'}\n\
+\x20127.0.0.1:26683 {ENCODED => 5ef79ca6ddf5f6bafd9e20bdd54d2535, NAME => 't1,g,1795824501027.5ef79ca6ddf5f6bafd9e20bdd54d2535.'}\n\
 => #<Java::OrgApacheHadoopHbase::HRegionLocation:0x1693d505>\n\
 hbase:004:0> \n\
 HBase Shell\n";

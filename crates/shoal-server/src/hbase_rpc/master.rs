@@ -21,11 +21,17 @@ fn attr(name: &str, value: impl ToString) -> pb::BytesBytesPair {
     }
 }
 
-/// HBase's `TableSchema` of a Shoal table.
+/// HBase's `TableSchema` of a Shoal table. HBase 2.6's master writes the
+/// store file tracker into every table it creates (`hbase shell`'s
+/// `describe` shows it under `TABLE_ATTRIBUTES`); Shoal's tables answer
+/// with HBase's default, the one a table copied to HBase would get.
 pub fn table_schema(t: &TableRecord) -> pb::TableSchema {
     pb::TableSchema {
         table_name: Some(meta::table_name(&t.name)),
-        attributes: vec![attr("IS_META", "false")],
+        attributes: vec![
+            attr("IS_META", "false"),
+            attr("hbase.store.file-tracker.impl", "DEFAULT"),
+        ],
         column_families: t.families.iter().map(family_schema).collect(),
         configuration: Vec::new(),
     }
