@@ -35,9 +35,15 @@ scan 't1', {LIMIT => 2}
 scan 't1', {STARTROW => 'a2', STOPROW => 'q1'}
 scan 't1', {COLUMNS => ['cf:q'], VERSIONS => 2}
 scan 't1', {REVERSED => true, LIMIT => 2}
+scan 't1', {ROWPREFIXFILTER => 'a'}
+scan 't1', {TIMERANGE => [1500, 2500]}
+scan 't1', {FILTER => "SingleColumnValueFilter('cf', 'q', =, 'binary:x')"}
+scan 't1', {FILTER => "KeyOnlyFilter() AND FirstKeyOnlyFilter()"}
+get 't1', 'h1', {FILTER => "ValueFilter(=, 'regexstring:hel.*')"}
 count 't1'
 count 't1', INTERVAL => 2, CACHE => 1
 delete 't1', 'a1', 'cf:q', 3000
+scan 't1', {RAW => true, VERSIONS => 5, STARTROW => 'a1', STOPROW => 'a2'}
 get 't1', 'a1', {COLUMN => 'cf:q', VERSIONS => 3}
 deleteall 't1', 'a2'
 get 't1', 'a2'
@@ -50,6 +56,7 @@ append 't1', 'h1', 'cf:q', '!'
 get 't1', 'h1', 'cf:q'
 flush 't1'
 major_compact 't1'
+compaction_state 't1'
 compact 't1'
 scan 't1'
 snapshot 't1', 's1'
@@ -95,13 +102,18 @@ list_namespace
 grant 'bob', 'RW', 't1'
 revoke 'bob', 't1'
 user_permission 't1'
+list_security_capabilities
 balance_switch false
 balance_switch true
 balancer
 balancer_enabled
+normalizer_enabled
+normalizer_switch false
+normalizer_switch true
 loc = @hbase.instance_variable_get(:@connection).getRegionLocator(org.apache.hadoop.hbase.TableName.valueOf('t1')).getRegionLocation('h'.to_java_bytes); nil
 move loc.getRegion.getEncodedName
 move loc.getRegion.getEncodedName, loc.getServerName.toString
+move 'ffffffffffffffffffffffffffffffff'
 list_regions 't1'
 locate_region 't1', 'h'
 get_splits 't1'

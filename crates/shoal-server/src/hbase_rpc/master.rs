@@ -228,6 +228,9 @@ impl NativeRpc {
             | "DeleteSnapshot"
             | "RestoreSnapshot" => self.snapshots(method, param).await,
             "MoveRegion" => self.move_region_call(param).await,
+            "getSecurityCapabilities" | "IsNormalizerEnabled" | "SetNormalizerRunning" => {
+                self.capabilities_call(method, param)
+            }
             _ => Err(not_served(method)),
         }
     }

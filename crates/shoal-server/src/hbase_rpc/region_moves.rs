@@ -19,10 +19,14 @@ use shoal_proto::hbase as pb;
 /// answers for a region it does not know.
 pub const UNKNOWN_REGION: &str = "org.apache.hadoop.hbase.UnknownRegionException";
 
-/// HBase's `UnknownRegionException` for the region `name` (its text is
-/// the name, as `Bytes.toStringBinary` shows it).
+/// HBase's `UnknownRegionException` for the region `name`. Its text reads
+/// as HBase's stack trace does (`<class>: <name>` on the first line), which
+/// `hbase shell` prints after `ERROR:`.
 fn unknown_region(name: &[u8]) -> RpcError {
-    RpcError::fatal(UNKNOWN_REGION, String::from_utf8_lossy(name).into_owned())
+    RpcError::fatal(
+        UNKNOWN_REGION,
+        format!("{UNKNOWN_REGION}: {}", String::from_utf8_lossy(name)),
+    )
 }
 
 /// The native-RPC address (`host:port`) a `ServerName` names.
@@ -98,7 +102,10 @@ mod tests {
     fn an_unknown_region_reads_as_hbase_names_it() {
         let e = unknown_region(b"0123abcd");
         assert_eq!(e.class, UNKNOWN_REGION);
-        assert_eq!(e.message, "0123abcd");
+        assert_eq!(
+            e.message,
+            "org.apache.hadoop.hbase.UnknownRegionException: 0123abcd"
+        );
         assert!(e.do_not_retry);
     }
 }
