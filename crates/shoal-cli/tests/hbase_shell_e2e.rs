@@ -52,7 +52,9 @@ const ALLOWED: &[Allowance] = &[
     // prefetch their blocks on open by default, and say so.
     Allowance {
         command: "describe",
-        differs: Some(r", METADATA => \{'IN_MEMORY_COMPACTION' => 'BASIC', 'PREFETCH_BLOCKS_ON_OPEN' => 'true'\}"),
+        differs: Some(
+            r", METADATA => \{'IN_MEMORY_COMPACTION' => 'BASIC', 'PREFETCH_BLOCKS_ON_OPEN' => 'true'\}",
+        ),
     },
     // A region restored from a snapshot reads the snapshot's files until
     // its compaction; Shoal splits it only then, HBase at once.
@@ -117,10 +119,7 @@ fn run_shell(cp: &str, bootstrap: &str, what: &str, context: &dyn Fn() -> String
         java::tail(&String::from_utf8_lossy(&out.stderr), 60),
         context(),
     );
-    eprintln!(
-        "{what}: {:.1} s\n{stdout}",
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("{what}: {:.1} s\n{stdout}", started.elapsed().as_secs_f64());
     stdout
 }
 
@@ -191,7 +190,10 @@ fn hbase_shell_prints_the_same_against_shoal_and_hbase() {
     let server = ServerProcess::start(&dir.path().join("data"), None);
     let addr = server.hbase.expect("the native RPC port").to_string();
     let shoal = run_shell(&cp, &addr, "shoal", &|| {
-        format!("server stderr (tail):\n{}", java::tail(&server.stderr(), 40))
+        format!(
+            "server stderr (tail):\n{}",
+            java::tail(&server.stderr(), 40)
+        )
     });
     let real = match real.join() {
         Ok(real) => real,

@@ -73,7 +73,10 @@ fn rules() -> &'static [(Regex, &'static str)] {
             (r"Took \d+\.\d+ seconds", "Took <t> seconds"),
             // Cells written at the server's clock (not the script's own
             // timestamps, which are in 1970).
-            (r"\b(19[89]\d|2\d{3})-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?", "<now>"),
+            (
+                r"\b(19[89]\d|2\d{3})-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?",
+                "<now>",
+            ),
             (r"\(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}\)", "(<time>)"),
             // Server names: host,port,startcode and host:port [startcode].
             (r"[\w.-]+,\d{2,5},\d{10,}", "<server>"),
@@ -98,9 +101,9 @@ fn normalise(command: &str, lines: &[String]) -> Vec<String> {
         // own; Shoal has none).
         .filter(|l| !l.starts_with("\tat ") && !l.starts_with("\t... "))
         .map(|l| {
-            rules()
-                .iter()
-                .fold(l.clone(), |s, (re, to)| re.replace_all(&s, *to).into_owned())
+            rules().iter().fold(l.clone(), |s, (re, to)| {
+                re.replace_all(&s, *to).into_owned()
+            })
         })
         .collect();
     if command.starts_with("status 'detailed'") {

@@ -30,7 +30,11 @@ fn security_capabilities() -> Vec<i32> {
 
 impl NativeRpc {
     /// One of this module's MasterService calls: the encoded answer.
-    pub(super) fn capabilities_call(&self, method: &str, param: Bytes) -> Result<Vec<u8>, RpcError> {
+    pub(super) fn capabilities_call(
+        &self,
+        method: &str,
+        param: Bytes,
+    ) -> Result<Vec<u8>, RpcError> {
         Ok(match method {
             "getSecurityCapabilities" => {
                 let _: pb::SecurityCapabilitiesRequest = errors::request(method, param)?;
@@ -53,7 +57,11 @@ impl NativeRpc {
                 }
                 .encode_to_vec()
             }
-            _ => return Err(RpcError::invalid(format!("{method}: not a capability call"))),
+            _ => {
+                return Err(RpcError::invalid(format!(
+                    "{method}: not a capability call"
+                )));
+            }
         })
     }
 }

@@ -91,10 +91,7 @@ mod tests {
             start_code: Some(17),
         };
         assert_eq!(address(&sn).as_deref(), Some("127.0.0.1:16020"));
-        let no_port = pb::ServerName {
-            port: None,
-            ..sn
-        };
+        let no_port = pb::ServerName { port: None, ..sn };
         assert_eq!(address(&no_port), None);
     }
 
