@@ -11,6 +11,7 @@ exists 't1'
 exists 'nope'
 is_enabled 't1'
 describe 't1'
+describe 'hbase:meta'
 alter 't1', NAME => 'cf3'
 alter 't1', NAME => 'cf2', VERSIONS => 5
 alter 't1', 'delete' => 'cf3'

@@ -496,12 +496,20 @@ impl NativeRpc {
                 _ => None,
             })
             .collect();
+        let mut schemas: Vec<pb::TableSchema> = tables
+            .iter()
+            .filter(|t| r.table_names.is_empty() || wanted.contains(&t.name))
+            .map(table_schema)
+            .collect();
+        // hbase:meta when named (as HBase, not in listings of user tables).
+        if r.table_names
+            .iter()
+            .any(|t| matches!(names::table_ref(&t.namespace, &t.qualifier), TableRef::Meta))
+        {
+            schemas.push(meta::meta_schema());
+        }
         Ok(pb::GetTableDescriptorsResponse {
-            table_schema: tables
-                .iter()
-                .filter(|t| r.table_names.is_empty() || wanted.contains(&t.name))
-                .map(table_schema)
-                .collect(),
+            table_schema: schemas,
         }
         .encode_to_vec())
     }
