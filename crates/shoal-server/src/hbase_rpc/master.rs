@@ -21,11 +21,17 @@ fn attr(name: &str, value: impl ToString) -> pb::BytesBytesPair {
     }
 }
 
-/// HBase's `TableSchema` of a Shoal table.
+/// HBase's `TableSchema` of a Shoal table. HBase 2.6's master writes the
+/// store file tracker into every table it creates (`hbase shell`'s
+/// `describe` shows it under `TABLE_ATTRIBUTES`); Shoal's tables answer
+/// with HBase's default, the one a table copied to HBase would get.
 pub fn table_schema(t: &TableRecord) -> pb::TableSchema {
     pb::TableSchema {
         table_name: Some(meta::table_name(&t.name)),
-        attributes: vec![attr("IS_META", "false")],
+        attributes: vec![
+            attr("IS_META", "false"),
+            attr("hbase.store.file-tracker.impl", "DEFAULT"),
+        ],
         column_families: t.families.iter().map(family_schema).collect(),
         configuration: Vec::new(),
     }
@@ -221,6 +227,10 @@ impl NativeRpc {
             | "GetCompletedSnapshots"
             | "DeleteSnapshot"
             | "RestoreSnapshot" => self.snapshots(method, param).await,
+            "MoveRegion" => self.move_region_call(param).await,
+            "getSecurityCapabilities" | "IsNormalizerEnabled" | "SetNormalizerRunning" => {
+                self.capabilities_call(method, param)
+            }
             _ => Err(not_served(method)),
         }
     }
@@ -486,12 +496,20 @@ impl NativeRpc {
                 _ => None,
             })
             .collect();
+        let mut schemas: Vec<pb::TableSchema> = tables
+            .iter()
+            .filter(|t| r.table_names.is_empty() || wanted.contains(&t.name))
+            .map(table_schema)
+            .collect();
+        // hbase:meta when named (as HBase, not in listings of user tables).
+        if r.table_names
+            .iter()
+            .any(|t| matches!(names::table_ref(&t.namespace, &t.qualifier), TableRef::Meta))
+        {
+            schemas.push(meta::meta_schema());
+        }
         Ok(pb::GetTableDescriptorsResponse {
-            table_schema: tables
-                .iter()
-                .filter(|t| r.table_names.is_empty() || wanted.contains(&t.name))
-                .map(table_schema)
-                .collect(),
+            table_schema: schemas,
         }
         .encode_to_vec())
     }

@@ -160,6 +160,31 @@ pub fn table_name(table: &str) -> pb::TableName {
     }
 }
 
+/// The `TableSchema` of the virtual `hbase:meta` (`Admin.getDescriptor`,
+/// the shell's `describe 'hbase:meta'`): the two families its rows hold,
+/// `info` and `table`, one version each (each read is made afresh from the
+/// catalog: there are no older versions).
+pub fn meta_schema() -> pb::TableSchema {
+    let pair = |k: &str, v: &str| pb::BytesBytesPair {
+        first: Bytes::copy_from_slice(k.as_bytes()),
+        second: Bytes::copy_from_slice(v.as_bytes()),
+    };
+    let family = |name: &'static str| pb::ColumnFamilySchema {
+        name: Bytes::from_static(name.as_bytes()),
+        attributes: vec![pair("VERSIONS", "1"), pair("IN_MEMORY", "true")],
+        configuration: Vec::new(),
+    };
+    pb::TableSchema {
+        table_name: Some(pb::TableName {
+            namespace: Bytes::from_static(b"hbase"),
+            qualifier: Bytes::from_static(b"meta"),
+        }),
+        attributes: vec![pair("IS_META", "true")],
+        column_families: vec![family("info"), family("table")],
+        configuration: Vec::new(),
+    }
+}
+
 /// The meta region's `RegionInfo`.
 pub fn meta_region_info() -> pb::RegionInfo {
     pb::RegionInfo {
@@ -337,6 +362,23 @@ pub fn table_of_key(key: &[u8]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_meta_descriptor_names_the_families_its_rows_hold() {
+        let m = meta_schema();
+        let name = m.table_name.unwrap();
+        assert_eq!(
+            (&name.namespace[..], &name.qualifier[..]),
+            (&b"hbase"[..], &b"meta"[..])
+        );
+        let families: Vec<&[u8]> = m.column_families.iter().map(|f| &f.name[..]).collect();
+        assert_eq!(families, [&b"info"[..], &b"table"[..]]);
+        assert!(
+            m.attributes
+                .iter()
+                .any(|a| &a.first[..] == b"IS_META" && &a.second[..] == b"true")
+        );
+    }
 
     #[test]
     fn region_views() {

@@ -29,6 +29,7 @@
 //! `docs/hbase-client.md` says what is supported and how it differs.
 
 mod bulk_load;
+mod capabilities;
 mod cells;
 mod client;
 mod cluster_status;
@@ -42,6 +43,7 @@ mod multi;
 mod names;
 mod namespaces;
 mod region_admin;
+mod region_moves;
 pub(crate) mod registry_facts;
 mod relay;
 mod scan_call;
@@ -125,6 +127,9 @@ pub struct NativeRpc {
     /// other front doors' calls; these are added to them in the server's
     /// load, `cluster_status.rs`).
     calls: AtomicU64,
+    /// The region normalizer's switch (`capabilities.rs`): on at start,
+    /// as HBase's.
+    normalizer_on: std::sync::atomic::AtomicBool,
 }
 
 impl NativeRpc {
@@ -155,6 +160,7 @@ impl NativeRpc {
             regions: Mutex::new(HashMap::new()),
             heartbeat: std::time::Duration::from_secs(5),
             calls: AtomicU64::new(0),
+            normalizer_on: std::sync::atomic::AtomicBool::new(true),
         }
     }
 

@@ -156,7 +156,7 @@ impl Host {
         };
         if region.has_references() {
             return Err(ServiceError::InvalidArgument(format!(
-                "region {region_id} still reads its split parent's files; it can split after its compaction"
+                "region {region_id} still reads files of another region of its table (its split parent's, or those a restore_snapshot gave back); it can split after its compaction"
             )));
         }
         let split_row = split_row_of(&region, &record, row).await?;
