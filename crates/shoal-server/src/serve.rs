@@ -44,6 +44,8 @@ pub struct RunningServer {
     pub grpc_addr: SocketAddr,
     /// Where the Thrift gateway listens (None: `thrift.enabled` is false).
     pub thrift_addr: Option<SocketAddr>,
+    /// Where HBase's REST gateway listens (None: `rest.enabled` is false).
+    pub rest_addr: Option<SocketAddr>,
     /// Where HBase's native RPC listens (None: `hbase_rpc.enabled` is
     /// false, or auth is on without `auth.hbase_rpc_user`).
     pub hbase_rpc_addr: Option<SocketAddr>,
@@ -82,6 +84,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     let (host, node) = open_host(config, listeners.grpc.addr, native_identity.as_ref()).await?;
     let (grpc_addr, http_addr) = (listeners.grpc.addr, listeners.http.addr);
     let thrift_addr = listeners.thrift.as_ref().map(|b| b.addr);
+    let rest_addr = listeners.rest.as_ref().map(|b| b.addr);
     let hbase_rpc_addr = listeners.hbase_rpc.as_ref().map(|b| b.addr);
     // After the host opened: the open-files limit the cap is fitted to is
     // the one the server runs with.
@@ -101,6 +104,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     if let Some(thrift) = listeners.thrift {
         servers.push(spawn_thrift(&host, thrift.listener, &shared));
     }
+    if let Some(rest) = listeners.rest {
+        servers.push(spawn_rest(&host, rest.listener, &shared));
+    }
     if let (Some(hbase_rpc), Some(me), Some(caller)) =
         (listeners.hbase_rpc, native_identity, native_caller)
     {
@@ -114,6 +120,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     }
     servers.push(crate::listen::serve_http(
         listeners.http.listener,
+        crate::metrics::Listener::Http,
         router,
         shared.connections,
         shared.stopped,
@@ -128,6 +135,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         grpc_addr,
         http_addr,
         thrift_addr,
+        rest_addr,
         hbase_rpc_addr,
         host,
         stop,
@@ -182,6 +190,8 @@ struct Listeners {
     http: Bound,
     /// None: `thrift.enabled` is false.
     thrift: Option<Bound>,
+    /// None: `rest.enabled` is false.
+    rest: Option<Bound>,
     /// None: `hbase_rpc.enabled` is false, or no caller is configured for
     /// it (auth is on without `auth.hbase_rpc_user`).
     hbase_rpc: Option<Bound>,
@@ -201,6 +211,11 @@ impl Listeners {
         } else {
             None
         };
+        let rest = if config.rest.enabled {
+            Some(Bound::bind(config.rest.addr, "REST").await?)
+        } else {
+            None
+        };
         if config.hbase_rpc.enabled && !native_caller {
             tracing::warn!(
                 "auth is on and auth.hbase_rpc_user is not set: HBase's native RPC port stays closed"
@@ -215,6 +230,7 @@ impl Listeners {
             grpc,
             http,
             thrift,
+            rest,
             hbase_rpc,
         })
     }
@@ -228,6 +244,9 @@ impl Listeners {
         crate::listen::warn_if_exposed(self.http.addr, "HTTP", tls.covers(L::Http), auth);
         if let Some(b) = &self.thrift {
             crate::listen::warn_if_exposed(b.addr, "Thrift", tls.covers(L::Thrift), auth);
+        }
+        if let Some(b) = &self.rest {
+            crate::listen::warn_if_exposed(b.addr, "REST", tls.covers(L::Rest), auth);
         }
         if let Some(b) = &self.hbase_rpc {
             crate::listen::warn_if_exposed(
@@ -378,6 +397,28 @@ fn spawn_thrift(
         host.security().tls().cloned(),
         shared.serving.clone(),
     )
+}
+
+/// Serves HBase's REST gateway, with the limits of the `rest` section.
+fn spawn_rest(host: &Host, listener: TcpListener, shared: &Shared) -> tokio::task::JoinHandle<()> {
+    let gateway = Arc::new(crate::rest::RestGateway::new(
+        host.clone(),
+        shared.stopped.clone(),
+    ));
+    let router = crate::rest::router(gateway.clone());
+    let sweeper = crate::rest::spawn_scanner_sweep(gateway, shared.stopped.clone());
+    let server = crate::listen::serve_http(
+        listener,
+        crate::metrics::Listener::Rest,
+        router,
+        shared.connections.clone(),
+        shared.stopped.clone(),
+        host.security().tls().cloned(),
+    );
+    tokio::spawn(async move {
+        let _ = server.await;
+        sweeper.abort();
+    })
 }
 
 /// Serves HBase's native RPC as `me`, its calls acting as `caller`, with

@@ -5,7 +5,7 @@
 //! One file per section, each with its defaults and a `validate` that checks
 //! that section alone and names the offending key: `server`, `object_store`,
 //! `wal`, `cache`, `regions`, `memstore`, `limits`, `cluster`, `thrift`,
-//! `hbase_rpc`, `security` (`[tls]` and `[auth]`), `snapshots`. `units` holds what values
+//! `rest`, `hbase_rpc`, `security` (`[tls]` and `[auth]`), `snapshots`. `units` holds what values
 //! are written in (`ByteSize`, durations). This file holds the whole
 //! [`ServerConfig`], its loading, and the checks that span sections
 //! (listeners that would share a port, what cluster mode needs of TLS and
@@ -18,6 +18,7 @@ pub mod limits;
 pub mod memstore;
 pub mod object_store;
 pub mod regions;
+pub mod rest;
 pub mod security;
 pub mod server;
 pub mod snapshots;
@@ -32,6 +33,7 @@ pub use limits::LimitsSection;
 pub use memstore::{MemstoreSection, machine_memory};
 pub use object_store::ObjectStoreSection;
 pub use regions::RegionsSection;
+pub use rest::RestSection;
 pub use security::{AuthSection, TlsListenerName, TlsSection, valid_user};
 pub use server::ServerSection;
 pub use shoal_storage::object::Emulation;
@@ -94,6 +96,8 @@ pub struct ServerConfig {
     pub cluster: Option<ClusterSection>,
     /// HBase's Thrift1 gateway (happybase).
     pub thrift: ThriftSection,
+    /// HBase's REST gateway.
+    pub rest: RestSection,
     /// HBase's native RPC (the Java client).
     pub hbase_rpc: HbaseRpcSection,
     /// TLS on the listeners.
@@ -178,6 +182,7 @@ impl ServerConfig {
                 ),
             )));
         }
+        self.validate_rest()?;
         self.hbase_rpc.validate().map_err(invalid)?;
         if self.hbase_rpc.enabled
             && self.hbase_rpc.addr.port() != 0
@@ -193,6 +198,31 @@ impl ServerConfig {
                 format!(
                     "{} is already server.grpc_addr, server.http_addr or thrift.addr",
                     self.hbase_rpc.addr
+                ),
+            )));
+        }
+        Ok(())
+    }
+
+    /// The `[rest]` section, and that it does not listen where gRPC, HTTP
+    /// or Thrift does.
+    fn validate_rest(&self) -> Result<(), ConfigError> {
+        self.rest.validate().map_err(invalid)?;
+        if self.rest.enabled
+            && self.rest.addr.port() != 0
+            && [
+                self.server.grpc_addr,
+                self.server.http_addr,
+                self.thrift.addr,
+                self.hbase_rpc.addr,
+            ]
+            .contains(&self.rest.addr)
+        {
+            return Err(invalid((
+                "rest.addr",
+                format!(
+                    "{} is already server.grpc_addr, server.http_addr, thrift.addr or hbase_rpc.addr",
+                    self.rest.addr
                 ),
             )));
         }
