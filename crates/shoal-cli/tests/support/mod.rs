@@ -17,6 +17,8 @@ pub struct ServerProcess {
     pub thrift: Option<SocketAddr>,
     /// HBase's native RPC (None when the config turned it off).
     pub hbase: Option<SocketAddr>,
+    /// HBase's REST gateway (None when the config turned it off).
+    pub rest: Option<SocketAddr>,
     pub data_dir: PathBuf,
     stderr_log: PathBuf,
 }
@@ -109,6 +111,8 @@ impl ServerProcess {
                 "127.0.0.1:0",
                 "--thrift-addr",
                 "127.0.0.1:0",
+                "--rest-addr",
+                "127.0.0.1:0",
                 "--hbase-rpc-addr",
                 &hbase.map_or("127.0.0.1:0".to_string(), |a| a.to_string()),
             ])
@@ -122,7 +126,7 @@ impl ServerProcess {
         let mut child = cmd.spawn().expect("spawn shoal serve");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
-        let (mut grpc, mut http, mut thrift, mut hbase) = (None, None, None, None);
+        let (mut grpc, mut http, mut thrift, mut hbase, mut rest) = (None, None, None, None, None);
         let deadline = Instant::now() + Duration::from_secs(60);
         // The addresses come first, then the data line.
         loop {
@@ -145,6 +149,12 @@ impl ServerProcess {
                 thrift = rest.split_whitespace().next().and_then(|a| a.parse().ok());
             } else if let Some(rest) = line.strip_prefix("HBase:") {
                 hbase = rest.split_whitespace().next().and_then(|a| a.parse().ok());
+            } else if let Some(line) = line.strip_prefix("REST:") {
+                let addr = line
+                    .trim()
+                    .trim_start_matches("https://")
+                    .trim_start_matches("http://");
+                rest = addr.split('/').next().and_then(|a| a.parse().ok());
             } else if line.starts_with("data:") {
                 break;
             }
@@ -157,6 +167,7 @@ impl ServerProcess {
             http: http.expect("http"),
             thrift,
             hbase,
+            rest,
             data_dir: data_dir.to_path_buf(),
             stderr_log,
         }

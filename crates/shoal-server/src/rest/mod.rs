@@ -37,6 +37,8 @@ mod rows;
 mod scan;
 mod scanners;
 mod schema;
+#[cfg(test)]
+mod tests;
 mod writes;
 mod xml;
 mod xml_tree;

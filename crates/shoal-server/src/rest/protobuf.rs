@@ -263,6 +263,7 @@ pub fn not_offered(what: &str) -> RestError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
 
     #[test]
     fn cell_sets_round_trip_and_latest_is_not_sent() {

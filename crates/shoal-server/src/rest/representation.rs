@@ -106,6 +106,7 @@ mod tests {
         assert_eq!(Repr::from_media_type("application/xml"), Some(Repr::Xml));
         assert_eq!(Repr::from_media_type("application/protobuf"), Some(Repr::Protobuf));
         assert_eq!(Repr::from_media_type("TEXT/XML;charset=UTF-8"), Some(Repr::Xml));
-        assert_eq!(Repr::from_media_type("text/plain"), None);
+        assert_eq!(Repr::from_media_type("text/plain"), Some(Repr::Text));
+        assert_eq!(Repr::from_media_type("text/csv"), None);
     }
 }

@@ -26,7 +26,10 @@ use std::sync::Arc;
 
 /// Versions asked for as HBase's int (0 or less, or MAX: all).
 fn versions(v: i32) -> u32 {
-    u32::try_from(v).ok().filter(|v| *v > 0).unwrap_or(u32::MAX)
+    match v {
+        i32::MAX => u32::MAX,
+        v => u32::try_from(v).ok().filter(|v| *v > 0).unwrap_or(u32::MAX),
+    }
 }
 
 /// The scan a scanner model asks for.
