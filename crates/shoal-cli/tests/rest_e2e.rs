@@ -220,10 +220,18 @@ fn start_hbase_rest(cp: &str, zk: SocketAddr, log: &Path) -> HBaseRest {
                     };
                 }
             }
-            _ => panic!(
-                "HBase's REST server exited:\n{}",
-                java::tail(&std::fs::read_to_string(log).unwrap_or_default(), 40)
-            ),
+            _ => {
+                let log = std::fs::read_to_string(log).unwrap_or_default();
+                let causes: Vec<&str> = log
+                    .lines()
+                    .filter(|l| l.contains("Exception") || l.contains("Caused by"))
+                    .collect();
+                panic!(
+                    "HBase's REST server exited:\n{}\n...\n{}",
+                    causes.join("\n"),
+                    java::tail(&log, 20)
+                )
+            }
         }
     }
 }
