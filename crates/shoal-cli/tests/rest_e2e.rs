@@ -53,7 +53,11 @@ fn new_token(dir: &Path, tokens: &Path, user: &str) -> String {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     std::fs::read_to_string(&out).unwrap().trim().to_string()
 }
 
@@ -194,7 +198,7 @@ impl Drop for HBaseRest {
 
 /// Starts `HBaseRestServer` (compiled into `cp`) against ZooKeeper `zk`.
 fn start_hbase_rest(cp: &str, zk: SocketAddr, log: &Path) -> HBaseRest {
-    let mut child = Command::new("java")
+    let child = Command::new("java")
         .args(hbase::JVM_OPTS)
         .arg("-cp")
         .arg(cp)
@@ -205,19 +209,25 @@ fn start_hbase_rest(cp: &str, zk: SocketAddr, log: &Path) -> HBaseRest {
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .expect("start HBase's REST server");
-    let stdout = child.stdout.take().unwrap();
+    // Killed when dropped, a panic below included.
+    let mut gateway = HBaseRest {
+        child,
+        addr: String::new(),
+    };
+    let stdout = gateway.child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        assert!(Instant::now() < deadline, "HBase's REST server did not start");
+        assert!(
+            Instant::now() < deadline,
+            "HBase's REST server did not start"
+        );
         match lines.next() {
             Some(Ok(line)) => {
                 if let Some(addr) = line.strip_prefix("ready rest=") {
+                    gateway.addr = addr.trim().to_string();
                     std::thread::spawn(move || for _ in lines {});
-                    return HBaseRest {
-                        child,
-                        addr: addr.trim().to_string(),
-                    };
+                    return gateway;
                 }
             }
             _ => {
@@ -247,14 +257,21 @@ fn differences(shoal: &str, hbase: &str) -> Vec<String> {
     let b: Vec<&str> = hbase.lines().collect();
     let mut out = Vec::new();
     if a.len() != b.len() {
-        out.push(format!("shoal printed {} lines, hbase {}", a.len(), b.len()));
+        out.push(format!(
+            "shoal printed {} lines, hbase {}",
+            a.len(),
+            b.len()
+        ));
     }
     for (x, y) in a.iter().zip(b.iter()) {
         if x == y {
             continue;
         }
         if step(x) == step(y) && ALLOWED.contains(&step(x)) {
-            eprintln!("allowed difference in {:?}:\n  shoal: {x}\n  hbase: {y}", step(x));
+            eprintln!(
+                "allowed difference in {:?}:\n  shoal: {x}\n  hbase: {y}",
+                step(x)
+            );
             continue;
         }
         out.push(format!("shoal: {x}\nhbase: {y}"));
@@ -326,7 +343,10 @@ fn create_table(addr: SocketAddr, admin: &str, name: &str) {
         addr,
         "PUT",
         &format!("/{name}/schema"),
-        &[("Authorization", &auth), ("Content-Type", "application/json")],
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
         br#"{"name":"x","ColumnSchema":[{"name":"cf","VERSIONS":"2"}]}"#,
     );
     assert_eq!(a.status, 201, "{}", a.text());
@@ -356,9 +376,19 @@ fn curl_reads_and_writes_cells_in_every_representation() {
         b64(b"cf:a"),
         b64(b"value1")
     );
-    let a = send("PUT", "/curl_t/row1", &[("Content-Type", "application/json")], put.as_bytes());
+    let a = send(
+        "PUT",
+        "/curl_t/row1",
+        &[("Content-Type", "application/json")],
+        put.as_bytes(),
+    );
     assert_eq!(a.status, 200, "{}", a.text());
-    let a = send("GET", "/curl_t/row1", &[("Accept", "application/json")], b"");
+    let a = send(
+        "GET",
+        "/curl_t/row1",
+        &[("Accept", "application/json")],
+        b"",
+    );
     assert_eq!(a.status, 200);
     assert_eq!(a.header("content-type"), Some("application/json"));
     let json: serde_json::Value = serde_json::from_slice(&a.body).unwrap();
@@ -374,38 +404,75 @@ fn curl_reads_and_writes_cells_in_every_representation() {
         b64(b"cf:b"),
         b64(b"value2")
     );
-    let a = send("POST", "/curl_t/row2", &[("Content-Type", "text/xml")], xml.as_bytes());
+    let a = send(
+        "POST",
+        "/curl_t/row2",
+        &[("Content-Type", "text/xml")],
+        xml.as_bytes(),
+    );
     assert_eq!(a.status, 200, "{}", a.text());
     let a = send("GET", "/curl_t/row2/cf:b", &[("Accept", "text/xml")], b"");
     assert_eq!(a.status, 200);
-    assert!(a.text().contains(&format!("<Row key=\"{}\">", b64(b"row2"))), "{}", a.text());
-    assert!(a.text().contains(&format!(">{}</Cell>", b64(b"value2"))), "{}", a.text());
+    assert!(
+        a.text()
+            .contains(&format!("<Row key=\"{}\">", b64(b"row2"))),
+        "{}",
+        a.text()
+    );
+    assert!(
+        a.text().contains(&format!(">{}</Cell>", b64(b"value2"))),
+        "{}",
+        a.text()
+    );
 
     // Octet-stream in and out, with the timestamp in a header.
     let a = send(
         "PUT",
         "/curl_t/row3/cf:c",
-        &[("Content-Type", "application/octet-stream"), ("X-Timestamp", "77")],
+        &[
+            ("Content-Type", "application/octet-stream"),
+            ("X-Timestamp", "77"),
+        ],
         b"\x00raw\xff",
     );
     assert_eq!(a.status, 200, "{}", a.text());
-    let a = send("GET", "/curl_t/row3/cf:c", &[("Accept", "application/octet-stream")], b"");
+    let a = send(
+        "GET",
+        "/curl_t/row3/cf:c",
+        &[("Accept", "application/octet-stream")],
+        b"",
+    );
     assert_eq!((a.status, a.body.as_slice()), (200, &b"\x00raw\xff"[..]));
     assert_eq!(a.header("x-timestamp"), Some("77"));
 
     // Protobuf out: HBase's CellSet message (rows = 1, key = 1, values = 2,
     // column = 2, timestamp = 3, data = 4).
-    let a = send("GET", "/curl_t/row3", &[("Accept", "application/x-protobuf")], b"");
+    let a = send(
+        "GET",
+        "/curl_t/row3",
+        &[("Accept", "application/x-protobuf")],
+        b"",
+    );
     assert_eq!(a.status, 200);
     assert_eq!(a.header("content-type"), Some("application/x-protobuf"));
     let body = &a.body;
     assert!(body.windows(4).any(|w| w == b"row3") && body.windows(4).any(|w| w == b"cf:c"));
 
     // Rows of a prefix, a multiget, and the table list as text.
-    let a = send("GET", "/curl_t/row*", &[("Accept", "application/json")], b"");
+    let a = send(
+        "GET",
+        "/curl_t/row*",
+        &[("Accept", "application/json")],
+        b"",
+    );
     let json: serde_json::Value = serde_json::from_slice(&a.body).unwrap();
     assert_eq!(json["Row"].as_array().map(|r| r.len()), Some(3), "{json}");
-    let a = send("GET", "/curl_t/multiget?row=row3&row=row1", &[("Accept", "application/json")], b"");
+    let a = send(
+        "GET",
+        "/curl_t/multiget?row=row3&row=row1",
+        &[("Accept", "application/json")],
+        b"",
+    );
     let json: serde_json::Value = serde_json::from_slice(&a.body).unwrap();
     assert_eq!(json["Row"][0]["key"], b64(b"row3"));
     let a = send("GET", "/", &[], b"");
@@ -416,10 +483,18 @@ fn curl_reads_and_writes_cells_in_every_representation() {
     assert_eq!(send("GET", "/curl_t/nosuchrow", &[], b"").status, 404);
     assert_eq!(send("GET", "/nosuchtable/row1", &[], b"").status, 404);
     assert_eq!(send("GET", "/nosuchtable/schema", &[], b"").status, 404);
-    assert_eq!(send("GET", "/curl_t/scanner/nosuchscanner", &[], b"").status, 404);
+    assert_eq!(
+        send("GET", "/curl_t/scanner/nosuchscanner", &[], b"").status,
+        404
+    );
 
     // Bad input: 400 with a message, and the server goes on.
-    let a = send("PUT", "/curl_t/row1", &[("Content-Type", "application/json")], b"{\"Row\": [");
+    let a = send(
+        "PUT",
+        "/curl_t/row1",
+        &[("Content-Type", "application/json")],
+        b"{\"Row\": [",
+    );
     assert_eq!(a.status, 400);
     assert!(a.text().contains("malformed JSON"), "{}", a.text());
     let a = send(
@@ -444,7 +519,10 @@ fn curl_reads_and_writes_cells_in_every_representation() {
     );
     assert_eq!(a.status, 400);
     assert!(a.text().contains("FuzzyRowFilter"), "{}", a.text());
-    assert_eq!(send("GET", "/curl_t/row1/cf:a/notatime", &[], b"").status, 400);
+    assert_eq!(
+        send("GET", "/curl_t/row1/cf:a/notatime", &[], b"").status,
+        400
+    );
     assert_eq!(send("GET", "/", &[], b"").status, 200);
 }
 
@@ -456,16 +534,31 @@ fn auth_refuses_missing_tokens_and_missing_grants() {
     let a = http(addr, "GET", "/auth_t/schema", &[], b"");
     assert_eq!(a.status, 401, "{}", a.text());
     assert!(a.header("www-authenticate").is_some());
-    let a = http(addr, "GET", "/", &[("Authorization", "Bearer not-a-token")], b"");
+    let a = http(
+        addr,
+        "GET",
+        "/",
+        &[("Authorization", "Bearer not-a-token")],
+        b"",
+    );
     assert_eq!(a.status, 401);
     let nobody = format!("Bearer {}", s.nobody);
-    let a = http(addr, "GET", "/auth_t/row1", &[("Authorization", &nobody)], b"");
+    let a = http(
+        addr,
+        "GET",
+        "/auth_t/row1",
+        &[("Authorization", &nobody)],
+        b"",
+    );
     assert_eq!(a.status, 403, "{}", a.text());
     let a = http(
         addr,
         "PUT",
         "/auth_t/row1/cf:a",
-        &[("Authorization", &nobody), ("Content-Type", "application/octet-stream")],
+        &[
+            ("Authorization", &nobody),
+            ("Content-Type", "application/octet-stream"),
+        ],
         b"v",
     );
     assert_eq!(a.status, 403, "{}", a.text());

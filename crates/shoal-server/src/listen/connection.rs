@@ -136,7 +136,9 @@ where
         {
             match draining {
                 None => {
-                    let why = if matches!(on, Listener::Http | Listener::Rest) && activity.awaiting_first_call() {
+                    let why = if matches!(on, Listener::Http | Listener::Rest)
+                        && activity.awaiting_first_call()
+                    {
                         CloseReason::Handshake
                     } else {
                         CloseReason::Idle
@@ -248,10 +250,10 @@ fn classify(
     }
     // hyper's timers: HTTP/1's header read timeout, HTTP/2's keep-alive.
     match on {
-        Listener::Http | Listener::Rest if activity.awaiting_first_call() => {
-            CloseReason::Handshake
+        Listener::Http | Listener::Rest if activity.awaiting_first_call() => CloseReason::Handshake,
+        Listener::Http | Listener::Thrift | Listener::HbaseRpc | Listener::Rest => {
+            CloseReason::Idle
         }
-        Listener::Http | Listener::Thrift | Listener::HbaseRpc | Listener::Rest => CloseReason::Idle,
         Listener::Grpc => CloseReason::Keepalive,
     }
 }

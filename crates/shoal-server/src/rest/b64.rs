@@ -41,7 +41,10 @@ mod tests {
         assert_eq!(encode(b"cf:q"), "Y2Y6cQ==");
         assert_eq!(decode("Y2Y6cQ==").ok(), Some(Bytes::from("cf:q")));
         assert_eq!(decode("Y2Y6cQ").ok(), Some(Bytes::from("cf:q")));
-        assert_eq!(decode_url(b"_-8").ok(), Some(Bytes::from_static(&[0xff, 0xef])));
+        assert_eq!(
+            decode_url(b"_-8").ok(),
+            Some(Bytes::from_static(&[0xff, 0xef]))
+        );
         assert!(decode("not base64!").is_err());
     }
 }

@@ -83,10 +83,9 @@ impl IntoResponse for RestError {
     fn into_response(self) -> Response {
         let body = format!("{}\r\n{}\r\n", self.reason(), self.message);
         let mut response = (self.status, body).into_response();
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain"),
-        );
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

@@ -24,7 +24,8 @@ fn bad(why: impl std::fmt::Display) -> RestError {
 
 /// Reads a filter specification (HBase's JSON `FilterModel`).
 pub fn parse(text: &str) -> Result<Filter, RestError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| bad(format!("malformed JSON: {e}")))?;
     let mut count = 0;
     read(&value, 0, &mut count)
 }
@@ -96,9 +97,15 @@ fn read(v: &Value, depth: usize, count: &mut usize) -> Result<Filter, RestError>
             Filter::RandomRow(chance as f32)
         }
         "ColumnRangeFilter" => Filter::ColumnRange {
-            min: m.get("minColumn").map(|v| b64_value(v, "minColumn")).transpose()?,
+            min: m
+                .get("minColumn")
+                .map(|v| b64_value(v, "minColumn"))
+                .transpose()?,
             min_inclusive: flag(m, "minColumnInclusive"),
-            max: m.get("maxColumn").map(|v| b64_value(v, "maxColumn")).transpose()?,
+            max: m
+                .get("maxColumn")
+                .map(|v| b64_value(v, "maxColumn"))
+                .transpose()?,
             max_inclusive: flag(m, "maxColumnInclusive"),
         },
         "SkipFilter" | "WhileMatchFilter" => {
@@ -115,10 +122,18 @@ fn read(v: &Value, depth: usize, count: &mut usize) -> Result<Filter, RestError>
             }
         }
         "FilterList" => {
-            let all = match m.get("op").and_then(Value::as_str).unwrap_or("MUST_PASS_ALL") {
+            let all = match m
+                .get("op")
+                .and_then(Value::as_str)
+                .unwrap_or("MUST_PASS_ALL")
+            {
                 "MUST_PASS_ALL" => true,
                 "MUST_PASS_ONE" => false,
-                other => return Err(bad(format!("FilterList op {other:?} is not MUST_PASS_ALL or MUST_PASS_ONE"))),
+                other => {
+                    return Err(bad(format!(
+                        "FilterList op {other:?} is not MUST_PASS_ALL or MUST_PASS_ONE"
+                    )));
+                }
             };
             let filters = m
                 .get("filters")
@@ -220,8 +235,9 @@ fn comparator(m: &Map<String, Value>) -> Result<Comparator, RestError> {
         "SubstringComparator" => Comparator::Substring(value()?.to_ascii_lowercase()),
         "RegexStringComparator" => {
             let pattern = value()?;
-            let re = shoal_storage::region::filter::java_text_regex(&pattern, JavaRegexFlags::default())
-                .map_err(|e| bad(format!("bad regular expression {pattern:?}: {e}")))?;
+            let re =
+                shoal_storage::region::filter::java_text_regex(&pattern, JavaRegexFlags::default())
+                    .map_err(|e| bad(format!("bad regular expression {pattern:?}: {e}")))?;
             Comparator::RegexText(re)
         }
         other => {
@@ -242,7 +258,10 @@ mod tests {
             parse(r#"{"type":"PrefixFilter","value":"cm93"}"#).ok(),
             Some(Filter::Prefix(Bytes::from("row")))
         );
-        assert_eq!(parse(r#"{"type":"PageFilter","value":"2"}"#).ok(), Some(Filter::Page(2)));
+        assert_eq!(
+            parse(r#"{"type":"PageFilter","value":"2"}"#).ok(),
+            Some(Filter::Page(2))
+        );
         let list = parse(
             r#"{"type":"FilterList","op":"MUST_PASS_ONE","filters":[
                 {"type":"RowFilter","op":"EQUAL","comparator":{"type":"BinaryComparator","value":"YQ=="}},
@@ -284,7 +303,9 @@ mod tests {
 
     #[test]
     fn unsupported_and_malformed_filters_are_refused_by_name() {
-        let e = parse(r#"{"type":"FuzzyRowFilter"}"#).err().map(|e| e.message);
+        let e = parse(r#"{"type":"FuzzyRowFilter"}"#)
+            .err()
+            .map(|e| e.message);
         assert!(e.is_some_and(|m| m.contains("FuzzyRowFilter")));
         let e = parse(r#"{"type":"RowFilter","op":"EQUAL","comparator":{"type":"BitComparator","value":"AA=="}}"#)
             .err()

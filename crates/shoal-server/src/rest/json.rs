@@ -351,8 +351,10 @@ mod tests {
         assert_eq!(s.columns, vec![Bytes::from("cf")]);
         assert_eq!(s.batch, 5);
         assert!(s.filter.is_some_and(|f| f.contains("PageFilter")));
-        let t = table_schema(br#"{"name":"t","IS_META":"false","ColumnSchema":[{"name":"cf","VERSIONS":"3"}]}"#)
-            .unwrap_or_default();
+        let t = table_schema(
+            br#"{"name":"t","IS_META":"false","ColumnSchema":[{"name":"cf","VERSIONS":"3"}]}"#,
+        )
+        .unwrap_or_default();
         assert_eq!(t.name, "t");
         assert_eq!(t.columns[0].attr("versions"), Some("3"));
     }

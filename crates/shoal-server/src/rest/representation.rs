@@ -92,7 +92,10 @@ mod tests {
             Repr::accepted(Some("image/png, application/x-protobuf"), MODELS),
             Some(Repr::Protobuf)
         );
-        assert_eq!(Repr::accepted(Some("application/octet-stream"), MODELS), None);
+        assert_eq!(
+            Repr::accepted(Some("application/octet-stream"), MODELS),
+            None
+        );
         assert_eq!(
             Repr::accepted(Some("application/octet-stream"), CELLS),
             Some(Repr::Binary)
@@ -104,8 +107,14 @@ mod tests {
     #[test]
     fn content_types_are_recognised() {
         assert_eq!(Repr::from_media_type("application/xml"), Some(Repr::Xml));
-        assert_eq!(Repr::from_media_type("application/protobuf"), Some(Repr::Protobuf));
-        assert_eq!(Repr::from_media_type("TEXT/XML;charset=UTF-8"), Some(Repr::Xml));
+        assert_eq!(
+            Repr::from_media_type("application/protobuf"),
+            Some(Repr::Protobuf)
+        );
+        assert_eq!(
+            Repr::from_media_type("TEXT/XML;charset=UTF-8"),
+            Some(Repr::Xml)
+        );
         assert_eq!(Repr::from_media_type("text/plain"), Some(Repr::Text));
         assert_eq!(Repr::from_media_type("text/csv"), None);
     }

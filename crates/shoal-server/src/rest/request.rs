@@ -45,10 +45,9 @@ impl RestRequest {
     pub fn number<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, RestError> {
         match self.param(name)? {
             None => Ok(default),
-            Some(v) => v
-                .trim()
-                .parse()
-                .map_err(|_| RestError::bad(format!("query parameter {name}={v:?} is not a number"))),
+            Some(v) => v.trim().parse().map_err(|_| {
+                RestError::bad(format!("query parameter {name}={v:?} is not a number"))
+            }),
         }
     }
 

@@ -79,9 +79,10 @@ impl Route {
             "exists" | "exists/" => Route::Exists(table),
             "multiget" | "multiget/" => Route::MultiGet(table),
             "scanner" | "scanner/" => Route::Scanners(table),
-            r if r.starts_with("scanner/") => {
-                Route::Scanner(table, r["scanner/".len()..].trim_end_matches('/').to_string())
-            }
+            r if r.starts_with("scanner/") => Route::Scanner(
+                table,
+                r["scanner/".len()..].trim_end_matches('/').to_string(),
+            ),
             r if r.ends_with('*') => Route::TableScan(table, r.to_string()),
             r => Route::Row(table, r.to_string()),
         })
@@ -177,17 +178,41 @@ mod tests {
         assert_eq!(route("/ns:t/exists"), Ok(Route::Exists("ns:t".into())));
         assert_eq!(route("/t/multiget/"), Ok(Route::MultiGet("t".into())));
         assert_eq!(route("/t/scanner"), Ok(Route::Scanners("t".into())));
-        assert_eq!(route("/t/scanner/abc"), Ok(Route::Scanner("t".into(), "abc".into())));
-        assert_eq!(route("/t/ro*"), Ok(Route::TableScan("t".into(), "ro*".into())));
-        assert_eq!(route("/t/ro*/cf"), Ok(Route::Row("t".into(), "ro*/cf".into())));
-        assert_eq!(route("/t/r1/cf:a/5"), Ok(Route::Row("t".into(), "r1/cf:a/5".into())));
+        assert_eq!(
+            route("/t/scanner/abc"),
+            Ok(Route::Scanner("t".into(), "abc".into()))
+        );
+        assert_eq!(
+            route("/t/ro*"),
+            Ok(Route::TableScan("t".into(), "ro*".into()))
+        );
+        assert_eq!(
+            route("/t/ro*/cf"),
+            Ok(Route::Row("t".into(), "ro*/cf".into()))
+        );
+        assert_eq!(
+            route("/t/r1/cf:a/5"),
+            Ok(Route::Row("t".into(), "r1/cf:a/5".into()))
+        );
     }
 
     #[test]
     fn paths_without_a_resource_are_refused() {
-        assert_eq!(route("/t").map_err(|e| e.status), Err(StatusCode::NOT_FOUND));
-        assert_eq!(route("/namespaces").map_err(|e| e.status), Err(StatusCode::NOT_FOUND));
-        assert_eq!(route("/%zz/r").map_err(|e| e.status), Err(StatusCode::BAD_REQUEST));
-        assert_eq!(route("/%FF/r").map_err(|e| e.status), Err(StatusCode::BAD_REQUEST));
+        assert_eq!(
+            route("/t").map_err(|e| e.status),
+            Err(StatusCode::NOT_FOUND)
+        );
+        assert_eq!(
+            route("/namespaces").map_err(|e| e.status),
+            Err(StatusCode::NOT_FOUND)
+        );
+        assert_eq!(
+            route("/%zz/r").map_err(|e| e.status),
+            Err(StatusCode::BAD_REQUEST)
+        );
+        assert_eq!(
+            route("/%FF/r").map_err(|e| e.status),
+            Err(StatusCode::BAD_REQUEST)
+        );
     }
 }

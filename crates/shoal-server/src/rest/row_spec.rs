@@ -234,7 +234,10 @@ mod tests {
     #[test]
     fn ranges_and_globs() {
         let s = spec("a,c");
-        assert_eq!((s.row.clone(), s.end_row.clone()), (Bytes::from("a"), Some(Bytes::from("c"))));
+        assert_eq!(
+            (s.row.clone(), s.end_row.clone()),
+            (Bytes::from("a"), Some(Bytes::from("c")))
+        );
         let s = spec("ab*/cf");
         assert_eq!(s.row, "ab");
         assert_eq!(s.end_row.as_deref(), Some(&b"ab\xff"[..]));
@@ -243,7 +246,15 @@ mod tests {
 
     #[test]
     fn bad_specs_are_refused() {
-        for bad in ["", "/", "a*,b", "r/cf/notanumber", "r/cf/1,x", "r%zz", "r/a,,b"] {
+        for bad in [
+            "",
+            "/",
+            "a*,b",
+            "r/cf/notanumber",
+            "r/cf/1,x",
+            "r%zz",
+            "r/a,,b",
+        ] {
             let e = RowSpec::parse(bad, None).err();
             assert_eq!(
                 e.map(|e| e.status),
@@ -265,8 +276,14 @@ mod tests {
 
     #[test]
     fn columns_split_at_the_first_colon() {
-        assert_eq!(split_column(b"cf:a:b"), (Bytes::from("cf"), Some(Bytes::from("a:b"))));
+        assert_eq!(
+            split_column(b"cf:a:b"),
+            (Bytes::from("cf"), Some(Bytes::from("a:b")))
+        );
         assert_eq!(split_column(b"cf"), (Bytes::from("cf"), None));
-        assert_eq!(split_column(b"cf:"), (Bytes::from("cf"), Some(Bytes::new())));
+        assert_eq!(
+            split_column(b"cf:"),
+            (Bytes::from("cf"), Some(Bytes::new()))
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! found is 404, as in HBase's gateway. `application/octet-stream` answers
 //! one cell's value bare, with its timestamp in `X-Timestamp`.
 
+use super::Limits;
 use super::cells;
 use super::fault::RestError;
 use super::model::CellSetModel;
@@ -11,7 +12,6 @@ use super::representation::{CELLS, MODELS, Repr};
 use super::request::RestRequest;
 use super::respond;
 use super::row_spec::RowSpec;
-use super::Limits;
 use crate::host::Access;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;

@@ -68,7 +68,10 @@ pub async fn open(
         .transpose()?
         .map(Arc::new);
     let stream = h.scan_filtered(table, scan_of(&model)?, filter)?;
-    let batch = usize::try_from(model.batch).ok().filter(|b| *b > 0).unwrap_or(usize::MAX);
+    let batch = usize::try_from(model.batch)
+        .ok()
+        .filter(|b| *b > 0)
+        .unwrap_or(usize::MAX);
     let id = scanners.open(table, h.caller().user(), stream, batch)?;
     let location = match &req.location {
         Some(base) => format!("{base}/{id}"),
@@ -95,7 +98,9 @@ pub async fn next(
     let open = scanners.find(table, caller.user(), id)?;
     let mut state = open.state.lock().await;
     let max_rows = match req.number("n", 0i64)? {
-        n if n > 0 => usize::try_from(n).unwrap_or(usize::MAX).min(limits.max_rows),
+        n if n > 0 => usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .min(limits.max_rows),
         _ => limits.max_rows,
     };
     let max_cells = match req.number("c", 0i64)? {
@@ -181,7 +186,11 @@ fn binary_cell(page: &CellSetModel) -> Response {
     else {
         return respond::empty(StatusCode::NO_CONTENT);
     };
-    let mut r = respond::with_body(StatusCode::OK, Repr::Binary.media_type(), cell.value.clone());
+    let mut r = respond::with_body(
+        StatusCode::OK,
+        Repr::Binary.media_type(),
+        cell.value.clone(),
+    );
     let headers = [
         ("X-Row", b64::encode(row.key.as_deref().unwrap_or_default())),
         (
@@ -249,7 +258,13 @@ pub async fn table_scan(
     let star = spec.find('*').unwrap_or(spec.len());
     let prefix = Bytes::from(url_decode(&spec[..star])?);
     let param_bytes = |name: &str| -> Result<Bytes, RestError> {
-        Ok(req.params(name).next().map(url_decode).transpose()?.map(Bytes::from).unwrap_or_default())
+        Ok(req
+            .params(name)
+            .next()
+            .map(url_decode)
+            .transpose()?
+            .map(Bytes::from)
+            .unwrap_or_default())
     };
     let start = param_bytes("startrow")?;
     let columns = req
@@ -259,7 +274,11 @@ pub async fn table_scan(
     let limit: i64 = req.number("limit", i64::from(i32::MAX))?;
     let wanted = usize::try_from(limit.max(0)).unwrap_or(usize::MAX);
     let scan = Scan {
-        start_row: if start.is_empty() { prefix.clone() } else { start },
+        start_row: if start.is_empty() {
+            prefix.clone()
+        } else {
+            start
+        },
         stop_row: param_bytes("endrow")?,
         columns: cells::columns(&columns)?,
         time_range: TimeRange {
@@ -271,7 +290,6 @@ pub async fn table_scan(
         cache_blocks: req.param("cacheblocks")?.is_none_or(|v| v != "false"),
         reverse: req.param("reversed")?.is_some_and(|v| v == "true"),
         limit: wanted.min(limits.max_rows + 1),
-        ..Scan::all()
     };
     let filter = table_scan_filter(&prefix, req)?.map(Arc::new);
     let mut stream = h.scan_filtered(table, scan, filter)?;
@@ -308,7 +326,10 @@ mod tests {
             ..ScannerModel::default()
         };
         let s = scan_of(&m).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((s.start_row.clone(), s.stop_row.clone()), (Bytes::from("a"), Bytes::from("b")));
+        assert_eq!(
+            (s.start_row.clone(), s.stop_row.clone()),
+            (Bytes::from("a"), Bytes::from("b"))
+        );
         assert_eq!(s.max_versions, u32::MAX);
         assert!(s.columns.wants(b"cf", b"q") && !s.columns.wants(b"cf", b"r"));
         assert_eq!(versions(1), 1);

@@ -79,7 +79,11 @@ impl Scanners {
         }
         let id = loop {
             // HBase's ids are a time and a random number; unguessable here.
-            let id = format!("{:016x}{:016x}", rand::random::<u64>(), rand::random::<u64>());
+            let id = format!(
+                "{:016x}{:016x}",
+                rand::random::<u64>(),
+                rand::random::<u64>()
+            );
             if !open.contains_key(&id) {
                 break id;
             }

@@ -56,10 +56,7 @@ fn column_of(f: &FamilySchema) -> ColumnSchemaModel {
     ];
     ColumnSchemaModel {
         name: f.name.clone(),
-        attrs: attrs
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
+        attrs: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     }
 }
 
@@ -85,10 +82,11 @@ pub fn patch_of(c: &ColumnSchemaModel) -> Result<FamilyPatch, RestError> {
         if v.eq_ignore_ascii_case("FOREVER") {
             return Ok(Some(TTL_FOREVER));
         }
-        let digits = v.trim().split_whitespace().next().unwrap_or("");
-        digits.parse().map(Some).map_err(|_| {
-            RestError::bad(format!("family {}: {key}={v:?} is not a number", c.name))
-        })
+        let digits = v.split_whitespace().next().unwrap_or("");
+        digits
+            .parse()
+            .map(Some)
+            .map_err(|_| RestError::bad(format!("family {}: {key}={v:?} is not a number", c.name)))
     };
     let to_u32 = |key: &str| -> Result<Option<u32>, RestError> {
         number(key)?
@@ -100,7 +98,11 @@ pub fn patch_of(c: &ColumnSchemaModel) -> Result<FamilyPatch, RestError> {
             .transpose()
     };
     let flag = |key: &str| c.attr(key).map(|v| v.eq_ignore_ascii_case("true"));
-    let compression = match c.attr("COMPRESSION").map(str::to_ascii_uppercase).as_deref() {
+    let compression = match c
+        .attr("COMPRESSION")
+        .map(str::to_ascii_uppercase)
+        .as_deref()
+    {
         None => None,
         Some("NONE") => Some(CompressionName::None),
         Some("LZ4") => Some(CompressionName::Lz4),
@@ -112,7 +114,11 @@ pub fn patch_of(c: &ColumnSchemaModel) -> Result<FamilyPatch, RestError> {
             )));
         }
     };
-    let bloom = match c.attr("BLOOMFILTER").map(str::to_ascii_uppercase).as_deref() {
+    let bloom = match c
+        .attr("BLOOMFILTER")
+        .map(str::to_ascii_uppercase)
+        .as_deref()
+    {
         None => None,
         Some("NONE") => Some(BloomName::None),
         Some("ROW") => Some(BloomName::Row),

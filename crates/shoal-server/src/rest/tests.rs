@@ -88,29 +88,50 @@ fn cell_json(row: &str, column: &str, value: &str) -> String {
 #[tokio::test]
 async fn a_cell_put_as_json_reads_back_in_every_representation() {
     let f = fixture(|_| {}).await;
-    assert_eq!(f.put_json("/t/r1", &cell_json("r1", "cf:a", "v1")).await, StatusCode::OK);
+    assert_eq!(
+        f.put_json("/t/r1", &cell_json("r1", "cf:a", "v1")).await,
+        StatusCode::OK
+    );
     let (s, h, body) = f
         .send(Method::GET, "/t/r1", &[("accept", "application/json")], "")
         .await;
     assert_eq!(s, StatusCode::OK);
-    assert_eq!(h.get("content-type").and_then(|v| v.to_str().ok()), Some("application/json"));
+    assert_eq!(
+        h.get("content-type").and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
     let set = json::cell_set(&body).expect("json cell set");
     assert_eq!(set.rows[0].cells[0].value, "v1");
     let (_, _, body) = f.send(Method::GET, "/t/r1", &[], "").await;
     let set = xml::cell_set(&body).expect("xml by default");
     assert_eq!(set.rows[0].key.as_deref(), Some(&b"r1"[..]));
     let (_, _, body) = f
-        .send(Method::GET, "/t/r1", &[("accept", "application/x-protobuf")], "")
+        .send(
+            Method::GET,
+            "/t/r1",
+            &[("accept", "application/x-protobuf")],
+            "",
+        )
         .await;
     let set = shoal_proto::hbase_rest::CellSet::decode(&body[..]).expect("protobuf");
     assert_eq!(set.rows[0].values[0].column.as_deref(), Some(&b"cf:a"[..]));
     let (s, h, body) = f
-        .send(Method::GET, "/t/r1/cf:a", &[("accept", "application/octet-stream")], "")
+        .send(
+            Method::GET,
+            "/t/r1/cf:a",
+            &[("accept", "application/octet-stream")],
+            "",
+        )
         .await;
     assert_eq!((s, &body[..]), (StatusCode::OK, &b"v1"[..]));
     assert!(h.contains_key("x-timestamp"));
     let (s, _, _) = f
-        .send(Method::GET, "/t/r1", &[("accept", "application/octet-stream")], "")
+        .send(
+            Method::GET,
+            "/t/r1",
+            &[("accept", "application/octet-stream")],
+            "",
+        )
         .await;
     assert_eq!(s, StatusCode::BAD_REQUEST, "a bare value needs one column");
 }
@@ -123,7 +144,10 @@ async fn versions_time_ranges_and_deletes() {
             .send(
                 Method::PUT,
                 "/t/r/cf:q",
-                &[("content-type", "application/octet-stream"), ("x-timestamp", &ts.to_string())],
+                &[
+                    ("content-type", "application/octet-stream"),
+                    ("x-timestamp", &ts.to_string()),
+                ],
                 v,
             )
             .await;
@@ -140,7 +164,10 @@ async fn versions_time_ranges_and_deletes() {
     };
     let json = [("accept", "application/json")];
     let (_, _, b) = f.send(Method::GET, "/t/r/cf:q?v=5", &json, "").await;
-    assert_eq!(values(&b), vec![(30, "c".into()), (20, "b".into()), (10, "a".into())]);
+    assert_eq!(
+        values(&b),
+        vec![(30, "c".into()), (20, "b".into()), (10, "a".into())]
+    );
     let (_, _, b) = f.send(Method::GET, "/t/r/cf:q/25?v=5", &json, "").await;
     assert_eq!(values(&b), vec![(20, "b".into()), (10, "a".into())]);
     let (_, _, b) = f.send(Method::GET, "/t/r/cf:q/15,31?v=5", &json, "").await;
@@ -161,13 +188,23 @@ async fn bad_input_gets_clear_errors() {
     let (s, _, body) = f.send(Method::GET, "/nosuch/r", &[], "").await;
     assert_eq!(s, StatusCode::NOT_FOUND);
     assert!(String::from_utf8_lossy(&body).contains("nosuch"));
-    assert_eq!(f.put_json("/t/r", "{not json").await, StatusCode::BAD_REQUEST);
     assert_eq!(
-        f.put_json("/t/r", r#"{"Row":[{"key":"@@@","Cell":[]}]}"#).await,
+        f.put_json("/t/r", "{not json").await,
         StatusCode::BAD_REQUEST
     );
-    assert_eq!(f.put_json("/t/r", &cell_json("r", "nosuch:q", "v")).await, StatusCode::NOT_FOUND);
-    assert_eq!(f.put_json("/t/r", &cell_json("r", "cf", "v")).await, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        f.put_json("/t/r", r#"{"Row":[{"key":"@@@","Cell":[]}]}"#)
+            .await,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        f.put_json("/t/r", &cell_json("r", "nosuch:q", "v")).await,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        f.put_json("/t/r", &cell_json("r", "cf", "v")).await,
+        StatusCode::BAD_REQUEST
+    );
     let (s, _, _) = f
         .send(
             Method::PUT,
@@ -182,12 +219,19 @@ async fn bad_input_gets_clear_errors() {
         .await;
     assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let (s, _, _) = f
-        .send(Method::PUT, "/t/r", &[("content-type", "application/json")], vec![b' '; 5000])
+        .send(
+            Method::PUT,
+            "/t/r",
+            &[("content-type", "application/json")],
+            vec![b' '; 5000],
+        )
         .await;
     assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE);
     let (s, _, _) = f.send(Method::GET, "/t/r/cf/notatime", &[], "").await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
-    let (s, _, _) = f.send(Method::GET, "/t/r", &[("accept", "image/png")], "").await;
+    let (s, _, _) = f
+        .send(Method::GET, "/t/r", &[("accept", "image/png")], "")
+        .await;
     assert_eq!(s, StatusCode::NOT_ACCEPTABLE);
     let (s, _, _) = f.send(Method::PATCH, "/t/r", &[], "").await;
     assert_eq!(s, StatusCode::METHOD_NOT_ALLOWED);
@@ -196,7 +240,10 @@ async fn bad_input_gets_clear_errors() {
 #[tokio::test]
 async fn check_and_put_and_check_and_delete() {
     let f = fixture(|_| {}).await;
-    assert_eq!(f.put_json("/t/r", &cell_json("r", "cf:a", "1")).await, StatusCode::OK);
+    assert_eq!(
+        f.put_json("/t/r", &cell_json("r", "cf:a", "1")).await,
+        StatusCode::OK
+    );
     let check = |put: &str, expect: &str| {
         format!(
             r#"{{"Row":[{{"key":"{}","Cell":[{{"column":"{}","$":"{}"}},{{"column":"{}","$":"{}"}}]}}]}}"#,
@@ -207,10 +254,19 @@ async fn check_and_put_and_check_and_delete() {
             b64::encode(expect.as_bytes())
         )
     };
-    assert_eq!(f.put_json("/t/r?check=put", &check("2", "9")).await, StatusCode::NOT_MODIFIED);
-    assert_eq!(f.put_json("/t/r?check=put", &check("2", "1")).await, StatusCode::OK);
+    assert_eq!(
+        f.put_json("/t/r?check=put", &check("2", "9")).await,
+        StatusCode::NOT_MODIFIED
+    );
+    assert_eq!(
+        f.put_json("/t/r?check=put", &check("2", "1")).await,
+        StatusCode::OK
+    );
     let one = |v: &str| cell_json("r", "cf:a", v);
-    assert_eq!(f.put_json("/t/r?check=delete", &one("1")).await, StatusCode::NOT_MODIFIED);
+    assert_eq!(
+        f.put_json("/t/r?check=delete", &one("1")).await,
+        StatusCode::NOT_MODIFIED
+    );
     let (s, _, _) = f
         .send(
             Method::DELETE,
@@ -222,18 +278,30 @@ async fn check_and_put_and_check_and_delete() {
     assert_eq!(s, StatusCode::OK);
     let (s, _, _) = f.send(Method::GET, "/t/r", &[], "").await;
     assert_eq!(s, StatusCode::NOT_FOUND);
-    assert_eq!(f.put_json("/t/r?check=bogus", &one("1")).await, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        f.put_json("/t/r?check=bogus", &one("1")).await,
+        StatusCode::BAD_REQUEST
+    );
 }
 
 #[tokio::test]
 async fn scanners_page_then_end_and_are_capped() {
     let f = fixture(|c| c.rest.max_scanners = 2).await;
     for r in ["a1", "a2", "a3", "b1"] {
-        assert_eq!(f.put_json(&format!("/t/{r}"), &cell_json(r, "cf:q", r)).await, StatusCode::OK);
+        assert_eq!(
+            f.put_json(&format!("/t/{r}"), &cell_json(r, "cf:q", r))
+                .await,
+            StatusCode::OK
+        );
     }
     let spec = r#"{"filter":"{\"type\":\"PrefixFilter\",\"value\":\"YQ==\"}"}"#;
     let (s, h, _) = f
-        .send(Method::POST, "/t/scanner", &[("content-type", "application/json")], spec)
+        .send(
+            Method::POST,
+            "/t/scanner",
+            &[("content-type", "application/json")],
+            spec,
+        )
         .await;
     assert_eq!(s, StatusCode::CREATED);
     let location = h
@@ -241,7 +309,9 @@ async fn scanners_page_then_end_and_are_capped() {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_string();
-    let path = location.trim_start_matches("http://127.0.0.1:8080").to_string();
+    let path = location
+        .trim_start_matches("http://127.0.0.1:8080")
+        .to_string();
     assert!(path.starts_with("/t/scanner/"), "{location}");
     let json = [("accept", "application/json")];
     let (s, _, b) = f.send(Method::GET, &format!("{path}?n=2"), &json, "").await;
@@ -252,17 +322,39 @@ async fn scanners_page_then_end_and_are_capped() {
     let (s, _, _) = f.send(Method::GET, &path, &json, "").await;
     assert_eq!(s, StatusCode::NO_CONTENT);
     let open = |body: &'static str| {
-        f.send(Method::PUT, "/t/scanner", &[("content-type", "application/json")], body)
+        f.send(
+            Method::PUT,
+            "/t/scanner",
+            &[("content-type", "application/json")],
+            body,
+        )
     };
     assert_eq!(open("{}").await.0, StatusCode::CREATED);
-    assert_eq!(open("{}").await.0, StatusCode::SERVICE_UNAVAILABLE, "max_scanners is 2");
+    assert_eq!(
+        open("{}").await.0,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "max_scanners is 2"
+    );
     let (s, _, _) = f.send(Method::DELETE, &path, &[], "").await;
     assert_eq!(s, StatusCode::OK);
-    assert_eq!(f.send(Method::DELETE, &path, &[], "").await.0, StatusCode::NOT_FOUND);
-    assert_eq!(open(r#"{"filter":"{\"type\":\"FuzzyRowFilter\"}"}"#).await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        f.send(Method::DELETE, &path, &[], "").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        open(r#"{"filter":"{\"type\":\"FuzzyRowFilter\"}"}"#)
+            .await
+            .0,
+        StatusCode::BAD_REQUEST
+    );
     assert_eq!(open("{}").await.0, StatusCode::CREATED);
     let (s, _, _) = f
-        .send(Method::POST, "/nosuch/scanner", &[("content-type", "application/json")], "{}")
+        .send(
+            Method::POST,
+            "/nosuch/scanner",
+            &[("content-type", "application/json")],
+            "{}",
+        )
         .await;
     assert_eq!(s, StatusCode::NOT_FOUND);
 }
@@ -272,19 +364,33 @@ async fn schemas_tables_and_globs() {
     let f = fixture(|_| {}).await;
     let schema = r#"{"name":"u","ColumnSchema":[{"name":"f","VERSIONS":"2"}]}"#;
     let (s, h, _) = f
-        .send(Method::PUT, "/u/schema", &[("content-type", "application/json")], schema)
+        .send(
+            Method::PUT,
+            "/u/schema",
+            &[("content-type", "application/json")],
+            schema,
+        )
         .await;
     assert_eq!(s, StatusCode::CREATED);
     assert!(h.contains_key("location"));
     let (s, _, b) = f.send(Method::GET, "/", &[], "").await;
     assert_eq!((s, &b[..]), (StatusCode::OK, &b"t\nu\n"[..]));
     let (_, _, b) = f
-        .send(Method::GET, "/u/schema", &[("accept", "application/json")], "")
+        .send(
+            Method::GET,
+            "/u/schema",
+            &[("accept", "application/json")],
+            "",
+        )
         .await;
     let t = json::table_schema(&b).expect("schema");
     assert_eq!(t.columns[0].attr("VERSIONS"), Some("2"));
     for r in ["ab1", "ab2", "ac"] {
-        assert_eq!(f.put_json(&format!("/t/{r}"), &cell_json(r, "cf:q", r)).await, StatusCode::OK);
+        assert_eq!(
+            f.put_json(&format!("/t/{r}"), &cell_json(r, "cf:q", r))
+                .await,
+            StatusCode::OK
+        );
     }
     let json = [("accept", "application/json")];
     let (_, _, b) = f.send(Method::GET, "/t/ab*", &json, "").await;
@@ -293,7 +399,9 @@ async fn schemas_tables_and_globs() {
     assert_eq!(json::cell_set(&b).map(|c| c.rows.len()).ok(), Some(1));
     let (_, _, b) = f.send(Method::GET, "/t/ab*/cf", &json, "").await;
     assert_eq!(json::cell_set(&b).map(|c| c.rows.len()).ok(), Some(2));
-    let (_, _, b) = f.send(Method::GET, "/t/multiget?row=ac&row=zz&row=ab1", &json, "").await;
+    let (_, _, b) = f
+        .send(Method::GET, "/t/multiget?row=ac&row=zz&row=ab1", &json, "")
+        .await;
     let keys: Vec<Bytes> = json::cell_set(&b)
         .map(|c| c.rows.into_iter().filter_map(|r| r.key).collect())
         .unwrap_or_default();
@@ -301,13 +409,27 @@ async fn schemas_tables_and_globs() {
     let (s, _, b) = f.send(Method::GET, "/t/regions", &json, "").await;
     assert_eq!(s, StatusCode::OK);
     assert!(String::from_utf8_lossy(&b).contains("\"Region\""));
-    assert_eq!(f.send(Method::GET, "/u/exists", &[], "").await.0, StatusCode::OK);
-    assert_eq!(f.send(Method::DELETE, "/u/schema", &[], "").await.0, StatusCode::OK);
-    assert_eq!(f.send(Method::GET, "/u/exists", &[], "").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        f.send(Method::GET, "/u/exists", &[], "").await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        f.send(Method::DELETE, "/u/schema", &[], "").await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        f.send(Method::GET, "/u/exists", &[], "").await.0,
+        StatusCode::NOT_FOUND
+    );
     let (s, _, b) = f.send(Method::GET, "/version/cluster", &[], "").await;
     assert_eq!((s, &b[..]), (StatusCode::OK, &b"2.6.1\n"[..]));
     let (s, _, _) = f
-        .send(Method::GET, "/status/cluster", &[("accept", "application/x-protobuf")], "")
+        .send(
+            Method::GET,
+            "/status/cluster",
+            &[("accept", "application/x-protobuf")],
+            "",
+        )
         .await;
     assert_eq!(s, StatusCode::OK);
 }
@@ -316,5 +438,8 @@ async fn schemas_tables_and_globs() {
 async fn a_stopping_server_answers_503() {
     let f = fixture(|_| {}).await;
     let _ = f._stop.send(true);
-    assert_eq!(f.send(Method::GET, "/", &[], "").await.0, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        f.send(Method::GET, "/", &[], "").await.0,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
 }

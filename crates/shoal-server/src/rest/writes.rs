@@ -32,7 +32,9 @@ pub async fn put(
     let repr = req.content(CELLS)?;
     if repr == Repr::Binary {
         if !check.is_empty() {
-            return Err(RestError::bad("check=... needs a cell set body, not a bare value"));
+            return Err(RestError::bad(
+                "check=... needs a cell set body, not a bare value",
+            ));
         }
         let set = binary_cell_set(&spec, req)?;
         return put_rows(h, table, &spec, set).await;
@@ -69,7 +71,9 @@ fn binary_cell_set(spec: &RowSpec, req: &RestRequest) -> Result<CellSetModel, Re
         .header("X-Column")
         .map(|c| Bytes::copy_from_slice(c.as_bytes()))
         .or_else(|| spec.columns.first().cloned())
-        .ok_or_else(|| RestError::bad("Column found to be null: name it in the path or X-Column"))?;
+        .ok_or_else(|| {
+            RestError::bad("Column found to be null: name it in the path or X-Column")
+        })?;
     let timestamp = match req.header("X-Timestamp") {
         None => LATEST,
         Some(t) => t
@@ -114,9 +118,8 @@ fn column_parts(
 /// A put cell: `family:qualifier` required.
 fn put_op(cell: &CellModel, spec: &RowSpec, i: usize) -> Result<RowOp, RestError> {
     let (family, qualifier) = column_parts(cell, spec, i)?;
-    let qualifier = qualifier.ok_or_else(|| {
-        RestError::bad("a put cell's column must be family:qualifier")
-    })?;
+    let qualifier =
+        qualifier.ok_or_else(|| RestError::bad("a put cell's column must be family:qualifier"))?;
     Ok(RowOp::Put {
         family,
         qualifier,
@@ -235,8 +238,8 @@ async fn check_and_delete(
         None => column_parts(check, spec, 0)
             .map_err(|_| RestError::bad("Column not specified for check"))?,
     };
-    let qualifier = qualifier
-        .ok_or_else(|| RestError::bad("Column to check incorrectly specified"))?;
+    let qualifier =
+        qualifier.ok_or_else(|| RestError::bad("Column to check incorrectly specified"))?;
     let mut m = RowMutation::new(key);
     for cell in deletes {
         let (f, q) = column_parts(cell, spec, usize::MAX)?;
@@ -286,7 +289,11 @@ async fn checked(
     Ok(if applied {
         respond::empty(StatusCode::OK)
     } else {
-        respond::with_body(StatusCode::NOT_MODIFIED, "text/plain", "Value not Modified\r\n")
+        respond::with_body(
+            StatusCode::NOT_MODIFIED,
+            "text/plain",
+            "Value not Modified\r\n",
+        )
     })
 }
 
@@ -301,7 +308,9 @@ pub async fn delete(
 ) -> Result<Response, RestError> {
     let spec = spec_of(path, req)?;
     if !spec.is_single_row() {
-        return Err(RestError::bad("a DELETE names one row, not a range or prefix"));
+        return Err(RestError::bad(
+            "a DELETE names one row, not a range or prefix",
+        ));
     }
     match req.param("check")?.as_deref() {
         None | Some("") => {}
@@ -381,7 +390,10 @@ mod tests {
         };
         assert!(matches!(
             put_op(&cell, &s, 0),
-            Ok(RowOp::Put { timestamp: None, .. })
+            Ok(RowOp::Put {
+                timestamp: None,
+                ..
+            })
         ));
         assert!(put_op(&cell, &s, 1).is_err());
         let bare = CellModel {

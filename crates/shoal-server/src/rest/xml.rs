@@ -32,11 +32,19 @@ impl ToXml for CellSetModel {
         let mut out = format!("{HEADER}<CellSet>");
         for r in &self.rows {
             out.push_str("<Row");
-            attr(&mut out, "key", b64::encode(r.key.as_deref().unwrap_or_default()));
+            attr(
+                &mut out,
+                "key",
+                b64::encode(r.key.as_deref().unwrap_or_default()),
+            );
             out.push('>');
             for c in &r.cells {
                 out.push_str("<Cell");
-                attr(&mut out, "column", b64::encode(c.column.as_deref().unwrap_or_default()));
+                attr(
+                    &mut out,
+                    "column",
+                    b64::encode(c.column.as_deref().unwrap_or_default()),
+                );
                 attr(&mut out, "timestamp", c.timestamp);
                 let _ = write!(out, ">{}</Cell>", b64::encode(&c.value));
             }
@@ -289,8 +297,10 @@ mod tests {
         assert_eq!((s.start_row.clone(), s.batch), (Bytes::from("r1"), 3));
         assert_eq!(s.columns, vec![Bytes::from("cf")]);
         assert!(s.filter.is_some_and(|f| f.contains("PrefixFilter")));
-        let t = table_schema(br#"<TableSchema name="t"><ColumnSchema name="cf" VERSIONS="2"/></TableSchema>"#)
-            .unwrap_or_default();
+        let t = table_schema(
+            br#"<TableSchema name="t"><ColumnSchema name="cf" VERSIONS="2"/></TableSchema>"#,
+        )
+        .unwrap_or_default();
         assert_eq!(t.columns[0].attr("VERSIONS"), Some("2"));
     }
 

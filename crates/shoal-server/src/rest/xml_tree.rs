@@ -48,7 +48,10 @@ pub fn parse(body: &[u8]) -> Result<Element, RestError> {
     let root = p.element(0)?;
     p.skip_misc()?;
     if p.at < p.s.len() {
-        return Err(bad(format!("content after the root element at byte {}", p.at)));
+        return Err(bad(format!(
+            "content after the root element at byte {}",
+            p.at
+        )));
     }
     Ok(root)
 }
@@ -279,7 +282,8 @@ mod tests {
 
     #[test]
     fn entities_and_cdata() {
-        let root = parse(b"<f a=\"&lt;&#65;&#x42;\">x &amp; y<![CDATA[<z>]]></f>").unwrap_or_default();
+        let root =
+            parse(b"<f a=\"&lt;&#65;&#x42;\">x &amp; y<![CDATA[<z>]]></f>").unwrap_or_default();
         assert_eq!(root.attr("a"), Some("<AB"));
         assert_eq!(root.text, "x & y<z>");
         assert_eq!(escape("<a&'\">"), "&lt;a&amp;&apos;&quot;&gt;");
