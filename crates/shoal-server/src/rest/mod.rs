@@ -164,11 +164,14 @@ async fn handle(State(g): State<Arc<RestGateway>>, req: Request) -> Response {
         }
     };
     let path = parts.uri.path().to_string();
-    let location = parts
+    // HTTP/1.1 names the host in `Host`, HTTP/2 in the URI's authority.
+    let host = parts
         .headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
-        .map(|host| format!("{}://{host}{}", g.scheme, path.trim_end_matches('/')));
+        .map(str::to_string)
+        .or_else(|| parts.uri.authority().map(|a| a.to_string()));
+    let location = host.map(|host| format!("{}://{host}{}", g.scheme, path.trim_end_matches('/')));
     let request = RestRequest {
         method: parts.method,
         query: request::split_query(parts.uri.query()),
