@@ -185,7 +185,7 @@ async fn handle(State(g): State<Arc<RestGateway>>, req: Request) -> Response {
 /// Routes a request and counts it in the server's request metrics.
 async fn serve(g: &RestGateway, caller: &Caller, path: &str, req: RestRequest) -> Response {
     let start = std::time::Instant::now();
-    let route = routes::Route::of(path, &req.method);
+    let route = routes::Route::of(path);
     let outcome = match route {
         Ok(route) => {
             let op = route.request_op(&req.method);

@@ -43,7 +43,7 @@ pub enum Route {
 
 impl Route {
     /// The route of `path`.
-    pub fn of(path: &str, _method: &Method) -> Result<Route, RestError> {
+    pub fn of(path: &str) -> Result<Route, RestError> {
         let trimmed = path.trim_start_matches('/');
         if trimmed.is_empty() {
             return Ok(Route::Tables);
@@ -163,7 +163,7 @@ mod tests {
     use super::*;
 
     fn route(p: &str) -> Result<Route, RestError> {
-        Route::of(p, &Method::GET)
+        Route::of(p)
     }
 
     #[test]
