@@ -143,7 +143,7 @@ fn status_text(m: &ClusterStatusModel) -> String {
         ));
         for r in &n.regions {
             out.push_str(&format!(
-                "        {}\n            stores={}\n            storefiless={}\n",
+                "        {}\n            stores={}\n            storefiles={}\n",
                 String::from_utf8_lossy(&r.name),
                 r.stores,
                 r.storefiles
