@@ -138,7 +138,7 @@ pub async fn run(
         Route::Exists(t) if m == Method::GET => schema::exists(h, &t).await,
         Route::MultiGet(t) if m == Method::GET => rows::multi_get(h, &g.limits, &t, &req).await,
         Route::Scanners(t) if m == Method::PUT || m == Method::POST => {
-            scan::open(h, &g.scanners, &t, &req).await
+            scan::open(h, &g.scanners, &g.limits, &t, &req).await
         }
         Route::Scanner(t, id) => match m {
             Method::GET => scan::next(&g.scanners, &g.limits, caller, &t, &id, &req).await,

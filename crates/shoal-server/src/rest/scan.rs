@@ -52,6 +52,7 @@ fn scan_of(m: &ScannerModel) -> Result<Scan, RestError> {
 pub async fn open(
     h: Access<'_>,
     scanners: &Scanners,
+    limits: &Limits,
     table: &str,
     req: &RestRequest,
 ) -> Result<Response, RestError> {
@@ -67,7 +68,15 @@ pub async fn open(
         .map(filter::parse)
         .transpose()?
         .map(Arc::new);
-    let stream = h.scan_filtered(table, scan_of(&model)?, filter)?;
+    let mut scan = scan_of(&model)?;
+    // A row wider than a page comes from the region in chunks, so a
+    // scanner never holds more than a page of it (the pages are the same:
+    // they are cut by cells). Not with a filter that decides on whole rows,
+    // which HBase refuses in a batched scan.
+    if filter.as_ref().is_none_or(|f| !f.has_filter_row()) {
+        scan.batch = limits.max_cells;
+    }
+    let stream = h.scan_filtered(table, scan, filter)?;
     let batch = usize::try_from(model.batch)
         .ok()
         .filter(|b| *b > 0)

@@ -443,3 +443,67 @@ async fn a_stopping_server_answers_503() {
         StatusCode::SERVICE_UNAVAILABLE
     );
 }
+
+#[tokio::test]
+async fn a_wide_row_pages_by_cells() {
+    let f = fixture(|c| c.rest.max_cells_per_response = 3).await;
+    let cells: Vec<String> = (0..7)
+        .map(|i| {
+            format!(
+                r#"{{"column":"{}","$":"{}"}}"#,
+                b64::encode(format!("cf:q{i}").as_bytes()),
+                b64::encode(b"v")
+            )
+        })
+        .collect();
+    let body = format!(
+        r#"{{"Row":[{{"key":"{}","Cell":[{}]}}]}}"#,
+        b64::encode(b"wide"),
+        cells.join(",")
+    );
+    assert_eq!(f.put_json("/t/wide", &body).await, StatusCode::OK);
+    let (s, _, _) = f
+        .send(
+            Method::GET,
+            "/t/wide",
+            &[("accept", "application/json")],
+            "",
+        )
+        .await;
+    assert_eq!(
+        s,
+        StatusCode::BAD_REQUEST,
+        "7 cells > rest.max_cells_per_response"
+    );
+    let (_, h, _) = f
+        .send(
+            Method::POST,
+            "/t/scanner",
+            &[("content-type", "application/json")],
+            "{}",
+        )
+        .await;
+    let location = h
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .trim_start_matches("http://127.0.0.1:8080")
+        .to_string();
+    let mut pages = Vec::new();
+    loop {
+        let (s, _, b) = f
+            .send(
+                Method::GET,
+                &location,
+                &[("accept", "application/json")],
+                "",
+            )
+            .await;
+        if s == StatusCode::NO_CONTENT {
+            break;
+        }
+        assert_eq!(s, StatusCode::OK);
+        pages.push(json::cell_set(&b).map(|c| c.cell_count()).unwrap_or(0));
+    }
+    assert_eq!(pages, vec![3, 3, 1]);
+}
