@@ -7,7 +7,8 @@
 //! differs from HBase's gateway.
 //!
 //! - `routes`: a request's path to the resource that answers it.
-//! - `cluster`, `schema`, `rows`, `writes`, `scan`: the resources.
+//! - `cluster`, `schema`, `rows`, `writes` (with `counters`), `scan`: the
+//!   resources.
 //! - `row_spec`: HBase's row paths (`row/column/timestamp`).
 //! - `model` and its representations `json`, `xml` (with `xml_tree`),
 //!   `protobuf`; `representation` picks one; `respond` writes it; `b64`.
@@ -23,6 +24,7 @@
 mod b64;
 mod cells;
 mod cluster;
+mod counters;
 mod fault;
 mod filter;
 mod json;

@@ -507,3 +507,51 @@ async fn a_wide_row_pages_by_cells() {
     }
     assert_eq!(pages, vec![3, 3, 1]);
 }
+
+#[tokio::test]
+async fn appends_and_increments() {
+    let f = fixture(|_| {}).await;
+    assert_eq!(
+        f.put_json("/t/c?check=append", &cell_json("c", "cf:s", "ab"))
+            .await,
+        StatusCode::OK
+    );
+    let (s, _, b) = f
+        .send(
+            Method::PUT,
+            "/t/c?check=append&rr=true",
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json"),
+            ],
+            cell_json("c", "cf:s", "cd"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let set = json::cell_set(&b).expect("cell set");
+    assert_eq!(set.rows[0].cells[0].value, "abcd");
+    assert_eq!(
+        f.put_json("/t/c?check=increment", &cell_json("c", "cf:n", "5"))
+            .await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        f.put_json("/t/c?check=increment", &cell_json("c", "cf:n", "-2"))
+            .await,
+        StatusCode::OK
+    );
+    let (_, _, b) = f
+        .send(
+            Method::GET,
+            "/t/c/cf:n",
+            &[("accept", "application/octet-stream")],
+            "",
+        )
+        .await;
+    assert_eq!(&b[..], &3i64.to_be_bytes()[..]);
+    assert_eq!(
+        f.put_json("/t/c?check=increment", &cell_json("c", "cf:n", "lots"))
+            .await,
+        StatusCode::BAD_REQUEST
+    );
+}

@@ -4,8 +4,10 @@
 //! headers override the path); `?check=put` and `?check=delete` for
 //! HBase's check-and-put and check-and-delete (the last cell of the body is
 //! the check: its column must hold exactly its value; 304 when it does
-//! not); `DELETE /<table>/<row>[/<columns>][/<timestamp>]`.
+//! not); `?check=append` and `?check=increment` (`counters`);
+//! `DELETE /<table>/<row>[/<columns>][/<timestamp>]`.
 
+use super::counters::{self, Counter};
 use super::fault::RestError;
 use super::model::{CellModel, CellSetModel, LATEST, RowModel};
 use super::representation::{CELLS, Repr};
@@ -44,9 +46,8 @@ pub async fn put(
         "" => put_rows(h, table, &spec, set).await,
         "put" => check_and_put(h, table, &spec, set).await,
         "delete" => check_and_delete(h, table, &spec, set).await,
-        "append" | "increment" => Err(RestError::bad(format!(
-            "check={check} is not supported by Shoal's REST gateway (docs/rest.md)"
-        ))),
+        "append" => counters::run(h, table, &spec, set, Counter::Append, req).await,
+        "increment" => counters::run(h, table, &spec, set, Counter::Increment, req).await,
         other => Err(RestError::bad(format!("Invalid check value '{other}'"))),
     }
 }
