@@ -25,11 +25,14 @@ pub enum Counter {
     Increment,
 }
 
-/// The row and its `(family, qualifier, cell)` triples.
+/// A column to change: family, qualifier, and the cell saying by what.
+type Change<'a> = (Bytes, Bytes, &'a CellModel);
+
+/// The row and its changes.
 fn columns<'a>(
     set: &'a CellSetModel,
     spec: &RowSpec,
-) -> Result<(Bytes, Vec<(Bytes, Bytes, &'a CellModel)>), RestError> {
+) -> Result<(Bytes, Vec<Change<'a>>), RestError> {
     let [row] = set.rows.as_slice() else {
         return Err(RestError::bad("Number of rows specified is not 1"));
     };
