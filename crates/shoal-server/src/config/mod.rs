@@ -379,6 +379,28 @@ mod tests {
     }
 
     #[test]
+    fn the_rest_section_is_read_and_checked() {
+        let c = ServerConfig::from_toml(
+            "[rest]\naddr = \"127.0.0.1:18080\"\nmax_scanners = 5\nscanner_timeout = \"30s\"\nmax_body_bytes = \"1MiB\"",
+        )
+        .unwrap();
+        assert_eq!(c.rest.addr.port(), 18080);
+        assert_eq!(c.rest.max_scanners, 5);
+        assert_eq!(c.rest.scanner_timeout, Duration::from_secs(30));
+        assert_eq!(c.rest.max_body_bytes, ByteSize(1 << 20));
+        for (text, key) in [
+            ("[rest]\naddr = \"127.0.0.1:9090\"", "rest.addr"),
+            ("[rest]\nmax_body_bytes = 10", "rest.max_body_bytes"),
+            ("[rest]\nscanner_timeout = \"10ms\"", "rest.scanner_timeout"),
+        ] {
+            let err = ServerConfig::from_toml(text).unwrap_err().to_string();
+            assert!(err.contains(key), "{text}: {err}");
+        }
+        let off = ServerConfig::from_toml("[rest]\nenabled = false\naddr = \"127.0.0.1:9090\"");
+        assert!(off.is_ok(), "a gateway turned off may name any address");
+    }
+
+    #[test]
     fn sizes_and_durations_parse() {
         let c = ServerConfig::from_toml(
             "[cache]\nl2_capacity = \"1 GiB\"\nl1_data = 1048576\nl1_rows = \"32MiB\"\nl2_page_cache = false\n[regions]\nsplit_check_interval = \"2s\"\nsplit_size = \"3GB\"",
