@@ -2,7 +2,8 @@
 //! Rust, so no `protoc` needs to be installed) and generates prost messages and
 //! tonic client and server stubs; and HBase's RPC messages
 //! (`proto/hbase/`, package `hbase.pb`) as plain prost messages for the
-//! native-RPC front door.
+//! native-RPC front door; and HBase's REST gateway's messages
+//! (`proto/hbase_rest/`) for the REST front door.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
@@ -54,5 +55,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(false)
         .build_server(false)
         .compile_fds(hbase)?;
+
+    // HBase's REST gateway's messages (`proto/hbase_rest/`, vendored from
+    // hbase-rest 2.6.1): the bodies of `application/x-protobuf` requests
+    // and answers of `shoal-server`'s `rest` door.
+    let rest = protox::compile(
+        [
+            "CellMessage.proto",
+            "CellSetMessage.proto",
+            "ColumnSchemaMessage.proto",
+            "NamespacePropertiesMessage.proto",
+            "NamespacesMessage.proto",
+            "ScannerMessage.proto",
+            "StorageClusterStatusMessage.proto",
+            "TableInfoMessage.proto",
+            "TableListMessage.proto",
+            "TableSchemaMessage.proto",
+            "VersionMessage.proto",
+        ],
+        ["proto/hbase_rest"],
+    )?;
+    tonic_prost_build::configure()
+        .bytes(".org.apache.hadoop.hbase.rest.protobuf.generated")
+        .build_client(false)
+        .build_server(false)
+        .compile_fds(rest)?;
     Ok(())
 }

@@ -629,6 +629,7 @@ async fn ycsb(a: YcsbArgs) -> anyhow::Result<()> {
         config.server.grpc_addr = "127.0.0.1:0".parse()?;
         config.server.http_addr = "127.0.0.1:0".parse()?;
         config.thrift.enabled = false;
+        config.rest.enabled = false;
         config.hbase_rpc.enabled = false;
         let server = shoal_server::start(config).await?;
         let addr = server.grpc_addr.to_string();

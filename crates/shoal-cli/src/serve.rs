@@ -25,6 +25,9 @@ pub struct ServeArgs {
     /// Thrift1 gateway listen address (overrides `thrift.addr`).
     #[arg(long)]
     thrift_addr: Option<SocketAddr>,
+    /// HBase REST gateway listen address (overrides `rest.addr`).
+    #[arg(long)]
+    rest_addr: Option<SocketAddr>,
     /// HBase native RPC listen address (overrides `hbase_rpc.addr`).
     #[arg(long)]
     hbase_rpc_addr: Option<SocketAddr>,
@@ -68,6 +71,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     if let Some(a) = args.thrift_addr {
         config.thrift.addr = a;
+    }
+    if let Some(a) = args.rest_addr {
+        config.rest.addr = a;
     }
     if let Some(a) = args.hbase_rpc_addr {
         config.hbase_rpc.addr = a;
@@ -114,6 +120,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 "Thrift: {a} (HBase Thrift1 gateway: happybase){}",
                 tls(L::Thrift)
             );
+        }
+        if let Some(a) = server.rest_addr {
+            let scheme = if cfg.tls.covers(L::Rest) {
+                "https"
+            } else {
+                "http"
+            };
+            println!("REST:   {scheme}://{a}/ (HBase REST gateway: RemoteHTable, curl)");
         }
         if let Some(a) = server.hbase_rpc_addr {
             println!(

@@ -1377,6 +1377,8 @@ fn an_unreachable_etcd_is_a_clear_error_at_start() {
             "127.0.0.1:0",
             "--thrift-addr",
             "127.0.0.1:0",
+            "--rest-addr",
+            "127.0.0.1:0",
             "--hbase-rpc-addr",
             "127.0.0.1:0",
         ])

@@ -77,6 +77,8 @@ fn a_limit_too_small_to_work_is_one_clear_error_at_start() {
             "127.0.0.1:0",
             "--thrift-addr",
             "127.0.0.1:0",
+            "--rest-addr",
+            "127.0.0.1:0",
             "--hbase-rpc-addr",
             "127.0.0.1:0",
             "--data-dir",

@@ -199,6 +199,8 @@ fn a_missing_bucket_or_an_unreachable_endpoint_is_one_clear_line_at_start() {
                 "127.0.0.1:0",
                 "--thrift-addr",
                 "127.0.0.1:0",
+                "--rest-addr",
+                "127.0.0.1:0",
                 "--hbase-rpc-addr",
                 "127.0.0.1:0",
             ])

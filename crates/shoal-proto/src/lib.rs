@@ -22,6 +22,14 @@ pub mod hbase {
     tonic::include_proto!("hbase.pb");
 }
 
+/// HBase's REST gateway's protobuf messages (package
+/// `org.apache.hadoop.hbase.rest.protobuf.generated`): vendored from
+/// hbase-rest 2.6.1 (`proto/hbase_rest/`, Apache License 2.0, headers kept),
+/// the bodies of its `application/x-protobuf` representation.
+pub mod hbase_rest {
+    tonic::include_proto!("org.apache.hadoop.hbase.rest.protobuf.generated");
+}
+
 /// Start of the FAILED_PRECONDITION message a server answers a Get or
 /// MultiGet with when the row(s) would not fit one response message. The
 /// Rust client then reads the row through a scan, which streams it in

@@ -6,7 +6,7 @@
 //! below it; `docs/server.md`, "How the crate is laid out"): `serve`
 //! (start, listen, graceful shutdown); the front doors `hbase_rpc`
 //! (HBase's native RPC, for the Java client), `thrift` (HBase's Thrift1
-//! gateway, for happybase), `grpc` (the `Data` and `Admin` services) and
+//! gateway, for happybase), `rest` (HBase's REST gateway), `grpc` (the `Data` and `Admin` services) and
 //! `frames` (the framed transport), each calling the host through
 //! `host::access`; `listen` (sockets, accept loops, caps, and the one
 //! pipelined call loop the framed transport and the native RPC share);
@@ -34,6 +34,7 @@ pub mod memory;
 pub mod metrics;
 pub mod process_cpu;
 pub mod proto_convert;
+pub mod rest;
 pub mod security;
 pub mod serve;
 pub mod snapshots;

@@ -44,6 +44,8 @@ pub struct RunningServer {
     pub grpc_addr: SocketAddr,
     /// Where the Thrift gateway listens (None: `thrift.enabled` is false).
     pub thrift_addr: Option<SocketAddr>,
+    /// Where HBase's REST gateway listens (None: `rest.enabled` is false).
+    pub rest_addr: Option<SocketAddr>,
     /// Where HBase's native RPC listens (None: `hbase_rpc.enabled` is
     /// false, or auth is on without `auth.hbase_rpc_user`).
     pub hbase_rpc_addr: Option<SocketAddr>,
@@ -85,6 +87,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     let (host, node) = open_host(config, listeners.grpc.addr, native_identity.as_ref()).await?;
     let (grpc_addr, http_addr) = (listeners.grpc.addr, listeners.http.addr);
     let thrift_addr = listeners.thrift.as_ref().map(|b| b.addr);
+    let rest_addr = listeners.rest.as_ref().map(|b| b.addr);
     let hbase_rpc_addr = listeners.hbase_rpc.as_ref().map(|b| b.addr);
     let zk_registry_addr = listeners.zk_registry.as_ref().map(|b| b.addr);
     // After the host opened: the open-files limit the cap is fitted to is
@@ -108,6 +111,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     if let (Some(zk), Some(me)) = (listeners.zk_registry, native_identity.clone()) {
         servers.push(spawn_zk_registry(&host, zk.listener, me, &shared));
     }
+    if let Some(rest) = listeners.rest {
+        servers.push(spawn_rest(&host, rest.listener, &shared));
+    }
     if let (Some(hbase_rpc), Some(me), Some(caller)) =
         (listeners.hbase_rpc, native_identity, native_caller)
     {
@@ -121,6 +127,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
     }
     servers.push(crate::listen::serve_http(
         listeners.http.listener,
+        crate::metrics::Listener::Http,
         router,
         shared.connections,
         shared.stopped,
@@ -135,6 +142,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServeError> {
         grpc_addr,
         http_addr,
         thrift_addr,
+        rest_addr,
         hbase_rpc_addr,
         zk_registry_addr,
         host,
@@ -190,6 +198,8 @@ struct Listeners {
     http: Bound,
     /// None: `thrift.enabled` is false.
     thrift: Option<Bound>,
+    /// None: `rest.enabled` is false.
+    rest: Option<Bound>,
     /// None: `hbase_rpc.enabled` is false, or no caller is configured for
     /// it (auth is on without `auth.hbase_rpc_user`).
     hbase_rpc: Option<Bound>,
@@ -209,6 +219,11 @@ impl Listeners {
         let http = Bound::new(http, config.server.http_addr, "HTTP")?;
         let thrift = if config.thrift.enabled {
             Some(Bound::bind(config.thrift.addr, "Thrift").await?)
+        } else {
+            None
+        };
+        let rest = if config.rest.enabled {
+            Some(Bound::bind(config.rest.addr, "REST").await?)
         } else {
             None
         };
@@ -237,6 +252,7 @@ impl Listeners {
             grpc,
             http,
             thrift,
+            rest,
             hbase_rpc,
             zk_registry,
         })
@@ -251,6 +267,9 @@ impl Listeners {
         crate::listen::warn_if_exposed(self.http.addr, "HTTP", tls.covers(L::Http), auth);
         if let Some(b) = &self.thrift {
             crate::listen::warn_if_exposed(b.addr, "Thrift", tls.covers(L::Thrift), auth);
+        }
+        if let Some(b) = &self.rest {
+            crate::listen::warn_if_exposed(b.addr, "REST", tls.covers(L::Rest), auth);
         }
         if let Some(b) = &self.hbase_rpc {
             crate::listen::warn_if_exposed(
@@ -403,6 +422,28 @@ fn spawn_thrift(
         host.security().tls().cloned(),
         shared.serving.clone(),
     )
+}
+
+/// Serves HBase's REST gateway, with the limits of the `rest` section.
+fn spawn_rest(host: &Host, listener: TcpListener, shared: &Shared) -> tokio::task::JoinHandle<()> {
+    let gateway = Arc::new(crate::rest::RestGateway::new(
+        host.clone(),
+        shared.stopped.clone(),
+    ));
+    let router = crate::rest::router(gateway.clone());
+    let sweeper = crate::rest::spawn_scanner_sweep(gateway, shared.stopped.clone());
+    let server = crate::listen::serve_http(
+        listener,
+        crate::metrics::Listener::Rest,
+        router,
+        shared.connections.clone(),
+        shared.stopped.clone(),
+        host.security().tls().cloned(),
+    );
+    tokio::spawn(async move {
+        let _ = server.await;
+        sweeper.abort();
+    })
 }
 
 /// Serves HBase's native RPC as `me`, its calls acting as `caller`, with

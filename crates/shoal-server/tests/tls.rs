@@ -245,6 +245,38 @@ async fn the_thrift_port_speaks_tls() {
 }
 
 #[tokio::test]
+async fn the_rest_port_speaks_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let the_ca = ca("CA");
+    let files = write_leaf(dir.path(), &the_ca);
+    let server = start(&dir.path().join("data"), &files, false).await;
+    let rest = server.rest_addr.unwrap();
+    let get = b"GET /version/cluster HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+
+    let connector = connector(&the_ca);
+    let tcp = tokio::net::TcpStream::connect(rest).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut tls = connector.connect(name, tcp).await.unwrap();
+    tls.write_all(get).await.unwrap();
+    let mut reply = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut reply)).await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.ends_with("2.6.1\n"), "{reply}");
+
+    // Plain HTTP on the TLS port: no HTTP answer.
+    let mut plain = tokio::net::TcpStream::connect(rest).await.unwrap();
+    plain.write_all(get).await.unwrap();
+    let mut buf = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), plain.read_to_end(&mut buf)).await;
+    assert!(
+        !String::from_utf8_lossy(&buf).contains("200 OK"),
+        "plain HTTP answered"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn the_native_rpc_port_speaks_tls() {
     let dir = tempfile::tempdir().unwrap();
     let the_ca = ca("CA");

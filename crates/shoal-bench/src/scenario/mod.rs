@@ -70,6 +70,7 @@ impl Embedded {
         c.server.grpc_addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         c.server.http_addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         c.thrift.addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        c.rest.addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         c.hbase_rpc.addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
         tune(&mut c);
         let server = shoal_server::start(c)

@@ -19,6 +19,8 @@ pub struct ServerProcess {
     pub hbase: Option<SocketAddr>,
     /// The read-only ZooKeeper registry (None unless the config turned it on).
     pub zk: Option<SocketAddr>,
+    /// HBase's REST gateway (None when the config turned it off).
+    pub rest: Option<SocketAddr>,
     pub data_dir: PathBuf,
     stderr_log: PathBuf,
 }
@@ -111,6 +113,8 @@ impl ServerProcess {
                 "127.0.0.1:0",
                 "--thrift-addr",
                 "127.0.0.1:0",
+                "--rest-addr",
+                "127.0.0.1:0",
                 "--hbase-rpc-addr",
                 &hbase.map_or("127.0.0.1:0".to_string(), |a| a.to_string()),
             ])
@@ -124,7 +128,8 @@ impl ServerProcess {
         let mut child = cmd.spawn().expect("spawn shoal serve");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
-        let (mut grpc, mut http, mut thrift, mut hbase, mut zk) = (None, None, None, None, None);
+        let (mut grpc, mut http, mut thrift, mut hbase, mut zk, mut rest) =
+            (None, None, None, None, None, None);
         let deadline = Instant::now() + Duration::from_secs(60);
         // The addresses come first, then the data line.
         loop {
@@ -149,6 +154,12 @@ impl ServerProcess {
                 hbase = rest.split_whitespace().next().and_then(|a| a.parse().ok());
             } else if let Some(rest) = line.strip_prefix("ZooKeeper:") {
                 zk = rest.split_whitespace().next().and_then(|a| a.parse().ok());
+            } else if let Some(line) = line.strip_prefix("REST:") {
+                let addr = line
+                    .trim()
+                    .trim_start_matches("https://")
+                    .trim_start_matches("http://");
+                rest = addr.split('/').next().and_then(|a| a.parse().ok());
             } else if line.starts_with("data:") {
                 break;
             }
@@ -162,6 +173,7 @@ impl ServerProcess {
             thrift,
             hbase,
             zk,
+            rest,
             data_dir: data_dir.to_path_buf(),
             stderr_log,
         }

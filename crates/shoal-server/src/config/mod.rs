@@ -5,7 +5,7 @@
 //! One file per section, each with its defaults and a `validate` that checks
 //! that section alone and names the offending key: `server`, `object_store`,
 //! `wal`, `cache`, `regions`, `memstore`, `limits`, `cluster`, `thrift`,
-//! `hbase_rpc`, `zk_registry`, `security` (`[tls]` and `[auth]`), `snapshots`. `units` holds what values
+//! `rest`, `hbase_rpc`, `zk_registry`, `security` (`[tls]` and `[auth]`), `snapshots`. `units` holds what values
 //! are written in (`ByteSize`, durations). This file holds the whole
 //! [`ServerConfig`], its loading, and the checks that span sections
 //! (listeners that would share a port, what cluster mode needs of TLS and
@@ -18,6 +18,7 @@ pub mod limits;
 pub mod memstore;
 pub mod object_store;
 pub mod regions;
+pub mod rest;
 pub mod security;
 pub mod server;
 pub mod snapshots;
@@ -33,6 +34,7 @@ pub use limits::LimitsSection;
 pub use memstore::{MemstoreSection, machine_memory};
 pub use object_store::ObjectStoreSection;
 pub use regions::RegionsSection;
+pub use rest::RestSection;
 pub use security::{AuthSection, TlsListenerName, TlsSection, valid_user};
 pub use server::ServerSection;
 pub use shoal_storage::object::Emulation;
@@ -96,6 +98,8 @@ pub struct ServerConfig {
     pub cluster: Option<ClusterSection>,
     /// HBase's Thrift1 gateway (happybase).
     pub thrift: ThriftSection,
+    /// HBase's REST gateway.
+    pub rest: RestSection,
     /// HBase's native RPC (the Java client).
     pub hbase_rpc: HbaseRpcSection,
     /// The read-only ZooKeeper registry (clients that find HBase there).
@@ -182,6 +186,7 @@ impl ServerConfig {
                 ),
             )));
         }
+        self.validate_rest()?;
         self.hbase_rpc.validate().map_err(invalid)?;
         if self.hbase_rpc.enabled
             && self.hbase_rpc.addr.port() != 0
@@ -231,6 +236,31 @@ impl ServerConfig {
                 format!(
                     "{} is already server.grpc_addr, server.http_addr, thrift.addr or hbase_rpc.addr",
                     zk.addr
+                ),
+            )));
+        }
+        Ok(())
+    }
+
+    /// The `[rest]` section, and that it does not listen where gRPC, HTTP
+    /// or Thrift does.
+    fn validate_rest(&self) -> Result<(), ConfigError> {
+        self.rest.validate().map_err(invalid)?;
+        if self.rest.enabled
+            && self.rest.addr.port() != 0
+            && [
+                self.server.grpc_addr,
+                self.server.http_addr,
+                self.thrift.addr,
+                self.hbase_rpc.addr,
+            ]
+            .contains(&self.rest.addr)
+        {
+            return Err(invalid((
+                "rest.addr",
+                format!(
+                    "{} is already server.grpc_addr, server.http_addr, thrift.addr or hbase_rpc.addr",
+                    self.rest.addr
                 ),
             )));
         }
@@ -384,6 +414,28 @@ mod tests {
         assert_eq!(c.server.grpc_addr.port(), 7070);
         assert_eq!(c.regions.flush_size, ByteSize(128 << 20));
         assert_eq!(c.wal_dir(), PathBuf::from("./shoal-data/wal"));
+    }
+
+    #[test]
+    fn the_rest_section_is_read_and_checked() {
+        let c = ServerConfig::from_toml(
+            "[rest]\naddr = \"127.0.0.1:18080\"\nmax_scanners = 5\nscanner_timeout = \"30s\"\nmax_body_bytes = \"1MiB\"",
+        )
+        .unwrap();
+        assert_eq!(c.rest.addr.port(), 18080);
+        assert_eq!(c.rest.max_scanners, 5);
+        assert_eq!(c.rest.scanner_timeout, Duration::from_secs(30));
+        assert_eq!(c.rest.max_body_bytes, ByteSize(1 << 20));
+        for (text, key) in [
+            ("[rest]\naddr = \"127.0.0.1:9090\"", "rest.addr"),
+            ("[rest]\nmax_body_bytes = 10", "rest.max_body_bytes"),
+            ("[rest]\nscanner_timeout = \"10ms\"", "rest.scanner_timeout"),
+        ] {
+            let err = ServerConfig::from_toml(text).unwrap_err().to_string();
+            assert!(err.contains(key), "{text}: {err}");
+        }
+        let off = ServerConfig::from_toml("[rest]\nenabled = false\naddr = \"127.0.0.1:9090\"");
+        assert!(off.is_ok(), "a gateway turned off may name any address");
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub enum TlsListenerName {
     /// `[hbase_rpc]` section use; `hbaserpc` is still read).
     #[serde(rename = "hbase_rpc", alias = "hbaserpc")]
     HbaseRpc,
+    /// HBase's REST gateway.
+    Rest,
 }
 
 /// `[tls]`
@@ -51,6 +53,7 @@ impl Default for TlsSection {
                 TlsListenerName::Http,
                 TlsListenerName::Thrift,
                 TlsListenerName::HbaseRpc,
+                TlsListenerName::Rest,
             ],
         }
     }

@@ -93,7 +93,7 @@ where
     // HTTP port's first request is timed by the watchdog below, as hyper
     // may first read a few bytes to tell HTTP/1 from HTTP/2.
     let prefix = match on {
-        Listener::Http | Listener::Thrift | Listener::HbaseRpc => Bytes::new(),
+        Listener::Http | Listener::Thrift | Listener::HbaseRpc | Listener::Rest => Bytes::new(),
         Listener::Grpc => {
             let handshake = tokio::time::timeout(policy.handshake_timeout, read_preface(&mut tcp));
             tokio::select! {
@@ -137,7 +137,9 @@ where
         {
             match draining {
                 None => {
-                    let why = if on == Listener::Http && activity.awaiting_first_call() {
+                    let why = if matches!(on, Listener::Http | Listener::Rest)
+                        && activity.awaiting_first_call()
+                    {
                         CloseReason::Handshake
                     } else {
                         CloseReason::Idle
@@ -215,7 +217,7 @@ fn deadline(
 ) -> Option<Instant> {
     let idle_since = activity.idle_since()?;
     Some(match draining {
-        None if on == Listener::Http && activity.awaiting_first_call() => {
+        None if matches!(on, Listener::Http | Listener::Rest) && activity.awaiting_first_call() => {
             idle_since + policy.handshake_timeout
         }
         None => idle_since + policy.idle_timeout,
@@ -249,8 +251,10 @@ fn classify(
     }
     // hyper's timers: HTTP/1's header read timeout, HTTP/2's keep-alive.
     match on {
-        Listener::Http if activity.awaiting_first_call() => CloseReason::Handshake,
-        Listener::Http | Listener::Thrift | Listener::HbaseRpc => CloseReason::Idle,
+        Listener::Http | Listener::Rest if activity.awaiting_first_call() => CloseReason::Handshake,
+        Listener::Http | Listener::Thrift | Listener::HbaseRpc | Listener::Rest => {
+            CloseReason::Idle
+        }
         Listener::Grpc => CloseReason::Keepalive,
     }
 }

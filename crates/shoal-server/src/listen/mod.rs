@@ -302,10 +302,12 @@ pub(crate) fn serve_grpc(
     ))
 }
 
-/// Serves the HTTP surface (HTTP/1, and HTTP/2 for clients that speak it)
-/// on `listener` until `stop` turns true.
+/// Serves an HTTP router (HTTP/1, and HTTP/2 for clients that speak it) on
+/// `listener` as listener `on` (the status page's port, or the REST
+/// gateway's) until `stop` turns true.
 pub fn serve_http(
     listener: TcpListener,
+    on: Listener,
     router: axum::Router,
     connections: Arc<Connections>,
     stop: watch::Receiver<bool>,
@@ -320,7 +322,7 @@ pub fn serve_http(
     let service = TowerToHyperService::new(router);
     tokio::spawn(accept::run(
         listener,
-        Listener::Http,
+        on,
         service,
         Arc::new(builder),
         connections,

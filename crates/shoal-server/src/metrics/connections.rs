@@ -19,6 +19,8 @@ pub enum Listener {
     Thrift,
     /// HBase's native RPC port.
     HbaseRpc,
+    /// HBase's REST gateway's port.
+    Rest,
 }
 
 impl Listener {
@@ -30,15 +32,17 @@ impl Listener {
             Listener::Http => TlsListenerName::Http,
             Listener::Thrift => TlsListenerName::Thrift,
             Listener::HbaseRpc => TlsListenerName::HbaseRpc,
+            Listener::Rest => TlsListenerName::Rest,
         }
     }
 
     /// Every listener, in label order.
-    pub const ALL: [Listener; 4] = [
+    pub const ALL: [Listener; 5] = [
         Listener::Grpc,
         Listener::Http,
         Listener::Thrift,
         Listener::HbaseRpc,
+        Listener::Rest,
     ];
 
     /// The label value.
@@ -48,6 +52,7 @@ impl Listener {
             Listener::Http => "http",
             Listener::Thrift => "thrift",
             Listener::HbaseRpc => "hbase_rpc",
+            Listener::Rest => "rest",
         }
     }
 
@@ -110,8 +115,8 @@ impl CloseReason {
 /// The live counters.
 #[derive(Debug, Default)]
 pub struct ConnectionMetrics {
-    accepted: [AtomicU64; 4],
-    closed: [[AtomicU64; 7]; 4],
+    accepted: [AtomicU64; 5],
+    closed: [[AtomicU64; 7]; 5],
     max_connections: AtomicU64,
 }
 
@@ -152,8 +157,8 @@ impl ConnectionMetrics {
 /// A copy of the counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConnectionMetricsSnapshot {
-    accepted: [u64; 4],
-    closed: [[u64; 7]; 4],
+    accepted: [u64; 5],
+    closed: [[u64; 7]; 5],
     /// The effective `server.max_connections` (0 before the listeners start).
     pub max_connections: u64,
 }

@@ -61,6 +61,8 @@ pub enum Via {
     Thrift,
     /// HBase's native RPC (the Java client).
     HbaseRpc,
+    /// HBase's REST gateway.
+    Rest,
     /// The framed transport of Shoal's Data calls (on the gRPC port).
     Frames,
     /// The server itself (background work, cluster rounds).
@@ -75,6 +77,7 @@ impl Via {
             Via::Http => "http",
             Via::Thrift => "thrift",
             Via::HbaseRpc => "hbase_rpc",
+            Via::Rest => "rest",
             Via::Frames => "frames",
             Via::Internal => "internal",
         }

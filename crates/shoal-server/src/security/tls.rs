@@ -107,7 +107,7 @@ pub fn server_config(
 fn alpn(listener: TlsListenerName) -> &'static [&'static [u8]] {
     match listener {
         TlsListenerName::Grpc => &[b"h2"],
-        TlsListenerName::Http => &[b"h2", b"http/1.1"],
+        TlsListenerName::Http | TlsListenerName::Rest => &[b"h2", b"http/1.1"],
         TlsListenerName::Thrift | TlsListenerName::HbaseRpc => &[],
     }
 }
@@ -116,7 +116,7 @@ fn alpn(listener: TlsListenerName) -> &'static [&'static [u8]] {
 #[derive(Debug)]
 pub struct TlsListeners {
     section: TlsSection,
-    current: RwLock<[Option<Arc<rustls::ServerConfig>>; 4]>,
+    current: RwLock<[Option<Arc<rustls::ServerConfig>>; 5]>,
 }
 
 fn index(l: TlsListenerName) -> usize {
@@ -125,6 +125,7 @@ fn index(l: TlsListenerName) -> usize {
         TlsListenerName::Http => 1,
         TlsListenerName::Thrift => 2,
         TlsListenerName::HbaseRpc => 3,
+        TlsListenerName::Rest => 4,
     }
 }
 
@@ -136,7 +137,7 @@ impl TlsListeners {
         }
         let t = TlsListeners {
             section: section.clone(),
-            current: RwLock::new([None, None, None, None]),
+            current: RwLock::new([None, None, None, None, None]),
         };
         t.reload()?;
         Ok(Some(Arc::new(t)))
@@ -144,12 +145,13 @@ impl TlsListeners {
 
     /// Reads the files again; on an error the configurations in use stay.
     pub fn reload(&self) -> Result<(), TlsError> {
-        let mut next: [Option<Arc<rustls::ServerConfig>>; 4] = [None, None, None, None];
+        let mut next: [Option<Arc<rustls::ServerConfig>>; 5] = [None, None, None, None, None];
         for l in [
             TlsListenerName::Grpc,
             TlsListenerName::Http,
             TlsListenerName::Thrift,
             TlsListenerName::HbaseRpc,
+            TlsListenerName::Rest,
         ] {
             if self.section.covers(l) {
                 next[index(l)] = Some(Arc::new(server_config(&self.section, alpn(l))?));

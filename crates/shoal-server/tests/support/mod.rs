@@ -13,6 +13,7 @@ pub fn config(dir: &Path) -> ServerConfig {
     c.server.grpc_addr = "127.0.0.1:0".parse().unwrap();
     c.server.http_addr = "127.0.0.1:0".parse().unwrap();
     c.thrift.addr = "127.0.0.1:0".parse().unwrap();
+    c.rest.addr = "127.0.0.1:0".parse().unwrap();
     c.hbase_rpc.addr = "127.0.0.1:0".parse().unwrap();
     c.cache.l2_capacity = shoal_server::config::ByteSize(64 << 20);
     c.cache.l1_data = shoal_server::config::ByteSize(8 << 20);
