@@ -567,3 +567,106 @@ fn auth_refuses_missing_tokens_and_missing_grants() {
     assert_eq!(a.status, 200);
     assert!(!a.text().contains("auth_t"), "{}", a.text());
 }
+
+/// `/namespaces` as HBase's gateway serves it, and a table in a namespace
+/// written and read by `ns:table`.
+#[test]
+fn namespaces_and_namespaced_tables_over_rest() {
+    let s = shared();
+    let addr = s.server.rest.unwrap();
+    let auth = format!("Bearer {}", s.admin);
+    let send = |method: &str, path: &str, content: &str, body: &[u8]| {
+        let headers = [
+            ("Authorization", auth.as_str()),
+            ("Accept", content),
+            ("Content-Type", content),
+        ];
+        http(addr, method, path, &headers, body)
+    };
+    let json = "application/json";
+    let xml = "text/xml";
+    let a = send("GET", "/namespaces", json, b"");
+    assert_eq!(a.status, 200, "{}", a.text());
+    let list: serde_json::Value = serde_json::from_slice(&a.body).unwrap();
+    let names = list["Namespace"].as_array().unwrap();
+    assert!(
+        names.contains(&"default".into()) && names.contains(&"hbase".into()),
+        "{list}"
+    );
+
+    let made = send(
+        "POST",
+        "/namespaces/rest_ns",
+        json,
+        br#"{"properties":{"a":"1"}}"#,
+    );
+    assert_eq!(made.status, 201, "{}", made.text());
+    let again = send("POST", "/namespaces/rest_ns", json, b"");
+    assert_eq!(again.status, 403, "{}", again.text());
+    assert!(again.text().contains("already exists"), "{}", again.text());
+    let d = send("GET", "/namespaces/rest_ns", json, b"");
+    assert_eq!(d.status, 200);
+    let props: serde_json::Value = serde_json::from_slice(&d.body).unwrap();
+    assert_eq!(props, serde_json::json!({"properties": {"a": "1"}}));
+    let body = b"<NamespaceProperties><properties><entry><key>b</key><value>2</value></entry></properties></NamespaceProperties>";
+    let altered = send("PUT", "/namespaces/rest_ns", xml, body);
+    assert_eq!(altered.status, 200, "{}", altered.text());
+    let d = send("GET", "/namespaces/rest_ns", xml, b"");
+    assert!(
+        d.text()
+            .contains("<entry><key>b</key><value>2</value></entry>")
+            && !d.text().contains("<key>a</key>"),
+        "{}",
+        d.text()
+    );
+    let missing = send("PUT", "/namespaces/rest_missing", json, b"");
+    assert_eq!(missing.status, 403, "{}", missing.text());
+    let pb = http(
+        addr,
+        "GET",
+        "/namespaces",
+        &[
+            ("Authorization", auth.as_str()),
+            ("Accept", "application/x-protobuf"),
+        ],
+        b"",
+    );
+    assert_eq!(pb.status, 200);
+    assert!(
+        pb.body.windows(7).any(|w| w == b"rest_ns"),
+        "protobuf lists rest_ns"
+    );
+
+    // A table in it, named ns:table in the path.
+    create_table(addr, &s.admin, "rest_ns:t");
+    let cell = format!(
+        r#"{{"Row":[{{"key":"{}","Cell":[{{"column":"{}","$":"{}"}}]}}]}}"#,
+        b64(b"r1"),
+        b64(b"cf:q"),
+        b64(b"in-ns")
+    );
+    let put = send("PUT", "/rest_ns:t/r1", json, cell.as_bytes());
+    assert_eq!(put.status, 200, "{}", put.text());
+    let got = send(
+        "GET",
+        "/rest_ns%3At/r1/cf:q",
+        "application/octet-stream",
+        b"",
+    );
+    assert_eq!(got.status, 200, "{}", got.text());
+    assert_eq!(got.body, b"in-ns");
+    let tables = send("GET", "/namespaces/rest_ns/tables", json, b"");
+    let tables: serde_json::Value = serde_json::from_slice(&tables.body).unwrap();
+    assert_eq!(tables, serde_json::json!({"table": [{"name": "t"}]}));
+
+    // Dropping: not while it holds a table; then gone.
+    let full = send("DELETE", "/namespaces/rest_ns", json, b"");
+    assert_eq!(full.status, 403, "{}", full.text());
+    let dropped = send("DELETE", "/rest_ns:t/schema", json, b"");
+    assert_eq!(dropped.status, 200, "{}", dropped.text());
+    assert_eq!(send("DELETE", "/namespaces/rest_ns", json, b"").status, 200);
+    assert_eq!(send("GET", "/namespaces/rest_ns", json, b"").status, 404);
+    assert_eq!(send("DELETE", "/namespaces/rest_ns", json, b"").status, 404);
+    let reserved = send("DELETE", "/namespaces/default", json, b"");
+    assert_eq!(reserved.status, 403, "{}", reserved.text());
+}

@@ -62,9 +62,12 @@ impl RestError {
 impl From<ServiceError> for RestError {
     fn from(e: ServiceError) -> RestError {
         let status = match &e {
-            ServiceError::NoSuchTable(_) | ServiceError::NoSuchFamily { .. } => {
-                StatusCode::NOT_FOUND
-            }
+            ServiceError::NoSuchTable(_)
+            | ServiceError::NoSuchFamily { .. }
+            | ServiceError::NoSuchNamespace(_) => StatusCode::NOT_FOUND,
+            ServiceError::NamespaceExists(_)
+            | ServiceError::NamespaceNotEmpty { .. }
+            | ServiceError::ReservedNamespace(_) => StatusCode::FORBIDDEN,
             ServiceError::InvalidArgument(_)
             | ServiceError::TableExists(_)
             | ServiceError::FailedPrecondition(_) => StatusCode::BAD_REQUEST,

@@ -29,6 +29,7 @@ mod fault;
 mod filter;
 mod json;
 mod model;
+mod namespaces;
 mod protobuf;
 mod representation;
 mod request;

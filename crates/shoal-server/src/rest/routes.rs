@@ -2,11 +2,11 @@
 //! lays them out: `/`, `/version[/rest|/cluster]`, `/status/cluster`, and
 //! under `/<table>/`: `schema`, `regions`, `exists`, `multiget`,
 //! `scanner[/<id>]`, a path ending in `*` (a prefix scan), or a row
-//! specification. `/namespaces` is not served here.
+//! specification; `/namespaces[/<ns>[/tables]]`.
 
 use super::fault::RestError;
 use super::row_spec::url_decode;
-use super::{RestGateway, cluster, request::RestRequest, rows, scan, schema, writes};
+use super::{RestGateway, cluster, namespaces, request::RestRequest, rows, scan, schema, writes};
 use crate::metrics::RequestOp;
 use crate::security::Caller;
 use axum::http::{Method, StatusCode};
@@ -23,6 +23,12 @@ pub enum Route {
     ClusterVersion,
     /// `/status/cluster`.
     ClusterStatus,
+    /// `/namespaces`.
+    Namespaces,
+    /// `/namespaces/<ns>`.
+    Namespace(String),
+    /// `/namespaces/<ns>/tables`.
+    NamespaceTables(String),
     /// `/<table>/schema`.
     Schema(String),
     /// `/<table>/regions`.
@@ -56,10 +62,18 @@ impl Route {
             ("version", "" | "rest") => return Ok(Route::Version),
             ("version", "cluster") => return Ok(Route::ClusterVersion),
             ("status", "cluster") => return Ok(Route::ClusterStatus),
-            ("namespaces", _) => {
-                return Err(RestError::not_found(
-                    "/namespaces is not served by this gateway yet",
-                ));
+            ("namespaces", "") => return Ok(Route::Namespaces),
+            ("namespaces", ns) => {
+                let (ns, tail) = ns.split_once('/').unwrap_or((ns, ""));
+                let ns = String::from_utf8(url_decode(ns)?)
+                    .map_err(|_| RestError::bad("the namespace is not UTF-8"))?;
+                return match tail {
+                    "" => Ok(Route::Namespace(ns)),
+                    "tables" => Ok(Route::NamespaceTables(ns)),
+                    other => Err(RestError::not_found(format!(
+                        "/namespaces/{ns}/{other}: a namespace has only /tables"
+                    ))),
+                };
             }
             _ => {}
         }
@@ -99,6 +113,9 @@ impl Route {
             | Route::Version
             | Route::ClusterVersion
             | Route::ClusterStatus
+            | Route::Namespaces
+            | Route::Namespace(_)
+            | Route::NamespaceTables(_)
             | Route::Schema(_)
             | Route::Regions(_)
             | Route::Exists(_) => RequestOp::Admin,
@@ -127,6 +144,15 @@ pub async fn run(
         Route::Version if m == Method::GET => cluster::version(&req),
         Route::ClusterVersion if m == Method::GET => cluster::cluster_version(&req),
         Route::ClusterStatus if m == Method::GET => cluster::status(h, &req),
+        Route::Namespaces if m == Method::GET => namespaces::list(h, &req).await,
+        Route::Namespace(ns) => match m {
+            Method::GET => namespaces::describe(h, &ns, &req).await,
+            Method::POST => namespaces::update(h, &ns, &req, false).await,
+            Method::PUT => namespaces::update(h, &ns, &req, true).await,
+            Method::DELETE => namespaces::delete(h, &ns).await,
+            _ => Err(not_allowed(&m)),
+        },
+        Route::NamespaceTables(ns) if m == Method::GET => namespaces::tables(h, &ns, &req).await,
         Route::Schema(t) => match m {
             Method::GET => schema::get(h, &t, &req).await,
             Method::PUT => schema::put(h, &t, &req, true).await,
@@ -173,6 +199,14 @@ mod tests {
         assert_eq!(route("/version/rest"), Ok(Route::Version));
         assert_eq!(route("/version/cluster"), Ok(Route::ClusterVersion));
         assert_eq!(route("/status/cluster"), Ok(Route::ClusterStatus));
+        assert_eq!(route("/namespaces"), Ok(Route::Namespaces));
+        assert_eq!(route("/namespaces/"), Ok(Route::Namespaces));
+        assert_eq!(route("/namespaces/ns1"), Ok(Route::Namespace("ns1".into())));
+        assert_eq!(
+            route("/namespaces/ns1/tables"),
+            Ok(Route::NamespaceTables("ns1".into()))
+        );
+        assert!(route("/namespaces/ns1/other").is_err());
         assert_eq!(route("/t/schema"), Ok(Route::Schema("t".into())));
         assert_eq!(route("/ns%3At/regions"), Ok(Route::Regions("ns:t".into())));
         assert_eq!(route("/ns:t/exists"), Ok(Route::Exists("ns:t".into())));
