@@ -512,6 +512,7 @@ impl Region {
         qualifier: &Bytes,
     ) -> Result<Option<Cell>, RegionError> {
         let get = Get {
+            per_family: Default::default(),
             row: row.clone(),
             columns: super::ops::Columns::all().column(family.clone(), qualifier.clone()),
             time_range: TimeRange::ALL,
@@ -748,6 +749,7 @@ impl Region {
             wanted = wanted.column(family.clone(), qualifier.clone());
         }
         let get = Get {
+            per_family: Default::default(),
             row: row.clone(),
             columns: wanted,
             time_range: TimeRange::ALL,

@@ -188,6 +188,33 @@ impl Default for TimeRange {
     }
 }
 
+/// HBase's per-family read options: at most `limit` cells of each family of
+/// a row after skipping its first `offset` (`setMaxResultsPerColumnFamily`,
+/// `setRowOffsetPerColumnFamily`: counted over the cells the read would
+/// answer, filter and versions applied), and time ranges that replace the
+/// read's own for some families (`setColumnFamilyTimeRange`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FamilyOptions {
+    /// Cells answered per family and row; `None`: all.
+    pub limit: Option<u32>,
+    /// Cells passed over per family and row before answering.
+    pub offset: u32,
+    /// Time ranges by family, replacing the read's time range there.
+    pub time_ranges: BTreeMap<Bytes, TimeRange>,
+}
+
+impl FamilyOptions {
+    /// True when no option is set (the read answers as without them).
+    pub fn is_empty(&self) -> bool {
+        self.limit.is_none() && self.offset == 0 && self.time_ranges.is_empty()
+    }
+
+    /// The time range a read of `family` uses.
+    pub fn time_range(&self, family: &[u8], read: TimeRange) -> TimeRange {
+        self.time_ranges.get(family).copied().unwrap_or(read)
+    }
+}
+
 /// Reads one row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Get {
@@ -201,6 +228,8 @@ pub struct Get {
     pub max_versions: u32,
     /// HBase's filter, run in the region as for a scan of the one row.
     pub filter: Option<std::sync::Arc<super::filter::Filter>>,
+    /// Per-family limit, offset and time ranges.
+    pub per_family: FamilyOptions,
 }
 
 impl Get {
@@ -212,6 +241,7 @@ impl Get {
             time_range: TimeRange::ALL,
             max_versions: 1,
             filter: None,
+            per_family: FamilyOptions::default(),
         }
     }
 }
@@ -239,6 +269,8 @@ pub struct Scan {
     /// Let the data blocks this scan reads enter the block cache (default
     /// true; HBase's `setCacheBlocks`). Families can also refuse scan fills.
     pub cache_blocks: bool,
+    /// Per-family limit, offset and time ranges.
+    pub per_family: FamilyOptions,
 }
 
 impl Scan {
@@ -254,6 +286,7 @@ impl Scan {
             batch: 0,
             reverse: false,
             cache_blocks: true,
+            per_family: FamilyOptions::default(),
         }
     }
 

@@ -358,7 +358,7 @@ impl Region {
         for store in self.inner.stores.values() {
             let r = store
                 .memstore
-                .compact_pipeline(store.config.in_memory_compaction, max, || {
+                .compact_pipeline(store.config.pipeline_compaction(), max, || {
                     self.inner.mvcc.smallest_read_point()
                 });
             let s = &self.inner.stats;

@@ -16,6 +16,9 @@
 //!    time range (older markers can only mask cells outside the range anyway).
 //! 3. Of several puts with the same column and timestamp, only the newest
 //!    (highest sequence) exists; the others are hidden, not counted.
+//!    With `KEEP_DELETED_CELLS` (TRUE or TTL) a read tracks only the markers
+//!    *within* its time range (HBase's `seePastDeleteMarkers`): a read as of
+//!    before a delete still sees what it deleted.
 //! 4. Puts outside the time range `[min, max)` are skipped and not counted.
 //! 5. Per column, the newest `max_versions` remaining puts are candidates; a
 //!    candidate older than the family's TTL is dropped unless it is among the
@@ -33,6 +36,23 @@
 use crate::cell::{Cell, CellType};
 use bytes::Bytes;
 
+/// HBase's `KEEP_DELETED_CELLS`: whether delete markers, and the puts they
+/// mask, survive flushes and compactions (and so stay reachable by reads
+/// with a time range before the delete).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum KeepDeleted {
+    /// Markers mask in flushes and compactions; a major compaction drops
+    /// them with what they mask (HBase's default).
+    #[default]
+    False,
+    /// Markers and the puts they mask are kept; only versions and the TTL
+    /// remove cells.
+    True,
+    /// As `True` until a marker is older than the family's TTL; then it
+    /// masks and goes, as with `False`.
+    Ttl,
+}
+
 /// Per-family retention settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
@@ -42,6 +62,8 @@ pub struct Retention {
     pub min_versions: u32,
     /// Time to live in milliseconds; `None` keeps cells forever.
     pub ttl_ms: Option<i64>,
+    /// `KEEP_DELETED_CELLS`.
+    pub keep_deleted: KeepDeleted,
 }
 
 impl Default for Retention {
@@ -50,6 +72,26 @@ impl Default for Retention {
             max_versions: 1,
             min_versions: 0,
             ttl_ms: None,
+            keep_deleted: KeepDeleted::False,
+        }
+    }
+}
+
+impl Retention {
+    /// True if a cell stamped `ts` is older than the TTL at `now_ms`.
+    pub fn expired(&self, ts: i64, now_ms: i64) -> bool {
+        self.ttl_ms
+            .is_some_and(|ttl| ts < now_ms.saturating_sub(ttl))
+    }
+
+    /// Whether a flush or compaction at `now_ms` lets a delete marker
+    /// stamped `ts` mask the puts beneath it (HBase's `trackDelete`): always
+    /// without `KEEP_DELETED_CELLS`, never with TRUE, once expired with TTL.
+    pub fn marker_masks_in_compaction(&self, ts: i64, now_ms: i64) -> bool {
+        match self.keep_deleted {
+            KeepDeleted::False => true,
+            KeepDeleted::True => false,
+            KeepDeleted::Ttl => self.expired(ts, now_ms),
         }
     }
 }
@@ -89,9 +131,17 @@ impl ResolveSpec {
     }
 
     fn expired(&self, ts: i64) -> bool {
-        match self.retention.ttl_ms {
-            Some(ttl) => ts < self.now_ms.saturating_sub(ttl),
-            None => false,
+        self.retention.expired(ts, self.now_ms)
+    }
+
+    /// Whether a delete marker stamped `ts` masks for this read: one within
+    /// or after the time range (older ones can only mask puts outside it);
+    /// with `KEEP_DELETED_CELLS`, one within it only (HBase's
+    /// `seePastDeleteMarkers`).
+    fn tracks_marker(&self, ts: i64) -> bool {
+        match self.retention.keep_deleted {
+            KeepDeleted::False => ts >= self.min_ts,
+            KeepDeleted::True | KeepDeleted::Ttl => ts >= self.min_ts && ts < self.max_ts,
         }
     }
 }
@@ -207,7 +257,7 @@ impl FamilyResolver {
         }
         let ts = cell.timestamp;
         if cell.kind.is_delete() {
-            if ts >= self.spec.min_ts {
+            if self.spec.tracks_marker(ts) {
                 match cell.kind {
                     CellType::DeleteFamily => {
                         self.family_delete_ts =
@@ -253,9 +303,13 @@ impl FamilyResolver {
 /// every put not masked by a marker among the inputs. Nothing else is dropped,
 /// so a minor compaction never changes what any read sees (a deliberate choice:
 /// HBase also drops excess versions here, which can resurrect or hide data when
-/// a newer file holds a delete; we leave that to major compactions).
+/// a newer file holds a delete; we leave that to major compactions). With
+/// `KEEP_DELETED_CELLS` only the markers [`Retention::marker_masks_in_compaction`]
+/// lets mask do.
 #[derive(Debug, Default)]
 pub struct MinorCompactionFilter {
+    /// Markers stamped before this mask (`None`: all of them).
+    masks_before: Option<i64>,
     family_delete_ts: Option<i64>,
     family_version_deletes: TsSet,
     column: Option<Bytes>,
@@ -264,9 +318,27 @@ pub struct MinorCompactionFilter {
 }
 
 impl MinorCompactionFilter {
+    /// The filter for a family with `retention`, compacting at `now_ms`.
+    pub fn new(retention: Retention, now_ms: i64) -> MinorCompactionFilter {
+        let masks_before = match retention.keep_deleted {
+            KeepDeleted::False => None,
+            KeepDeleted::True => Some(i64::MIN),
+            KeepDeleted::Ttl => Some(retention.ttl_ms.map_or(i64::MIN, |ttl| {
+                now_ms.saturating_sub(ttl)
+            })),
+        };
+        MinorCompactionFilter {
+            masks_before,
+            ..MinorCompactionFilter::default()
+        }
+    }
+
     /// Forgets all state: the next cell starts a new (row, family).
     pub fn reset(&mut self) {
-        *self = MinorCompactionFilter::default();
+        *self = MinorCompactionFilter {
+            masks_before: self.masks_before,
+            ..MinorCompactionFilter::default()
+        };
     }
 
     /// True if `cell` (the next in order) is kept.
@@ -277,6 +349,10 @@ impl MinorCompactionFilter {
             self.column_version_deletes.clear();
         }
         let ts = cell.timestamp;
+        if cell.kind.is_delete() && self.masks_before.is_some_and(|cut| ts >= cut) {
+            // Kept, and masking nothing (KEEP_DELETED_CELLS).
+            return true;
+        }
         match cell.kind {
             CellType::DeleteFamily => {
                 self.family_delete_ts = Some(self.family_delete_ts.map_or(ts, |t| t.max(ts)));
@@ -330,7 +406,7 @@ impl FlushFilter {
             retention,
             now_ms,
             read_point,
-            markers: MinorCompactionFilter::default(),
+            markers: MinorCompactionFilter::new(retention, now_ms),
             column: None,
             last_put_ts: None,
             versions: 0,
@@ -372,10 +448,7 @@ impl FlushFilter {
         if self.versions > self.retention.max_versions.max(1) {
             return false;
         }
-        let expired = self
-            .retention
-            .ttl_ms
-            .is_some_and(|ttl| cell.timestamp < self.now_ms.saturating_sub(ttl));
+        let expired = self.retention.expired(cell.timestamp, self.now_ms);
         !expired || self.versions <= self.retention.min_versions
     }
 }
@@ -427,6 +500,7 @@ mod tests {
                 max_versions: 3,
                 min_versions: 0,
                 ttl_ms: None,
+                keep_deleted: KeepDeleted::False,
             },
             now_ms: 1000,
         }
@@ -564,6 +638,7 @@ mod tests {
             max_versions: 2,
             min_versions: 0,
             ttl_ms: None,
+            keep_deleted: KeepDeleted::False,
         };
         let mut f = FlushFilter::new(retention, 1000, 50);
         let kept: Vec<(String, i64)> = cells
@@ -599,6 +674,7 @@ mod tests {
             max_versions: 1,
             min_versions: 0,
             ttl_ms: None,
+            keep_deleted: KeepDeleted::False,
         };
         let mut f = FlushFilter::new(retention, 1000, 10);
         let kept: Vec<(String, i64)> = cells
