@@ -78,9 +78,6 @@ public final class Allow {
       excluded("unsupported-filters",
           "filters Shoal does not parse (ColumnPaginationFilter, FuzzyRowFilter, MultiRowRangeFilter,"
               + " DependentColumnFilter, ColumnValueFilter, ...) are refused by name"),
-      excluded("per-family-get-options",
-          "setMaxResultsPerColumnFamily, setRowOffsetPerColumnFamily, setColumnFamilyTimeRange:"
-              + " refused by name"),
       excluded("partial-results",
           "setAllowPartialResults: where HBase cuts a row depends on its cell sizes; Shoal cuts only"
               + " by setBatch"),

@@ -41,6 +41,8 @@ final class Gen {
     FEATURES.put("no-return", "Increment/Append with setReturnResults(false)");
     FEATURES.put("filters", "filters on gets and scans");
     FEATURES.put("no-op", "CompareOperator.NO_OP in filters and checkAndMutate conditions");
+    FEATURES.put("per-family", "setMaxResultsPerColumnFamily, setRowOffsetPerColumnFamily and"
+        + " setColumnFamilyTimeRange on gets and scans");
   }
 
   /** The table's split keys: three regions. */
