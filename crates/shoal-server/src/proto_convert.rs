@@ -193,6 +193,8 @@ pub fn check_and_mutate(r: pb::CheckAndMutateRequest) -> Result<CheckAndMutate, 
         return Err(invalid("mutation.row must be the checked row"));
     }
     Ok(CheckAndMutate {
+        time_range: Default::default(),
+        filter: None,
         family: Bytes::from(r.family),
         qualifier: Bytes::from(r.qualifier),
         op,

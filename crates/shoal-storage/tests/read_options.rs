@@ -164,3 +164,27 @@ async fn per_family_limit_offset_and_time_range() {
     let row = s.next().await.expect("scan").expect("a row");
     assert_eq!(row.cells.len(), 4);
 }
+
+#[tokio::test]
+async fn check_and_mutate_reads_its_time_range() {
+    use shoal_storage::region::{CheckAndMutate, CompareOp};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let region = open(&dir, KeepDeleted::False, None).await;
+    let m = RowMutation::new(b("row"))
+        .put_at(b("p"), b("q"), 10, b("old"))
+        .put_at(b("p"), b("q"), 20, b("new"));
+    write(&region, m).await;
+    let check = |value: &str, max: i64| CheckAndMutate {
+        family: b("p"),
+        qualifier: b("q"),
+        op: CompareOp::Equal,
+        value: b(value),
+        time_range: TimeRange { min: 0, max },
+        filter: None,
+        mutation: RowMutation::new(b("row")).put_at(b("p"), b("done"), 5, b("x")),
+    };
+    // The newest version within [0, 15) is "old".
+    assert!(!region.check_and_mutate(check("new", 15)).await.expect("check"));
+    assert!(region.check_and_mutate(check("old", 15)).await.expect("check"));
+    assert!(region.check_and_mutate(check("new", i64::MAX)).await.expect("check"));
+}

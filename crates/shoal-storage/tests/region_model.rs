@@ -1339,6 +1339,8 @@ async fn step(engine: &mut Engine, model: &mut Model, op: &Op) -> Result<(), Str
             let got = engine
                 .region()
                 .check_and_mutate(CheckAndMutate {
+                    time_range: Default::default(),
+                    filter: None,
                     family: b(family),
                     qualifier: b(qualifier),
                     op: *op,

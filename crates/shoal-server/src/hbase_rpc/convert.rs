@@ -415,29 +415,30 @@ pub fn check(c: &pb::Condition, mutation: RowMutation) -> Result<CheckAndMutate,
         qualifier: cond.qualifier,
         op: cond.op,
         value: cond.value,
+        time_range: cond.time_range,
+        filter: cond.filter,
         mutation,
     })
 }
 
 /// HBase's `Condition` (a column compared with a value) for `row`.
 pub fn condition(c: &pb::Condition, row: &[u8]) -> Result<Condition, RpcError> {
-    if c.filter.is_some() {
-        return Err(RpcError::invalid(
-            "checkAndMutate with a filter (CheckAndMutate.Builder.ifMatches(Filter)) is not supported",
-        ));
-    }
-    if c.time_range
-        .as_ref()
-        .is_some_and(|t| time_range(Some(t)).is_ok_and(|r| r.min > 0 || r.max < i64::MAX))
-    {
-        return Err(RpcError::invalid(
-            "checkAndMutate with a time range is not supported",
-        ));
-    }
     if c.row != row {
         return Err(RpcError::invalid(
             "checkAndMutate: the condition and the mutation name different rows",
         ));
+    }
+    let range = time_range(c.time_range.as_ref())?;
+    if let Some(f) = &c.filter {
+        // ifMatches(Filter): the row read through the filter decides.
+        return Ok(Condition {
+            family: Bytes::new(),
+            qualifier: Bytes::new(),
+            op: CompareOp::Equal,
+            value: Bytes::new(),
+            time_range: range,
+            filter: Some(Arc::new(filters::filter(f)?)),
+        });
     }
     let family = c
         .family
@@ -480,6 +481,8 @@ pub fn condition(c: &pb::Condition, row: &[u8]) -> Result<Condition, RpcError> {
         qualifier,
         op,
         value,
+        time_range: range,
+        filter: None,
     })
 }
 

@@ -406,9 +406,10 @@ impl CompareOp {
     }
 }
 
-/// The test of a conditional change: a column's newest value against a
-/// given one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The test of a conditional change: a column's newest value (within a
+/// time range) against a given one, or (HBase's `ifMatches(Filter)`)
+/// whether the row read through a filter answers any cell.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Condition {
     /// Family of the checked column.
     pub family: Bytes,
@@ -418,10 +419,15 @@ pub struct Condition {
     pub op: CompareOp,
     /// The value compared against.
     pub value: Bytes,
+    /// The versions the check reads (HBase's `Condition.time_range`).
+    pub time_range: TimeRange,
+    /// Instead of the column: the whole row read through this filter (in
+    /// `time_range`) passes when it answers a cell.
+    pub filter: Option<std::sync::Arc<super::filter::Filter>>,
 }
 
 /// A conditional row mutation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CheckAndMutate {
     /// Family of the checked column.
     pub family: Bytes,
@@ -431,6 +437,10 @@ pub struct CheckAndMutate {
     pub op: CompareOp,
     /// The value compared against.
     pub value: Bytes,
+    /// The versions the check reads.
+    pub time_range: TimeRange,
+    /// A filter condition instead of the column (see [`Condition`]).
+    pub filter: Option<std::sync::Arc<super::filter::Filter>>,
     /// Applied if the check passes; its row is the checked row.
     pub mutation: RowMutation,
 }
@@ -473,6 +483,8 @@ impl CheckAndMutate {
             qualifier: self.qualifier.clone(),
             op: self.op,
             value: self.value.clone(),
+            time_range: self.time_range,
+            filter: self.filter.clone(),
         }
     }
 }

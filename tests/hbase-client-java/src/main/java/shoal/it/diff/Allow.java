@@ -81,11 +81,6 @@ public final class Allow {
       excluded("partial-results",
           "setAllowPartialResults: where HBase cuts a row depends on its cell sizes; Shoal cuts only"
               + " by setBatch"),
-      new Entry("cam-filter-condition", Kind.REFUSED,
-          "checkAndMutate with a filter condition (ifMatches(Filter)) or a time range: Shoal refuses"
-              + " it (DoNotRetryIOException)",
-          (op, a, b) -> op.has("cam-filter") && b.canon().startsWith("ERR DoNotRetryIOException"),
-          true),
       new Entry("explicit-column-expired-version", Kind.DIFF,
           "HBase erratic: a read naming a column (addColumn) of a family with MIN_VERSIONS and a TTL"
               + " returns one TTL-expired version beyond MIN_VERSIONS (its ExplicitColumnTracker"
