@@ -67,7 +67,11 @@ fn versions_before(max: i64) -> Get {
 
 async fn deleted_history(region: &Region) {
     for ts in [10, 20, 30] {
-        write(region, RowMutation::new(b("row")).put_at(b("k"), b("q"), ts, b("v"))).await;
+        write(
+            region,
+            RowMutation::new(b("row")).put_at(b("k"), b("q"), ts, b("v")),
+        )
+        .await;
     }
     let delete = RowOp::DeleteColumn {
         family: b("k"),
@@ -105,7 +109,10 @@ async fn keep_deleted_cells_answers_reads_before_the_delete() {
             "{step}"
         );
         // A range holding the marker: masked.
-        assert!(read(&region, versions_before(26)).await.is_empty(), "{step}");
+        assert!(
+            read(&region, versions_before(26)).await.is_empty(),
+            "{step}"
+        );
     }
 }
 
@@ -138,7 +145,9 @@ async fn per_family_limit_offset_and_time_range() {
     let region = open(&dir, KeepDeleted::False, None).await;
     let mut m = RowMutation::new(b("row"));
     for q in ["a", "b", "c"] {
-        m = m.put_at(b("k"), b(q), 10, b("v")).put_at(b("p"), b(q), 20, b("v"));
+        m = m
+            .put_at(b("k"), b(q), 10, b("v"))
+            .put_at(b("p"), b(q), 20, b("v"));
     }
     write(&region, m).await;
     let window = Get {
@@ -152,7 +161,9 @@ async fn per_family_limit_offset_and_time_range() {
     assert_eq!(read(&region, window).await, ["k:b@10", "p:b@20"]);
     let ranged = Get {
         per_family: FamilyOptions {
-            time_ranges: [(b("p"), TimeRange { min: 0, max: 15 })].into_iter().collect(),
+            time_ranges: [(b("p"), TimeRange { min: 0, max: 15 })]
+                .into_iter()
+                .collect(),
             ..FamilyOptions::default()
         },
         ..Get::new(b("row"))
@@ -184,7 +195,22 @@ async fn check_and_mutate_reads_its_time_range() {
         mutation: RowMutation::new(b("row")).put_at(b("p"), b("done"), 5, b("x")),
     };
     // The newest version within [0, 15) is "old".
-    assert!(!region.check_and_mutate(check("new", 15)).await.expect("check"));
-    assert!(region.check_and_mutate(check("old", 15)).await.expect("check"));
-    assert!(region.check_and_mutate(check("new", i64::MAX)).await.expect("check"));
+    assert!(
+        !region
+            .check_and_mutate(check("new", 15))
+            .await
+            .expect("check")
+    );
+    assert!(
+        region
+            .check_and_mutate(check("old", 15))
+            .await
+            .expect("check")
+    );
+    assert!(
+        region
+            .check_and_mutate(check("new", i64::MAX))
+            .await
+            .expect("check")
+    );
 }

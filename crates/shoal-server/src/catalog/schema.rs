@@ -500,7 +500,10 @@ mod tests {
         assert_eq!(serde_json::from_str::<FamilySchema>(&json).unwrap(), f);
         let back: FamilySchema = serde_json::from_str(&old).unwrap();
         assert_eq!(back.keep_deleted_cells, KeepDeletedName::False);
-        assert_eq!(f.to_family_config().retention.keep_deleted, KeepDeleted::Ttl);
+        assert_eq!(
+            f.to_family_config().retention.keep_deleted,
+            KeepDeleted::Ttl
+        );
     }
 
     #[test]

@@ -584,7 +584,10 @@ mod tests {
         };
         let o = get(&g).unwrap().get.per_family;
         assert_eq!((o.limit, o.offset), (Some(2), 1));
-        assert_eq!(o.time_range(b"a", TimeRange::ALL), TimeRange { min: 5, max: 9 });
+        assert_eq!(
+            o.time_range(b"a", TimeRange::ALL),
+            TimeRange { min: 5, max: 9 }
+        );
         assert_eq!(o.time_range(b"b", TimeRange::ALL), TimeRange::ALL);
     }
     use pb::mutation_proto::column_value::QualifierValue;

@@ -18,9 +18,9 @@
 
 use super::config::CompactionPolicy;
 use super::flush::store_file_entry;
+use super::kept_deletes::KeptDeletesCompaction;
 use super::merge::{MergeIter, Source};
 use super::store::{LiveFile, Store};
-use super::kept_deletes::KeptDeletesCompaction;
 use super::versions::{FamilyResolver, KeepDeleted, MinorCompactionFilter, ResolveSpec};
 use super::{Region, RegionError};
 use crate::sst::{FileId, SstError};
@@ -324,4 +324,3 @@ mod tests {
         assert_eq!(select_minor(&many, &p).map(|r| r.len()), Some(10));
     }
 }
-

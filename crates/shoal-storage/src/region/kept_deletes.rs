@@ -72,7 +72,9 @@ impl KeptDeletesCompaction {
         let unmasked = self.markers.keep(cell);
         if cell.kind.is_delete() {
             if self.retention.keep_deleted == KeepDeleted::Ttl
-                && self.retention.marker_masks_in_compaction(cell.timestamp, self.now_ms)
+                && self
+                    .retention
+                    .marker_masks_in_compaction(cell.timestamp, self.now_ms)
             {
                 return false;
             }
@@ -191,7 +193,10 @@ mod tests {
         let got = kept(cells, r, 1000);
         assert_eq!(
             got,
-            [("a".into(), 900, CellType::Put), ("a".into(), 300, CellType::Put)]
+            [
+                ("a".into(), 900, CellType::Put),
+                ("a".into(), 300, CellType::Put)
+            ]
         );
     }
 }

@@ -990,7 +990,12 @@ impl Region {
             // HBase: the row read through the filter passes when it answers
             // a cell; the checked version is the first one.
             let first = self
-                .read_first(row, Columns::all(), condition.time_range, Some(filter.clone()))
+                .read_first(
+                    row,
+                    Columns::all(),
+                    condition.time_range,
+                    Some(filter.clone()),
+                )
                 .await?;
             return Ok(first.map(|c| c.timestamp));
         }

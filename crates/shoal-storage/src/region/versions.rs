@@ -323,9 +323,11 @@ impl MinorCompactionFilter {
         let masks_before = match retention.keep_deleted {
             KeepDeleted::False => None,
             KeepDeleted::True => Some(i64::MIN),
-            KeepDeleted::Ttl => Some(retention.ttl_ms.map_or(i64::MIN, |ttl| {
-                now_ms.saturating_sub(ttl)
-            })),
+            KeepDeleted::Ttl => Some(
+                retention
+                    .ttl_ms
+                    .map_or(i64::MIN, |ttl| now_ms.saturating_sub(ttl)),
+            ),
         };
         MinorCompactionFilter {
             masks_before,

@@ -6,10 +6,10 @@ use super::CommandError;
 use crate::shell::args::Args;
 use crate::shell::convert::{alter_request, create_request};
 use crate::shell::format::{human_bytes, to_string_binary};
+use shoal_client::proto::KeepDeletedCells;
 use shoal_client::{
     BloomType, Client, Compression, FamilySchema, InMemoryCompaction, RegionInfo, TableState,
 };
-use shoal_client::proto::KeepDeletedCells;
 use std::io::Write;
 
 type Result<T> = std::result::Result<T, CommandError>;
