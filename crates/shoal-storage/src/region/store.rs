@@ -152,8 +152,9 @@ pub(crate) struct FamilyStream {
 
 /// HBase's `storeOffset` and `storeLimit`: of the cells a family would
 /// answer for a row (filter and versions applied), the first `offset` are
-/// passed over and at most `limit` answered; the one past the limit ends
-/// the family's part of the row (the filter sees nothing after it).
+/// passed over and at most `limit` answered; the row ends in this family
+/// right after the last one answered (the filter sees nothing after it),
+/// as HBase's store scanner seeks to the next row there.
 #[derive(Debug, Clone, Copy, Default)]
 struct RowWindow {
     offset: u32,
@@ -168,8 +169,8 @@ enum InWindow {
     Skip,
     /// Answered.
     Answer,
-    /// Past the limit: not answered, and the rest of the row goes unread.
-    RowDone,
+    /// Answered, and the last of the row: the rest goes unread.
+    AnswerLast,
 }
 
 impl RowWindow {
@@ -179,32 +180,18 @@ impl RowWindow {
 
     fn count(&mut self) -> InWindow {
         self.counted = self.counted.saturating_add(1);
-        if self
-            .limit
-            .is_some_and(|l| self.counted > l.saturating_add(self.offset))
-        {
-            InWindow::RowDone
-        } else if self.counted > self.offset {
-            InWindow::Answer
-        } else {
+        if self.counted <= self.offset {
             InWindow::Skip
+        } else if self
+            .limit
+            .is_some_and(|l| self.counted >= l.saturating_add(self.offset))
+        {
+            InWindow::AnswerLast
+        } else {
+            InWindow::Answer
         }
     }
 }
-
-/// A filtered row's progress within one family.
-#[derive(Default)]
-struct FilteredRow {
-    skip: Skipping,
-    /// The column of the last included cell and how many it has.
-    column: Option<Bytes>,
-    included: u32,
-}
-
-/// Raw cells a stream reads between yields to the runtime: a scan that
-/// skips millions of invisible cells (deleted, other columns, other times)
-/// still lets its task be cancelled and other tasks run.
-const CELLS_PER_YIELD: u32 = 1024;
 
 impl FamilyStream {
     pub(crate) fn new(
@@ -301,9 +288,9 @@ impl FamilyStream {
                     && match self.window.count() {
                         InWindow::Answer => true,
                         InWindow::Skip => false,
-                        InWindow::RowDone => {
+                        InWindow::AnswerLast => {
                             row_done = true;
-                            false
+                            true
                         }
                     };
                 // A column that gave all its versions: skip its older ones
@@ -333,7 +320,10 @@ impl FamilyStream {
                 match self.window.count() {
                     InWindow::Answer => out.push(cell),
                     InWindow::Skip => {}
-                    InWindow::RowDone => break,
+                    InWindow::AnswerLast => {
+                        out.push(cell);
+                        break;
+                    }
                 }
             }
         }
@@ -463,7 +453,8 @@ impl FamilyStream {
             match self.window.count() {
                 InWindow::Answer => out.push(filter.transform_cell(cell.clone())),
                 InWindow::Skip => {}
-                InWindow::RowDone => {
+                InWindow::AnswerLast => {
+                    out.push(filter.transform_cell(cell.clone()));
                     state.skip.rest_of_row(cell);
                     return true;
                 }
