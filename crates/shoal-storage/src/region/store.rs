@@ -193,6 +193,20 @@ impl RowWindow {
     }
 }
 
+/// A filtered row's progress within one family.
+#[derive(Default)]
+struct FilteredRow {
+    skip: Skipping,
+    /// The column of the last included cell and how many it has.
+    column: Option<Bytes>,
+    included: u32,
+}
+
+/// Raw cells a stream reads between yields to the runtime: a scan that
+/// skips millions of invisible cells (deleted, other columns, other times)
+/// still lets its task be cancelled and other tasks run.
+const CELLS_PER_YIELD: u32 = 1024;
+
 impl FamilyStream {
     pub(crate) fn new(
         family: Bytes,
