@@ -209,6 +209,7 @@ pub fn scan(r: &pb::ScanRequest) -> Result<Scan, ServiceError> {
         return Err(invalid("start_row is after stop_row"));
     }
     Ok(Scan {
+        raw: false,
         per_family: Default::default(),
         start_row: Bytes::from(r.start_row.clone()),
         stop_row: Bytes::from(r.stop_row.clone()),

@@ -188,7 +188,13 @@ pub fn scan(
     high: Bytes,
 ) -> Result<(Scan, Option<Arc<Filter>>), RpcError> {
     let per_family = family_options(s.store_limit, s.store_offset, &s.cf_time_range)?;
+    let raw = s.raw.unwrap_or(false);
+    if raw && s.column.iter().any(|c| !c.qualifier.is_empty()) {
+        // HBase's store scanner refuses it.
+        return Err(RpcError::invalid("Cannot specify any column for a raw scan"));
+    }
     let scan = Scan {
+        raw,
         start_row: low,
         stop_row: high,
         columns: columns(&s.column),
@@ -559,7 +565,10 @@ impl ResultWriter {
 fn kv_type(kind: CellType) -> KvType {
     match kind {
         CellType::Put => KvType::Put,
-        _ => KvType::Delete,
+        CellType::Delete => KvType::Delete,
+        CellType::DeleteFamilyVersion => KvType::DeleteFamilyVersion,
+        CellType::DeleteColumn => KvType::DeleteColumn,
+        CellType::DeleteFamily => KvType::DeleteFamily,
     }
 }
 

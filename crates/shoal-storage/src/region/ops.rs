@@ -271,6 +271,9 @@ pub struct Scan {
     pub cache_blocks: bool,
     /// Per-family limit, offset and time ranges.
     pub per_family: FamilyOptions,
+    /// HBase's raw scan: delete markers and the cells they mask are
+    /// answered too (what flushes and compactions have not dropped yet).
+    pub raw: bool,
 }
 
 impl Scan {
@@ -287,6 +290,7 @@ impl Scan {
             reverse: false,
             cache_blocks: true,
             per_family: FamilyOptions::default(),
+            raw: false,
         }
     }
 

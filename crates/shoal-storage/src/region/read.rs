@@ -221,6 +221,7 @@ impl Region {
                 max_versions: scan.max_versions,
                 retention: store.config.retention,
                 now_ms: now,
+                raw: scan.raw,
             };
             let columns = Columns {
                 families: scan

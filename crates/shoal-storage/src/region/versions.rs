@@ -111,6 +111,10 @@ pub struct ResolveSpec {
     pub retention: Retention,
     /// Current time in milliseconds (for the TTL).
     pub now_ms: i64,
+    /// HBase's raw scan: delete markers and the puts they mask are returned
+    /// too (markers mask nothing); versions count puts only, are not capped
+    /// by the family's, and nothing expires.
+    pub raw: bool,
 }
 
 impl ResolveSpec {
@@ -123,15 +127,19 @@ impl ResolveSpec {
             max_versions: retention.max_versions,
             retention,
             now_ms,
+            raw: false,
         }
     }
 
     fn versions(&self) -> u32 {
+        if self.raw {
+            return self.max_versions.max(1);
+        }
         self.max_versions.min(self.retention.max_versions).max(1)
     }
 
     fn expired(&self, ts: i64) -> bool {
-        self.retention.expired(ts, self.now_ms)
+        !self.raw && self.retention.expired(ts, self.now_ms)
     }
 
     /// Whether a delete marker stamped `ts` masks for this read: one within
@@ -191,6 +199,8 @@ pub struct FamilyResolver {
     column_version_deletes: TsSet,
     last_put_ts: Option<i64>,
     versions: u32,
+    /// A raw read's previous (timestamp, type) in the column.
+    last_raw: Option<(i64, CellType)>,
 }
 
 impl FamilyResolver {
@@ -205,6 +215,7 @@ impl FamilyResolver {
             column_version_deletes: TsSet::default(),
             last_put_ts: None,
             versions: 0,
+            last_raw: None,
         }
     }
 
@@ -213,7 +224,9 @@ impl FamilyResolver {
     /// which then applies to the cells the filter includes.
     pub fn widen_to_family(&mut self) -> u32 {
         let own = self.spec.versions();
-        self.spec.max_versions = self.spec.retention.max_versions;
+        if !self.spec.raw {
+            self.spec.max_versions = self.spec.retention.max_versions;
+        }
         own
     }
 
@@ -230,6 +243,7 @@ impl FamilyResolver {
         self.column_version_deletes.clear();
         self.last_put_ts = None;
         self.versions = 0;
+        self.last_raw = None;
     }
 
     /// True once nothing more of the current column can be visible: it has
@@ -239,7 +253,10 @@ impl FamilyResolver {
     /// true for the empty qualifier, whose column shares its place with the
     /// family's delete markers (which mask other columns).
     pub fn column_complete(&self) -> bool {
-        self.versions >= self.spec.versions() && self.column.as_ref().is_some_and(|q| !q.is_empty())
+        // A raw read still answers the markers beneath its last put.
+        !self.spec.raw
+            && self.versions >= self.spec.versions()
+            && self.column.as_ref().is_some_and(|q| !q.is_empty())
     }
 
     /// True if `cell` (the next in order) is visible.
@@ -254,6 +271,9 @@ impl FamilyResolver {
         }
         if cell.seq > self.spec.read_point {
             return false;
+        }
+        if self.spec.raw {
+            return self.accept_raw(cell);
         }
         let ts = cell.timestamp;
         if cell.kind.is_delete() {
@@ -295,6 +315,30 @@ impl FamilyResolver {
             return false;
         }
         self.versions += 1;
+        true
+    }
+}
+
+impl FamilyResolver {
+    /// A raw read (HBase's `RawScanQueryMatcher`): every cell in the time
+    /// range, markers included and masking nothing; a duplicate of the
+    /// previous (timestamp, type) goes; past the read's versions of puts
+    /// the rest of the column goes.
+    fn accept_raw(&mut self, cell: &Cell) -> bool {
+        let ts = cell.timestamp;
+        if ts >= self.spec.max_ts || ts < self.spec.min_ts {
+            return false;
+        }
+        if self.last_raw == Some((ts, cell.kind)) {
+            return false;
+        }
+        if !cell.kind.is_delete() {
+            self.versions += 1;
+        }
+        if self.versions > self.spec.versions() {
+            return false;
+        }
+        self.last_raw = Some((ts, cell.kind));
         true
     }
 }
@@ -383,11 +427,12 @@ impl MinorCompactionFilter {
 }
 
 /// What a flush keeps of one (row, family), as HBase's flush keeps it (its
-/// `COMPACT_RETAIN_DELETES` scan): every delete marker; no put a marker in
-/// the flushed cells masks; per column, the newest `max_versions` puts (a
+/// `COMPACT_RETAIN_DELETES` scan): delete markers; no put a marker in the
+/// flushed cells masks; per column, the newest `max_versions` puts (a
 /// time-range read after a flush no longer reaches older ones, as in
 /// HBase), and of those none older than the TTL beyond the `min_versions`
-/// newest. Cells above the oldest read point in progress are kept and
+/// newest. The first put past those ends the column: it and every older
+/// cell of the column (markers too) go, as HBase's flush seeks past them. Cells above the oldest read point in progress are kept and
 /// neither counted nor masking: a read that started before them must still
 /// find the versions beneath.
 #[derive(Debug)]
@@ -399,6 +444,8 @@ pub struct FlushFilter {
     column: Option<Bytes>,
     last_put_ts: Option<i64>,
     versions: u32,
+    /// The current column gave its versions: the rest of it goes.
+    column_done: bool,
 }
 
 impl FlushFilter {
@@ -412,6 +459,7 @@ impl FlushFilter {
             column: None,
             last_put_ts: None,
             versions: 0,
+            column_done: false,
         }
     }
 
@@ -421,6 +469,7 @@ impl FlushFilter {
         self.column = None;
         self.last_put_ts = None;
         self.versions = 0;
+        self.column_done = false;
     }
 
     /// True if `cell` (the next in order) is kept.
@@ -430,16 +479,22 @@ impl FlushFilter {
             // marker) masking nothing beneath it yet.
             return true;
         }
+        if self.column.as_deref() != Some(&cell.qualifier[..]) {
+            self.column = Some(cell.qualifier.clone());
+            self.last_put_ts = None;
+            self.versions = 0;
+            self.column_done = false;
+        }
+        if self.column_done {
+            // HBase's flush seeks past the rest of a column once it has
+            // its versions: older markers of the column go too.
+            return false;
+        }
         if !self.markers.keep(cell) {
             return false;
         }
         if cell.kind.is_delete() {
             return true;
-        }
-        if self.column.as_deref() != Some(&cell.qualifier[..]) {
-            self.column = Some(cell.qualifier.clone());
-            self.last_put_ts = None;
-            self.versions = 0;
         }
         if self.last_put_ts == Some(cell.timestamp) {
             // Not counted: a same-timestamp write the newer one hides.
@@ -447,11 +502,14 @@ impl FlushFilter {
         }
         self.last_put_ts = Some(cell.timestamp);
         self.versions += 1;
-        if self.versions > self.retention.max_versions.max(1) {
+        let expired = self.retention.expired(cell.timestamp, self.now_ms);
+        if self.versions > self.retention.max_versions.max(1)
+            || (expired && self.versions > self.retention.min_versions)
+        {
+            self.column_done = true;
             return false;
         }
-        let expired = self.retention.expired(cell.timestamp, self.now_ms);
-        !expired || self.versions <= self.retention.min_versions
+        true
     }
 }
 
@@ -494,6 +552,7 @@ mod tests {
 
     fn spec(max_versions: u32) -> ResolveSpec {
         ResolveSpec {
+            raw: false,
             read_point: u64::MAX,
             min_ts: i64::MIN,
             max_ts: i64::MAX,
@@ -599,6 +658,24 @@ mod tests {
             }
         }
         assert_eq!(seen, ["a@5#1", "b@5#2", "c@5#3"]);
+    }
+
+    #[test]
+    fn a_raw_read_answers_markers_and_what_they_mask() {
+        let cells = vec![
+            put("a", 5, 1),
+            del("a", 4, CellType::DeleteColumn, 2),
+            put("a", 4, 3),
+            put("a", 3, 4),
+            put("a", 3, 5),
+        ];
+        let mut s = spec(2);
+        s.raw = true;
+        // Two puts (4, then the newest write at 3); the marker counts no version.
+        let got = resolve(cells.clone(), s.clone());
+        assert_eq!(got, ["a@5#1", "", "a@4#3"]);
+        s.max_versions = 10;
+        assert_eq!(resolve(cells, s), ["a@5#1", "", "a@4#3", "a@3#5"]);
     }
 
     #[test]

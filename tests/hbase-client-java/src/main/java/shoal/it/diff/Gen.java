@@ -41,6 +41,7 @@ final class Gen {
     FEATURES.put("no-return", "Increment/Append with setReturnResults(false)");
     FEATURES.put("filters", "filters on gets and scans");
     FEATURES.put("no-op", "CompareOperator.NO_OP in filters and checkAndMutate conditions");
+    FEATURES.put("raw", "raw scans (delete markers and deleted cells answered)");
     FEATURES.put("per-family", "setMaxResultsPerColumnFamily, setRowOffsetPerColumnFamily and"
         + " setColumnFamilyTimeRange on gets and scans");
   }

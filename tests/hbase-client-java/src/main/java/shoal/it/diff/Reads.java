@@ -1,6 +1,6 @@
 // Random reads: Gets (columns or families, readVersions / readAllVersions,
 // a time range or one timestamp, a filter, existence only, the per-family
-// limit, offset and time range) and Scans with
+// limit, offset and time range) and Scans (raw ones too) with
 // every option the client has that Shoal serves (start and stop rows,
 // inclusive or exclusive, reversed, columns, versions, time ranges, limit,
 // batch, caching, max result size, filters). Each is a spec built afresh
@@ -147,6 +147,7 @@ final class Reads {
     int limit;
     int batch;
     boolean partial;
+    boolean raw;
     int caching;
     long maxResultSize;
     private final Times times;
@@ -199,6 +200,9 @@ final class Reads {
       if (partial) {
         s.setAllowPartialResults(true);
       }
+      if (raw) {
+        s.setRaw(true);
+      }
       if (filter != null) {
         s.setFilter(filter.build());
       }
@@ -233,6 +237,9 @@ final class Reads {
       if (partial) {
         sb.append(".setAllowPartialResults(true)");
       }
+      if (raw) {
+        sb.append(".setRaw(true)");
+      }
       return sb.append(javaPerFamily(times)).toString();
     }
 
@@ -251,6 +258,9 @@ final class Reads {
       }
       if (filter != null) {
         t.add("filter");
+      }
+      if (raw) {
+        t.add("raw");
       }
       return t;
     }
@@ -368,6 +378,7 @@ final class Reads {
       s.maxResultSize = 1 + r.nextInt(200);
     }
     s.partial = !allow.excludes("partial-results") && chance(15);
+    s.raw = !allow.excludes("raw") && chance(10);
     if (!s.reversed && s.limit > 0 && s.batch > 0 && allow.excludes("limit-with-batch")) {
       s.batch = 0;
     }
