@@ -188,7 +188,10 @@ pub fn scan(
     high: Bytes,
 ) -> Result<(Scan, Option<Arc<Filter>>), RpcError> {
     let per_family = family_options(s.store_limit, s.store_offset, &s.cf_time_range)?;
-    let raw = s.raw.unwrap_or(false);
+    // `Scan.setRaw` travels as the attribute `_raw_` (a boolean byte).
+    let raw = s.attribute.iter().any(|a| {
+        a.name == "_raw_" && a.value.as_ref().is_some_and(|v| v.first().is_some_and(|&b| b != 0))
+    });
     if raw && s.column.iter().any(|c| !c.qualifier.is_empty()) {
         // HBase's store scanner refuses it.
         return Err(RpcError::invalid("Cannot specify any column for a raw scan"));
