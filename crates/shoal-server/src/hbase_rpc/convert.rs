@@ -192,10 +192,6 @@ pub fn scan(
     let raw = s.attribute.iter().any(|a| {
         a.name == "_raw_" && a.value.as_ref().is_some_and(|v| v.first().is_some_and(|&b| b != 0))
     });
-    if raw && s.column.iter().any(|c| !c.qualifier.is_empty()) {
-        // HBase's store scanner refuses it.
-        return Err(RpcError::invalid("Cannot specify any column for a raw scan"));
-    }
     let scan = Scan {
         raw,
         start_row: low,
@@ -218,6 +214,10 @@ pub fn scan(
             "java.io.IOException",
             "java.io.IOException: Cannot set batch on a scan using a filter that returns true for filter.hasFilterRow",
         ));
+    }
+    if raw && s.column.iter().any(|c| !c.qualifier.is_empty()) {
+        // HBase's store scanner refuses it (after the check above).
+        return Err(RpcError::invalid("Cannot specify any column for a raw scan"));
     }
     Ok((scan, filter))
 }

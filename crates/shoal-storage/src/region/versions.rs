@@ -224,9 +224,12 @@ impl FamilyResolver {
     /// which then applies to the cells the filter includes.
     pub fn widen_to_family(&mut self) -> u32 {
         let own = self.spec.versions();
-        if !self.spec.raw {
-            self.spec.max_versions = self.spec.retention.max_versions;
-        }
+        // A raw read's filter sees every version (HBase: Integer.MAX_VALUE).
+        self.spec.max_versions = if self.spec.raw {
+            u32::MAX
+        } else {
+            self.spec.retention.max_versions
+        };
         own
     }
 
