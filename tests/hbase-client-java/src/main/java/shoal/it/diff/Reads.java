@@ -378,7 +378,7 @@ final class Reads {
       s.maxResultSize = 1 + r.nextInt(200);
     }
     s.partial = !allow.excludes("partial-results") && chance(15);
-    s.raw = !allow.excludes("raw") && chance(10);
+    s.raw = !allow.excludes("raw") && !allow.excludes("raw-scan-retention") && chance(10);
     if (!s.reversed && s.limit > 0 && s.batch > 0 && allow.excludes("limit-with-batch")) {
       s.batch = 0;
     }
