@@ -190,7 +190,10 @@ pub fn scan(
     let per_family = family_options(s.store_limit, s.store_offset, &s.cf_time_range)?;
     // `Scan.setRaw` travels as the attribute `_raw_` (a boolean byte).
     let raw = s.attribute.iter().any(|a| {
-        a.name == "_raw_" && a.value.as_ref().is_some_and(|v| v.first().is_some_and(|&b| b != 0))
+        a.name == "_raw_"
+            && a.value
+                .as_ref()
+                .is_some_and(|v| v.first().is_some_and(|&b| b != 0))
     });
     let scan = Scan {
         raw,
@@ -217,7 +220,9 @@ pub fn scan(
     }
     if raw && s.column.iter().any(|c| !c.qualifier.is_empty()) {
         // HBase's store scanner refuses it (after the check above).
-        return Err(RpcError::invalid("Cannot specify any column for a raw scan"));
+        return Err(RpcError::invalid(
+            "Cannot specify any column for a raw scan",
+        ));
     }
     Ok((scan, filter))
 }
