@@ -3,6 +3,7 @@
 //! Every check of a request's shape happens here, with an error that names
 //! the field.
 
+use crate::catalog::schema::KeepDeletedName;
 use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, ImcName, TableRecord};
 use crate::error::ServiceError;
 use crate::metrics::status::RegionView;
@@ -56,6 +57,7 @@ pub fn get(spec: Option<pb::GetSpec>) -> Result<Get, ServiceError> {
         return Err(invalid("get.row: row key is empty"));
     }
     Ok(Get {
+        per_family: Default::default(),
         row: spec.row,
         columns: columns(&spec.columns)?,
         time_range: time_range(spec.time_range.as_ref())?,
@@ -191,6 +193,8 @@ pub fn check_and_mutate(r: pb::CheckAndMutateRequest) -> Result<CheckAndMutate, 
         return Err(invalid("mutation.row must be the checked row"));
     }
     Ok(CheckAndMutate {
+        time_range: Default::default(),
+        filter: None,
         family: Bytes::from(r.family),
         qualifier: Bytes::from(r.qualifier),
         op,
@@ -205,6 +209,8 @@ pub fn scan(r: &pb::ScanRequest) -> Result<Scan, ServiceError> {
         return Err(invalid("start_row is after stop_row"));
     }
     Ok(Scan {
+        raw: false,
+        per_family: Default::default(),
         start_row: Bytes::from(r.start_row.clone()),
         stop_row: Bytes::from(r.stop_row.clone()),
         columns: columns(&r.columns)?,
@@ -287,9 +293,22 @@ pub fn family_patch(f: pb::FamilySchema) -> Result<FamilyPatch, ServiceError> {
             )));
         }
     };
+    let keep_deleted_cells = match pb::KeepDeletedCells::try_from(f.keep_deleted_cells) {
+        Ok(pb::KeepDeletedCells::Unspecified) => None,
+        Ok(pb::KeepDeletedCells::False) => Some(KeepDeletedName::False),
+        Ok(pb::KeepDeletedCells::True) => Some(KeepDeletedName::True),
+        Ok(pb::KeepDeletedCells::Ttl) => Some(KeepDeletedName::Ttl),
+        Err(_) => {
+            return Err(invalid(format!(
+                "family {}: unknown keep_deleted_cells {}",
+                f.name, f.keep_deleted_cells
+            )));
+        }
+    };
     Ok(FamilyPatch {
         name: f.name,
         in_memory_compaction,
+        keep_deleted_cells,
         max_versions: f.max_versions,
         min_versions: f.min_versions,
         ttl_seconds: f.ttl_seconds,
@@ -329,6 +348,11 @@ pub fn family_schema(f: &FamilySchema) -> pb::FamilySchema {
             ImcName::None => pb::InMemoryCompaction::None,
             ImcName::Basic => pb::InMemoryCompaction::Basic,
             ImcName::Eager => pb::InMemoryCompaction::Eager,
+        } as i32,
+        keep_deleted_cells: match f.keep_deleted_cells {
+            KeepDeletedName::False => pb::KeepDeletedCells::False,
+            KeepDeletedName::True => pb::KeepDeletedCells::True,
+            KeepDeletedName::Ttl => pb::KeepDeletedCells::Ttl,
         } as i32,
     }
 }

@@ -1163,6 +1163,7 @@ impl Engine {
         };
         let f2 = FamilyConfig {
             retention: Retention {
+                keep_deleted: Default::default(),
                 max_versions: s.f2_max_versions,
                 min_versions: s.f2_min_versions,
                 ttl_ms: s.f2_ttl_ms,
@@ -1338,6 +1339,8 @@ async fn step(engine: &mut Engine, model: &mut Model, op: &Op) -> Result<(), Str
             let got = engine
                 .region()
                 .check_and_mutate(CheckAndMutate {
+                    time_range: Default::default(),
+                    filter: None,
                     family: b(family),
                     qualifier: b(qualifier),
                     op: *op,
@@ -1356,6 +1359,7 @@ async fn step(engine: &mut Engine, model: &mut Model, op: &Op) -> Result<(), Str
             max_versions,
         } => {
             let get = Get {
+                per_family: Default::default(),
                 row: b(row),
                 columns: to_columns(columns),
                 time_range: to_time(*time),

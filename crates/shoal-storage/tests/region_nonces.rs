@@ -285,6 +285,8 @@ async fn check_and_increment_checks_first_then_the_nonce() {
         .await
         .unwrap();
     let on = Condition {
+        time_range: Default::default(),
+        filter: None,
         family: b("cf"),
         qualifier: b("flag"),
         op: CompareOp::Equal,
@@ -454,6 +456,8 @@ async fn row_changes_with_counters_apply_together() {
     assert_eq!(counter(&region).await, 7);
 
     let failing = Condition {
+        time_range: Default::default(),
+        filter: None,
         family: b("cf"),
         qualifier: b("other"),
         op: CompareOp::Equal,

@@ -378,6 +378,8 @@ async fn read_modify_write_operations() {
     assert!(matches!(err, RegionError::InvalidArgument { .. }), "{err}");
 
     let cas = |op, v: &str, new: &str| CheckAndMutate {
+        time_range: Default::default(),
+        filter: None,
         family: b("cf"),
         qualifier: b("s"),
         op,

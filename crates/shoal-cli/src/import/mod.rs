@@ -134,12 +134,6 @@ fn family_notes(f: &FamilySettings) -> Vec<String> {
         };
         notes.push(format!("compression {} is stored as {ours}", f.compression));
     }
-    if f.keep_deleted_cells != "FALSE" {
-        notes.push(format!(
-            "KEEP_DELETED_CELLS={} is not kept (docs/hbase-client.md)",
-            f.keep_deleted_cells
-        ));
-    }
     notes
 }
 
@@ -167,6 +161,11 @@ fn family_schema(f: &FamilySettings) -> pb::FamilySchema {
         compression: compression(&f.compression) as i32,
         bloom: bloom as i32,
         in_memory: Some(f.in_memory),
+        keep_deleted_cells: match f.keep_deleted_cells.to_ascii_uppercase().as_str() {
+            "TRUE" => pb::KeepDeletedCells::True,
+            "TTL" => pb::KeepDeletedCells::Ttl,
+            _ => pb::KeepDeletedCells::False,
+        } as i32,
         ..pb::FamilySchema::default()
     }
 }

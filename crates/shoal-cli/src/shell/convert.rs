@@ -4,7 +4,7 @@
 use super::args::{Args, split_column};
 use super::commands::CommandError;
 use super::value::Value;
-use shoal_client::proto::{AlterTableRequest, CreateTableRequest};
+use shoal_client::proto::{AlterTableRequest, CreateTableRequest, KeepDeletedCells};
 use shoal_client::{
     BloomType, Compression, FamilySchema, Get, InMemoryCompaction, RowMutation, Scan,
 };
@@ -60,7 +60,7 @@ fn u32_of(key: &str, v: &Value) -> Result<u32> {
 }
 
 /// The family settings `{NAME => 'cf', VERSIONS => 3, …}` accepts.
-const FAMILY_KEYS: &str = "NAME, VERSIONS, MIN_VERSIONS, TTL, BLOCKSIZE, COMPRESSION, BLOOMFILTER, IN_MEMORY, BLOCKCACHE, PREFETCH_BLOCKS_ON_OPEN, CACHE_SCANS, IN_MEMORY_COMPACTION";
+const FAMILY_KEYS: &str = "NAME, VERSIONS, MIN_VERSIONS, TTL, BLOCKSIZE, COMPRESSION, BLOOMFILTER, IN_MEMORY, BLOCKCACHE, PREFETCH_BLOCKS_ON_OPEN, CACHE_SCANS, IN_MEMORY_COMPACTION, KEEP_DELETED_CELLS";
 
 /// A family's settings from `{NAME => 'cf', VERSIONS => 3, …}`; settings
 /// not given stay unset (defaults on create, unchanged on alter).
@@ -110,6 +110,23 @@ pub fn family_from_hash(h: &[(String, Value)]) -> Result<FamilySchema> {
                             ));
                         }
                     } as i32
+            }
+            "KEEP_DELETED_CELLS" => {
+                let text = v.as_text().map(|t| t.to_ascii_uppercase());
+                f.keep_deleted_cells = match text.as_deref() {
+                    Some("FALSE") => KeepDeletedCells::False,
+                    Some("TRUE") => KeepDeletedCells::True,
+                    Some("TTL") => KeepDeletedCells::Ttl,
+                    _ => match bool_of(k, v) {
+                        Ok(true) => KeepDeletedCells::True,
+                        Ok(false) => KeepDeletedCells::False,
+                        Err(_) => {
+                            return Err(usage(
+                                "KEEP_DELETED_CELLS must be 'FALSE', 'TRUE' or 'TTL'",
+                            ));
+                        }
+                    },
+                } as i32
             }
             other => {
                 return Err(usage(format!(

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use shoal_storage::cache::FamilyCachePolicy;
 use shoal_storage::memstore::InMemoryCompaction;
 use shoal_storage::region::FamilyConfig;
-use shoal_storage::region::versions::Retention;
+use shoal_storage::region::versions::{KeepDeleted, Retention};
 use shoal_storage::sst::{BloomKind, Compression, SstWriterOptions};
 
 /// Every table the server knows, at one catalog version.
@@ -283,6 +283,48 @@ pub enum ImcName {
     Eager,
 }
 
+/// HBase's `KEEP_DELETED_CELLS` of a family.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeepDeletedName {
+    /// Deletes mask, and major compactions drop what they mask (default).
+    #[default]
+    False,
+    /// Deleted cells stay until versions or the TTL remove them.
+    True,
+    /// As `True` until a delete marker is older than the TTL.
+    Ttl,
+}
+
+impl KeepDeletedName {
+    /// HBase's name for it (`KeepDeletedCells`).
+    pub fn hbase_name(self) -> &'static str {
+        match self {
+            KeepDeletedName::False => "FALSE",
+            KeepDeletedName::True => "TRUE",
+            KeepDeletedName::Ttl => "TTL",
+        }
+    }
+
+    /// From HBase's name, in any case.
+    pub fn from_hbase_name(name: &str) -> Option<KeepDeletedName> {
+        match name.to_ascii_uppercase().as_str() {
+            "FALSE" => Some(KeepDeletedName::False),
+            "TRUE" => Some(KeepDeletedName::True),
+            "TTL" => Some(KeepDeletedName::Ttl),
+            _ => None,
+        }
+    }
+
+    fn to_storage(self) -> KeepDeleted {
+        match self {
+            KeepDeletedName::False => KeepDeleted::False,
+            KeepDeletedName::True => KeepDeleted::True,
+            KeepDeletedName::Ttl => KeepDeleted::Ttl,
+        }
+    }
+}
+
 /// One column family with every setting resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -312,6 +354,14 @@ pub struct FamilySchema {
     /// In-memory compaction (absent in catalogs written before it existed).
     #[serde(default)]
     pub in_memory_compaction: ImcName,
+    /// KEEP_DELETED_CELLS (absent in catalogs written before it existed,
+    /// and not written while FALSE).
+    #[serde(default, skip_serializing_if = "is_false_kdc")]
+    pub keep_deleted_cells: KeepDeletedName,
+}
+
+fn is_false_kdc(k: &KeepDeletedName) -> bool {
+    *k == KeepDeletedName::False
 }
 
 impl FamilySchema {
@@ -330,6 +380,7 @@ impl FamilySchema {
             prefetch_on_open: true,
             cache_scans: true,
             in_memory_compaction: ImcName::Basic,
+            keep_deleted_cells: KeepDeletedName::False,
         }
     }
 
@@ -380,6 +431,7 @@ impl FamilySchema {
                 max_versions: self.max_versions,
                 min_versions: self.min_versions,
                 ttl_ms: (self.ttl_seconds > 0).then(|| self.ttl_seconds as i64 * 1000),
+                keep_deleted: self.keep_deleted_cells.to_storage(),
             },
             sst,
             cache: FamilyCachePolicy {
@@ -425,6 +477,8 @@ pub struct FamilyPatch {
     pub cache_scans: Option<bool>,
     /// IN_MEMORY_COMPACTION.
     pub in_memory_compaction: Option<ImcName>,
+    /// KEEP_DELETED_CELLS.
+    pub keep_deleted_cells: Option<KeepDeletedName>,
 }
 
 impl FamilyPatch {
@@ -445,6 +499,7 @@ impl FamilyPatch {
             in_memory_compaction: self
                 .in_memory_compaction
                 .unwrap_or(base.in_memory_compaction),
+            keep_deleted_cells: self.keep_deleted_cells.unwrap_or(base.keep_deleted_cells),
         }
     }
 }
@@ -480,6 +535,22 @@ pub(crate) mod hex_bytes {
 mod tests {
     use super::*;
     use crate::catalog::validate_table_name;
+
+    #[test]
+    fn keep_deleted_cells_is_optional_in_json() {
+        let mut f = FamilySchema::new("cf");
+        let old = serde_json::to_string(&f).unwrap();
+        assert!(!old.contains("keep_deleted_cells"));
+        f.keep_deleted_cells = KeepDeletedName::Ttl;
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(serde_json::from_str::<FamilySchema>(&json).unwrap(), f);
+        let back: FamilySchema = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.keep_deleted_cells, KeepDeletedName::False);
+        assert_eq!(
+            f.to_family_config().retention.keep_deleted,
+            KeepDeleted::Ttl
+        );
+    }
 
     #[test]
     fn table_names() {

@@ -12,7 +12,8 @@ use shoal_proto::hbase as pb;
 use shoal_storage::cell::{Cell, CellType};
 use shoal_storage::region::filter::Filter;
 use shoal_storage::region::{
-    CheckAndMutate, Columns, CompareOp, Condition, Get, Nonce, RowMutation, RowOp, Scan, TimeRange,
+    CheckAndMutate, Columns, CompareOp, Condition, FamilyOptions, Get, Nonce, RowMutation, RowOp,
+    Scan, TimeRange,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -62,6 +63,27 @@ pub fn time_range(t: Option<&pb::TimeRange>) -> Result<TimeRange, RpcError> {
     Ok(TimeRange { min, max })
 }
 
+/// A Get's or Scan's per-family options: `store_limit`
+/// (`setMaxResultsPerColumnFamily`), `store_offset`
+/// (`setRowOffsetPerColumnFamily`) and `cf_time_range`
+/// (`setColumnFamilyTimeRange`), served by the region as HBase's store
+/// scanner serves them.
+fn family_options(
+    limit: Option<u32>,
+    offset: Option<u32>,
+    ranges: &[pb::ColumnFamilyTimeRange],
+) -> Result<FamilyOptions, RpcError> {
+    let mut time_ranges = std::collections::BTreeMap::new();
+    for r in ranges {
+        time_ranges.insert(r.column_family.clone(), time_range(Some(&r.time_range))?);
+    }
+    Ok(FamilyOptions {
+        limit,
+        offset: offset.unwrap_or(0),
+        time_ranges,
+    })
+}
+
 fn filter_of(f: Option<&pb::Filter>) -> Result<Option<Arc<Filter>>, RpcError> {
     f.map(|f| filters::filter(f).map(Arc::new)).transpose()
 }
@@ -92,16 +114,7 @@ pub fn get(g: &pb::Get) -> Result<GetSpec, RpcError> {
              getClosestRowBefore removed in hbase-2.0.0 replaced by reverse Scan.",
         ));
     }
-    if !g.cf_time_range.is_empty() {
-        return Err(RpcError::invalid(
-            "per-family time ranges (setColumnFamilyTimeRange) are not supported",
-        ));
-    }
-    if g.store_limit.is_some() || g.store_offset.unwrap_or(0) != 0 {
-        return Err(RpcError::invalid(
-            "Get.setMaxResultsPerColumnFamily / setRowOffsetPerColumnFamily are not supported",
-        ));
-    }
+    let per_family = family_options(g.store_limit, g.store_offset, &g.cf_time_range)?;
     let filter = filter_of(g.filter.as_ref())?;
     Ok(GetSpec {
         get: Get {
@@ -110,6 +123,7 @@ pub fn get(g: &pb::Get) -> Result<GetSpec, RpcError> {
             time_range: time_range(g.time_range.as_ref())?,
             max_versions: g.max_versions.unwrap_or(1).max(1),
             filter: filter.clone(),
+            per_family,
         },
         filter,
         existence_only: g.existence_only.unwrap_or(false),
@@ -178,17 +192,16 @@ pub fn scan(
     low: Bytes,
     high: Bytes,
 ) -> Result<(Scan, Option<Arc<Filter>>), RpcError> {
-    if !s.cf_time_range.is_empty() {
-        return Err(RpcError::invalid(
-            "per-family time ranges (setColumnFamilyTimeRange) are not supported",
-        ));
-    }
-    if s.store_offset.unwrap_or(0) != 0 {
-        return Err(RpcError::invalid(
-            "Scan.setRowOffsetPerColumnFamily is not supported",
-        ));
-    }
+    let per_family = family_options(s.store_limit, s.store_offset, &s.cf_time_range)?;
+    // `Scan.setRaw` travels as the attribute `_raw_` (a boolean byte).
+    let raw = s.attribute.iter().any(|a| {
+        a.name == "_raw_"
+            && a.value
+                .as_ref()
+                .is_some_and(|v| v.first().is_some_and(|&b| b != 0))
+    });
     let scan = Scan {
+        raw,
         start_row: low,
         stop_row: high,
         columns: columns(&s.column),
@@ -198,6 +211,7 @@ pub fn scan(
         batch: s.batch_size.unwrap_or(0) as usize,
         reverse: s.reversed.unwrap_or(false),
         cache_blocks: s.cache_blocks.unwrap_or(true),
+        per_family,
     };
     let filter = filter_of(s.filter.as_ref())?;
     if scan.batch > 0 && filter.as_ref().is_some_and(|f| f.has_filter_row()) {
@@ -207,6 +221,12 @@ pub fn scan(
         return Err(RpcError::fatal(
             "java.io.IOException",
             "java.io.IOException: Cannot set batch on a scan using a filter that returns true for filter.hasFilterRow",
+        ));
+    }
+    if raw && s.column.iter().any(|c| !c.qualifier.is_empty()) {
+        // HBase's store scanner refuses it (after the check above).
+        return Err(RpcError::invalid(
+            "Cannot specify any column for a raw scan",
         ));
     }
     Ok((scan, filter))
@@ -414,29 +434,30 @@ pub fn check(c: &pb::Condition, mutation: RowMutation) -> Result<CheckAndMutate,
         qualifier: cond.qualifier,
         op: cond.op,
         value: cond.value,
+        time_range: cond.time_range,
+        filter: cond.filter,
         mutation,
     })
 }
 
 /// HBase's `Condition` (a column compared with a value) for `row`.
 pub fn condition(c: &pb::Condition, row: &[u8]) -> Result<Condition, RpcError> {
-    if c.filter.is_some() {
-        return Err(RpcError::invalid(
-            "checkAndMutate with a filter (CheckAndMutate.Builder.ifMatches(Filter)) is not supported",
-        ));
-    }
-    if c.time_range
-        .as_ref()
-        .is_some_and(|t| time_range(Some(t)).is_ok_and(|r| r.min > 0 || r.max < i64::MAX))
-    {
-        return Err(RpcError::invalid(
-            "checkAndMutate with a time range is not supported",
-        ));
-    }
     if c.row != row {
         return Err(RpcError::invalid(
             "checkAndMutate: the condition and the mutation name different rows",
         ));
+    }
+    let range = time_range(c.time_range.as_ref())?;
+    if let Some(f) = &c.filter {
+        // ifMatches(Filter): the row read through the filter decides.
+        return Ok(Condition {
+            family: Bytes::new(),
+            qualifier: Bytes::new(),
+            op: CompareOp::Equal,
+            value: Bytes::new(),
+            time_range: range,
+            filter: Some(Arc::new(filters::filter(f)?)),
+        });
     }
     let family = c
         .family
@@ -479,6 +500,8 @@ pub fn condition(c: &pb::Condition, row: &[u8]) -> Result<Condition, RpcError> {
         qualifier,
         op,
         value,
+        time_range: range,
+        filter: None,
     })
 }
 
@@ -555,13 +578,40 @@ impl ResultWriter {
 fn kv_type(kind: CellType) -> KvType {
     match kind {
         CellType::Put => KvType::Put,
-        _ => KvType::Delete,
+        CellType::Delete => KvType::Delete,
+        CellType::DeleteFamilyVersion => KvType::DeleteFamilyVersion,
+        CellType::DeleteColumn => KvType::DeleteColumn,
+        CellType::DeleteFamily => KvType::DeleteFamily,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_family_options_reach_the_read() {
+        let g = pb::Get {
+            row: Bytes::from_static(b"r"),
+            store_limit: Some(2),
+            store_offset: Some(1),
+            cf_time_range: vec![pb::ColumnFamilyTimeRange {
+                column_family: Bytes::from_static(b"a"),
+                time_range: pb::TimeRange {
+                    from: Some(5),
+                    to: Some(9),
+                },
+            }],
+            ..Default::default()
+        };
+        let o = get(&g).unwrap().get.per_family;
+        assert_eq!((o.limit, o.offset), (Some(2), 1));
+        assert_eq!(
+            o.time_range(b"a", TimeRange::ALL),
+            TimeRange { min: 5, max: 9 }
+        );
+        assert_eq!(o.time_range(b"b", TimeRange::ALL), TimeRange::ALL);
+    }
     use pb::mutation_proto::column_value::QualifierValue;
     use pb::mutation_proto::{ColumnValue, DeleteType, MutationType};
 

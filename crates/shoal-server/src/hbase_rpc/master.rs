@@ -60,6 +60,7 @@ fn family_schema(f: &FamilySchema) -> pb::ColumnFamilySchema {
             attr("COMPRESSION", compression),
             attr("IN_MEMORY", f.in_memory),
             attr("IN_MEMORY_COMPACTION", imc),
+            attr("KEEP_DELETED_CELLS", f.keep_deleted_cells.hbase_name()),
             attr("MIN_VERSIONS", f.min_versions),
             attr("PREFETCH_BLOCKS_ON_OPEN", f.prefetch_on_open),
             attr("TTL", ttl),
@@ -123,6 +124,11 @@ pub fn family_patch(cf: &pb::ColumnFamilySchema) -> Result<FamilyPatch, RpcError
                 p.ttl_seconds = Some(if secs >= i32::MAX as u64 { 0 } else { secs });
             }
             "BLOCKSIZE" => p.block_size = Some(parse_num(&key, v)?),
+            "KEEP_DELETED_CELLS" => {
+                let k = crate::catalog::schema::KeepDeletedName::from_hbase_name(v);
+                let why = || RpcError::invalid(format!("{key}: {v:?} is not FALSE, TRUE or TTL"));
+                p.keep_deleted_cells = Some(k.ok_or_else(why)?);
+            }
             "IN_MEMORY" => p.in_memory = Some(parse_bool(&key, v)?),
             "BLOCKCACHE" => p.cache_data_on_read = Some(parse_bool(&key, v)?),
             "PREFETCH_BLOCKS_ON_OPEN" => p.prefetch_on_open = Some(parse_bool(&key, v)?),

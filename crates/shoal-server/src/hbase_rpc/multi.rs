@@ -343,6 +343,8 @@ impl NativeRpc {
                         qualifier: c.qualifier,
                         op: c.op,
                         value: c.value,
+                        time_range: c.time_range,
+                        filter: c.filter,
                         mutation: m,
                     };
                     access

@@ -18,9 +18,10 @@
 
 use super::config::CompactionPolicy;
 use super::flush::store_file_entry;
+use super::kept_deletes::KeptDeletesCompaction;
 use super::merge::{MergeIter, Source};
 use super::store::{LiveFile, Store};
-use super::versions::{FamilyResolver, MinorCompactionFilter, ResolveSpec};
+use super::versions::{FamilyResolver, KeepDeleted, MinorCompactionFilter, ResolveSpec};
 use super::{Region, RegionError};
 use crate::sst::{FileId, SstError};
 use std::sync::atomic::Ordering;
@@ -148,9 +149,7 @@ impl Region {
         let cache_output = report.input_bytes <= self.inner.env.cache_compaction_output_bytes;
         let (id, path, mut writer) = self.new_file_writer(store, cache_output).await?;
         let now = self.inner.env.clock.now_ms();
-        let mut resolver =
-            FamilyResolver::new(ResolveSpec::major_compaction(store.config.retention, now));
-        let mut minor = MinorCompactionFilter::default();
+        let mut policy = CompactionKeep::new(store.config.retention, now, major);
         let keep_above = self.inner.mvcc.smallest_read_point();
         let mut row: Option<bytes::Bytes> = None;
         let result = async {
@@ -158,20 +157,13 @@ impl Region {
                 report.cells_in += 1;
                 if row.as_deref() != Some(&cell.row[..]) {
                     row = Some(cell.row.clone());
-                    resolver.reset();
-                    minor.reset();
+                    policy.reset();
                 }
                 // A cell some read in progress cannot see yet is kept and
                 // takes no part (its marker masks nothing for that read),
                 // as HBase's compactions keep what is above their smallest
                 // read point; a later compaction settles it.
-                let keep = if cell.seq > keep_above {
-                    true
-                } else if major {
-                    resolver.accept(&cell)
-                } else {
-                    minor.keep(&cell)
-                };
+                let keep = cell.seq > keep_above || policy.keep(&cell);
                 if keep {
                     writer.add(&cell).await?;
                     report.cells_out += 1;
@@ -273,6 +265,46 @@ impl Region {
                 .compaction_running
                 .store(false, Ordering::SeqCst);
         });
+    }
+}
+
+/// What a compaction keeps of each (row, family): a major one what a read
+/// at read point ∞ sees (with `KEEP_DELETED_CELLS`, HBase's retaining
+/// rules: `kept_deletes.rs`), a minor one every marker and every put no
+/// masking marker covers.
+enum CompactionKeep {
+    Major(FamilyResolver),
+    MajorKeepingDeletes(KeptDeletesCompaction),
+    Minor(MinorCompactionFilter),
+}
+
+impl CompactionKeep {
+    fn new(retention: super::versions::Retention, now_ms: i64, major: bool) -> CompactionKeep {
+        if !major {
+            CompactionKeep::Minor(MinorCompactionFilter::new(retention, now_ms))
+        } else if retention.keep_deleted == KeepDeleted::False {
+            CompactionKeep::Major(FamilyResolver::new(ResolveSpec::major_compaction(
+                retention, now_ms,
+            )))
+        } else {
+            CompactionKeep::MajorKeepingDeletes(KeptDeletesCompaction::new(retention, now_ms))
+        }
+    }
+
+    fn reset(&mut self) {
+        match self {
+            CompactionKeep::Major(r) => r.reset(),
+            CompactionKeep::MajorKeepingDeletes(k) => k.reset(),
+            CompactionKeep::Minor(m) => m.reset(),
+        }
+    }
+
+    fn keep(&mut self, cell: &crate::cell::Cell) -> bool {
+        match self {
+            CompactionKeep::Major(r) => r.accept(cell),
+            CompactionKeep::MajorKeepingDeletes(k) => k.keep(cell),
+            CompactionKeep::Minor(m) => m.keep(cell),
+        }
     }
 }
 

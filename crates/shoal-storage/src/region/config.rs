@@ -33,6 +33,18 @@ impl FamilyConfig {
         }
     }
 
+    /// The in-memory compaction its memstore runs: eager merges drop masked
+    /// puts, which a family keeping deleted cells keeps, so it runs basic.
+    pub fn pipeline_compaction(&self) -> crate::memstore::InMemoryCompaction {
+        use crate::memstore::InMemoryCompaction;
+        if self.in_memory_compaction == InMemoryCompaction::Eager
+            && self.retention.keep_deleted != super::versions::KeepDeleted::False
+        {
+            return InMemoryCompaction::Basic;
+        }
+        self.in_memory_compaction
+    }
+
     /// The same family keeping `n` versions.
     pub fn with_max_versions(mut self, n: u32) -> FamilyConfig {
         self.retention.max_versions = n;

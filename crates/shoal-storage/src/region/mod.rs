@@ -23,6 +23,7 @@ mod error;
 pub mod filter;
 mod flush;
 mod ingest;
+pub mod kept_deletes;
 mod merge;
 pub mod mutate;
 mod mvcc;
@@ -48,8 +49,8 @@ pub use ingest::{IngestBatch, IngestFile, IngestReport};
 pub use mutate::Changed;
 pub use nonces::{Nonce, NonceOptions};
 pub use ops::{
-    CheckAndMutate, Columns, CompareOp, Condition, Get, RowChange, RowChanges, RowMutation, RowOp,
-    RowResult, Scan, TimeRange,
+    CheckAndMutate, Columns, CompareOp, Condition, FamilyOptions, Get, RowChange, RowChanges,
+    RowMutation, RowOp, RowResult, Scan, TimeRange,
 };
 pub use pressure::{FlushScheduler, SchedulerOptions};
 pub use read::RegionScanner;

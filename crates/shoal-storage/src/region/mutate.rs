@@ -511,12 +511,24 @@ impl Region {
         family: &Bytes,
         qualifier: &Bytes,
     ) -> Result<Option<Cell>, RegionError> {
+        let columns = super::ops::Columns::all().column(family.clone(), qualifier.clone());
+        self.read_first(row, columns, TimeRange::ALL, None).await
+    }
+
+    /// The first cell a read of `row` answers (newest versions of
+    /// `columns` in `time_range`, through `filter`), at the latest state.
+    async fn read_first(
+        &self,
+        row: &Bytes,
+        columns: Columns,
+        time_range: TimeRange,
+        filter: Option<std::sync::Arc<super::filter::Filter>>,
+    ) -> Result<Option<Cell>, RegionError> {
         let get = Get {
-            row: row.clone(),
-            columns: super::ops::Columns::all().column(family.clone(), qualifier.clone()),
-            time_range: TimeRange::ALL,
-            max_versions: 1,
-            filter: None,
+            columns,
+            time_range,
+            filter,
+            ..Get::new(row.clone())
         };
         let result = self.get_at(&get, u64::MAX, None).await?;
         Ok(result.cells.into_iter().next())
@@ -748,6 +760,7 @@ impl Region {
             wanted = wanted.column(family.clone(), qualifier.clone());
         }
         let get = Get {
+            per_family: Default::default(),
             row: row.clone(),
             columns: wanted,
             time_range: TimeRange::ALL,
@@ -973,9 +986,23 @@ impl Region {
         row: &Bytes,
         condition: &Condition,
     ) -> Result<Option<i64>, RegionError> {
+        if let Some(filter) = &condition.filter {
+            // HBase: the row read through the filter passes when it answers
+            // a cell; the checked version is the first one.
+            let first = self
+                .read_first(
+                    row,
+                    Columns::all(),
+                    condition.time_range,
+                    Some(filter.clone()),
+                )
+                .await?;
+            return Ok(first.map(|c| c.timestamp));
+        }
         self.store(&condition.family)?;
+        let columns = Columns::all().column(condition.family.clone(), condition.qualifier.clone());
         let current = self
-            .read_column(row, &condition.family, &condition.qualifier)
+            .read_first(row, columns, condition.time_range, None)
             .await?;
         if condition.op == CompareOp::NoOp && current.is_some() && !condition.value.is_empty() {
             // HBase fails here too ("Unknown Compare op NO_OP").

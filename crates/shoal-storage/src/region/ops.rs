@@ -188,6 +188,33 @@ impl Default for TimeRange {
     }
 }
 
+/// HBase's per-family read options: at most `limit` cells of each family of
+/// a row after skipping its first `offset` (`setMaxResultsPerColumnFamily`,
+/// `setRowOffsetPerColumnFamily`: counted over the cells the read would
+/// answer, filter and versions applied), and time ranges that replace the
+/// read's own for some families (`setColumnFamilyTimeRange`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FamilyOptions {
+    /// Cells answered per family and row; `None`: all.
+    pub limit: Option<u32>,
+    /// Cells passed over per family and row before answering.
+    pub offset: u32,
+    /// Time ranges by family, replacing the read's time range there.
+    pub time_ranges: BTreeMap<Bytes, TimeRange>,
+}
+
+impl FamilyOptions {
+    /// True when no option is set (the read answers as without them).
+    pub fn is_empty(&self) -> bool {
+        self.limit.is_none() && self.offset == 0 && self.time_ranges.is_empty()
+    }
+
+    /// The time range a read of `family` uses.
+    pub fn time_range(&self, family: &[u8], read: TimeRange) -> TimeRange {
+        self.time_ranges.get(family).copied().unwrap_or(read)
+    }
+}
+
 /// Reads one row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Get {
@@ -201,6 +228,8 @@ pub struct Get {
     pub max_versions: u32,
     /// HBase's filter, run in the region as for a scan of the one row.
     pub filter: Option<std::sync::Arc<super::filter::Filter>>,
+    /// Per-family limit, offset and time ranges.
+    pub per_family: FamilyOptions,
 }
 
 impl Get {
@@ -212,6 +241,7 @@ impl Get {
             time_range: TimeRange::ALL,
             max_versions: 1,
             filter: None,
+            per_family: FamilyOptions::default(),
         }
     }
 }
@@ -239,6 +269,11 @@ pub struct Scan {
     /// Let the data blocks this scan reads enter the block cache (default
     /// true; HBase's `setCacheBlocks`). Families can also refuse scan fills.
     pub cache_blocks: bool,
+    /// Per-family limit, offset and time ranges.
+    pub per_family: FamilyOptions,
+    /// HBase's raw scan: delete markers and the cells they mask are
+    /// answered too (what flushes and compactions have not dropped yet).
+    pub raw: bool,
 }
 
 impl Scan {
@@ -254,6 +289,8 @@ impl Scan {
             batch: 0,
             reverse: false,
             cache_blocks: true,
+            per_family: FamilyOptions::default(),
+            raw: false,
         }
     }
 
@@ -373,9 +410,10 @@ impl CompareOp {
     }
 }
 
-/// The test of a conditional change: a column's newest value against a
-/// given one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The test of a conditional change: a column's newest value (within a
+/// time range) against a given one, or (HBase's `ifMatches(Filter)`)
+/// whether the row read through a filter answers any cell.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Condition {
     /// Family of the checked column.
     pub family: Bytes,
@@ -385,10 +423,15 @@ pub struct Condition {
     pub op: CompareOp,
     /// The value compared against.
     pub value: Bytes,
+    /// The versions the check reads (HBase's `Condition.time_range`).
+    pub time_range: TimeRange,
+    /// Instead of the column: the whole row read through this filter (in
+    /// `time_range`) passes when it answers a cell.
+    pub filter: Option<std::sync::Arc<super::filter::Filter>>,
 }
 
 /// A conditional row mutation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CheckAndMutate {
     /// Family of the checked column.
     pub family: Bytes,
@@ -398,6 +441,10 @@ pub struct CheckAndMutate {
     pub op: CompareOp,
     /// The value compared against.
     pub value: Bytes,
+    /// The versions the check reads.
+    pub time_range: TimeRange,
+    /// A filter condition instead of the column (see [`Condition`]).
+    pub filter: Option<std::sync::Arc<super::filter::Filter>>,
     /// Applied if the check passes; its row is the checked row.
     pub mutation: RowMutation,
 }
@@ -440,6 +487,8 @@ impl CheckAndMutate {
             qualifier: self.qualifier.clone(),
             op: self.op,
             value: self.value.clone(),
+            time_range: self.time_range,
+            filter: self.filter.clone(),
         }
     }
 }

@@ -356,11 +356,12 @@ impl Region {
     pub fn compact_in_memory(&self) {
         let max = self.inner.config.pipeline_max_segments;
         for store in self.inner.stores.values() {
-            let r = store
-                .memstore
-                .compact_pipeline(store.config.in_memory_compaction, max, || {
-                    self.inner.mvcc.smallest_read_point()
-                });
+            let r =
+                store
+                    .memstore
+                    .compact_pipeline(store.config.pipeline_compaction(), max, || {
+                        self.inner.mvcc.smallest_read_point()
+                    });
             let s = &self.inner.stats;
             s.imc_flattens
                 .fetch_add(r.flattened as u64, Ordering::Relaxed);

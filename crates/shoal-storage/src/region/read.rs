@@ -114,6 +114,7 @@ impl Region {
             columns: get.columns.clone(),
             time_range: get.time_range,
             max_versions: get.max_versions,
+            per_family: get.per_family.clone(),
             ..Scan::all()
         };
         let mut scanner = self
@@ -180,13 +181,11 @@ impl Region {
                 reason: "max_versions must be at least 1".into(),
             });
         }
-        if scan.time_range.min >= scan.time_range.max {
+        let ranges = std::iter::once(&scan.time_range).chain(scan.per_family.time_ranges.values());
+        if let Some(empty) = ranges.into_iter().find(|t| t.min >= t.max) {
             return Err(RegionError::InvalidArgument {
                 region: self.id().to_string(),
-                reason: format!(
-                    "empty time range [{}, {})",
-                    scan.time_range.min, scan.time_range.max
-                ),
+                reason: format!("empty time range [{}, {})", empty.min, empty.max),
             });
         }
         let wanted: Vec<&Bytes> = if scan.columns.families.is_empty() {
@@ -202,11 +201,12 @@ impl Region {
         for family in wanted {
             let store = self.store(family)?;
             let snapshot = store.snapshot();
+            let time_range = scan.per_family.time_range(family, scan.time_range);
             let merge = snapshot
                 .merge(
                     &range,
                     only_row,
-                    (scan.time_range.min, scan.time_range.max),
+                    (time_range.min, time_range.max),
                     scan.reverse,
                     only_row.is_some() || (scan.cache_blocks && store.config.cache.cache_scans),
                 )
@@ -216,11 +216,12 @@ impl Region {
                 })?;
             let spec = ResolveSpec {
                 read_point,
-                min_ts: scan.time_range.min,
-                max_ts: scan.time_range.max,
+                min_ts: time_range.min,
+                max_ts: time_range.max,
                 max_versions: scan.max_versions,
                 retention: store.config.retention,
                 now_ms: now,
+                raw: scan.raw,
             };
             let columns = Columns {
                 families: scan
@@ -230,14 +231,17 @@ impl Region {
                     .map(|q| [(family.clone(), q.clone())].into_iter().collect())
                     .unwrap_or_default(),
             };
-            families.push(FamilyStream::new(
-                family.clone(),
-                merge,
-                snapshot.files.clone(),
-                spec,
-                columns,
-                scan.reverse,
-            ));
+            families.push(
+                FamilyStream::new(
+                    family.clone(),
+                    merge,
+                    snapshot.files.clone(),
+                    spec,
+                    columns,
+                    scan.reverse,
+                )
+                .with_row_window(scan.per_family.offset, scan.per_family.limit),
+            );
         }
         Ok(RegionScanner {
             families,

@@ -110,6 +110,7 @@ impl RegionRows {
     /// True if the cache may answer `get`.
     pub(super) fn answers(get: &Get) -> bool {
         get.filter.is_none()
+            && get.per_family.is_empty()
             && get.max_versions == 1
             && get.time_range.max == TimeRange::ALL.max
             && get

@@ -145,6 +145,52 @@ pub(crate) struct FamilyStream {
     /// The filter ended this family's part of the scan (HBase closes a
     /// store's scanner when its filter is done): no more cells from it.
     closed: bool,
+    /// Which of a row's answered cells this family gives (HBase's store
+    /// offset and limit).
+    window: RowWindow,
+}
+
+/// HBase's `storeOffset` and `storeLimit`: of the cells a family would
+/// answer for a row (filter and versions applied), the first `offset` are
+/// passed over and at most `limit` answered; the row ends in this family
+/// right after the last one answered (the filter sees nothing after it),
+/// as HBase's store scanner seeks to the next row there.
+#[derive(Debug, Clone, Copy, Default)]
+struct RowWindow {
+    offset: u32,
+    limit: Option<u32>,
+    counted: u32,
+}
+
+/// What the window makes of one cell the family would answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InWindow {
+    /// Before the offset: counted, not answered.
+    Skip,
+    /// Answered.
+    Answer,
+    /// Answered, and the last of the row: the rest goes unread.
+    AnswerLast,
+}
+
+impl RowWindow {
+    fn start_row(&mut self) {
+        self.counted = 0;
+    }
+
+    fn count(&mut self) -> InWindow {
+        self.counted = self.counted.saturating_add(1);
+        if self.counted <= self.offset {
+            InWindow::Skip
+        } else if self
+            .limit
+            .is_some_and(|l| self.counted >= l.saturating_add(self.offset))
+        {
+            InWindow::AnswerLast
+        } else {
+            InWindow::Answer
+        }
+    }
 }
 
 /// A filtered row's progress within one family.
@@ -183,7 +229,19 @@ impl FamilyStream {
             since_yield: 0,
             versions_after_filter: u32::MAX,
             closed: false,
+            window: RowWindow::default(),
         }
+    }
+
+    /// Answers, per row, at most `limit` of the family's cells after the
+    /// first `offset` (HBase's per-family limit and offset).
+    pub(crate) fn with_row_window(mut self, offset: u32, limit: Option<u32>) -> FamilyStream {
+        self.window = RowWindow {
+            offset,
+            limit,
+            counted: 0,
+        };
+        self
     }
 
     /// The family this stream reads.
@@ -228,14 +286,27 @@ impl FamilyStream {
         out: &mut Vec<Cell>,
     ) -> Result<(), SstError> {
         self.resolver.reset();
+        self.window.start_row();
+        let mut row_done = false;
         if !self.reverse {
             while let Some(c) = self.peek().await? {
                 if &c.row[..] != row {
                     break;
                 }
                 let cell = self.peeked.take().expect("peeked above");
+                if row_done {
+                    continue;
+                }
                 let visible = self.resolver.accept(&cell)
-                    && self.columns.wants(&cell.family, &cell.qualifier);
+                    && self.columns.wants(&cell.family, &cell.qualifier)
+                    && match self.window.count() {
+                        InWindow::Answer => true,
+                        InWindow::Skip => false,
+                        InWindow::AnswerLast => {
+                            row_done = true;
+                            true
+                        }
+                    };
                 // A column that gave all its versions: skip its older ones
                 // in one seek (HBase's SEEK_NEXT_COL) instead of reading
                 // each — a hot row's column can have thousands in the
@@ -260,7 +331,14 @@ impl FamilyStream {
         }
         for cell in self.raw.drain(..).rev() {
             if self.resolver.accept(&cell) && self.columns.wants(&cell.family, &cell.qualifier) {
-                out.push(cell);
+                match self.window.count() {
+                    InWindow::Answer => out.push(cell),
+                    InWindow::Skip => {}
+                    InWindow::AnswerLast => {
+                        out.push(cell);
+                        break;
+                    }
+                }
             }
         }
         Ok(())
@@ -289,6 +367,7 @@ impl FamilyStream {
             return Ok(());
         }
         self.resolver.reset();
+        self.window.start_row();
         let mut state = FilteredRow::default();
         if self.reverse {
             self.raw.clear();
@@ -385,7 +464,15 @@ impl FamilyStream {
             }
         }
         if code.includes() {
-            out.push(filter.transform_cell(cell.clone()));
+            match self.window.count() {
+                InWindow::Answer => out.push(filter.transform_cell(cell.clone())),
+                InWindow::Skip => {}
+                InWindow::AnswerLast => {
+                    out.push(filter.transform_cell(cell.clone()));
+                    state.skip.rest_of_row(cell);
+                    return true;
+                }
+            }
         }
         state.skip.after(code, cell, filter, self.reverse);
         true

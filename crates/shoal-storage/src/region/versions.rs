@@ -16,6 +16,9 @@
 //!    time range (older markers can only mask cells outside the range anyway).
 //! 3. Of several puts with the same column and timestamp, only the newest
 //!    (highest sequence) exists; the others are hidden, not counted.
+//!    With `KEEP_DELETED_CELLS` (TRUE or TTL) a read tracks only the markers
+//!    *within* its time range (HBase's `seePastDeleteMarkers`): a read as of
+//!    before a delete still sees what it deleted.
 //! 4. Puts outside the time range `[min, max)` are skipped and not counted.
 //! 5. Per column, the newest `max_versions` remaining puts are candidates; a
 //!    candidate older than the family's TTL is dropped unless it is among the
@@ -33,6 +36,23 @@
 use crate::cell::{Cell, CellType};
 use bytes::Bytes;
 
+/// HBase's `KEEP_DELETED_CELLS`: whether delete markers, and the puts they
+/// mask, survive flushes and compactions (and so stay reachable by reads
+/// with a time range before the delete).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum KeepDeleted {
+    /// Markers mask in flushes and compactions; a major compaction drops
+    /// them with what they mask (HBase's default).
+    #[default]
+    False,
+    /// Markers and the puts they mask are kept; only versions and the TTL
+    /// remove cells.
+    True,
+    /// As `True` until a marker is older than the family's TTL; then it
+    /// masks and goes, as with `False`.
+    Ttl,
+}
+
 /// Per-family retention settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
@@ -42,6 +62,8 @@ pub struct Retention {
     pub min_versions: u32,
     /// Time to live in milliseconds; `None` keeps cells forever.
     pub ttl_ms: Option<i64>,
+    /// `KEEP_DELETED_CELLS`.
+    pub keep_deleted: KeepDeleted,
 }
 
 impl Default for Retention {
@@ -50,6 +72,26 @@ impl Default for Retention {
             max_versions: 1,
             min_versions: 0,
             ttl_ms: None,
+            keep_deleted: KeepDeleted::False,
+        }
+    }
+}
+
+impl Retention {
+    /// True if a cell stamped `ts` is older than the TTL at `now_ms`.
+    pub fn expired(&self, ts: i64, now_ms: i64) -> bool {
+        self.ttl_ms
+            .is_some_and(|ttl| ts < now_ms.saturating_sub(ttl))
+    }
+
+    /// Whether a flush or compaction at `now_ms` lets a delete marker
+    /// stamped `ts` mask the puts beneath it (HBase's `trackDelete`): always
+    /// without `KEEP_DELETED_CELLS`, never with TRUE, once expired with TTL.
+    pub fn marker_masks_in_compaction(&self, ts: i64, now_ms: i64) -> bool {
+        match self.keep_deleted {
+            KeepDeleted::False => true,
+            KeepDeleted::True => false,
+            KeepDeleted::Ttl => self.expired(ts, now_ms),
         }
     }
 }
@@ -69,6 +111,10 @@ pub struct ResolveSpec {
     pub retention: Retention,
     /// Current time in milliseconds (for the TTL).
     pub now_ms: i64,
+    /// HBase's raw scan: delete markers and the puts they mask are returned
+    /// too (markers mask nothing); versions count puts only, are not capped
+    /// by the family's, and nothing expires.
+    pub raw: bool,
 }
 
 impl ResolveSpec {
@@ -81,17 +127,29 @@ impl ResolveSpec {
             max_versions: retention.max_versions,
             retention,
             now_ms,
+            raw: false,
         }
     }
 
     fn versions(&self) -> u32 {
+        if self.raw {
+            return self.max_versions.max(1);
+        }
         self.max_versions.min(self.retention.max_versions).max(1)
     }
 
     fn expired(&self, ts: i64) -> bool {
-        match self.retention.ttl_ms {
-            Some(ttl) => ts < self.now_ms.saturating_sub(ttl),
-            None => false,
+        !self.raw && self.retention.expired(ts, self.now_ms)
+    }
+
+    /// Whether a delete marker stamped `ts` masks for this read: one within
+    /// or after the time range (older ones can only mask puts outside it);
+    /// with `KEEP_DELETED_CELLS`, one within it only (HBase's
+    /// `seePastDeleteMarkers`).
+    fn tracks_marker(&self, ts: i64) -> bool {
+        match self.retention.keep_deleted {
+            KeepDeleted::False => ts >= self.min_ts,
+            KeepDeleted::True | KeepDeleted::Ttl => ts >= self.min_ts && ts < self.max_ts,
         }
     }
 }
@@ -141,6 +199,8 @@ pub struct FamilyResolver {
     column_version_deletes: TsSet,
     last_put_ts: Option<i64>,
     versions: u32,
+    /// A raw read's previous (timestamp, type) in the column.
+    last_raw: Option<(i64, CellType)>,
 }
 
 impl FamilyResolver {
@@ -155,6 +215,7 @@ impl FamilyResolver {
             column_version_deletes: TsSet::default(),
             last_put_ts: None,
             versions: 0,
+            last_raw: None,
         }
     }
 
@@ -163,7 +224,12 @@ impl FamilyResolver {
     /// which then applies to the cells the filter includes.
     pub fn widen_to_family(&mut self) -> u32 {
         let own = self.spec.versions();
-        self.spec.max_versions = self.spec.retention.max_versions;
+        // A raw read's filter sees every version (HBase: Integer.MAX_VALUE).
+        self.spec.max_versions = if self.spec.raw {
+            u32::MAX
+        } else {
+            self.spec.retention.max_versions
+        };
         own
     }
 
@@ -180,6 +246,7 @@ impl FamilyResolver {
         self.column_version_deletes.clear();
         self.last_put_ts = None;
         self.versions = 0;
+        self.last_raw = None;
     }
 
     /// True once nothing more of the current column can be visible: it has
@@ -189,7 +256,10 @@ impl FamilyResolver {
     /// true for the empty qualifier, whose column shares its place with the
     /// family's delete markers (which mask other columns).
     pub fn column_complete(&self) -> bool {
-        self.versions >= self.spec.versions() && self.column.as_ref().is_some_and(|q| !q.is_empty())
+        // A raw read still answers the markers beneath its last put.
+        !self.spec.raw
+            && self.versions >= self.spec.versions()
+            && self.column.as_ref().is_some_and(|q| !q.is_empty())
     }
 
     /// True if `cell` (the next in order) is visible.
@@ -205,9 +275,12 @@ impl FamilyResolver {
         if cell.seq > self.spec.read_point {
             return false;
         }
+        if self.spec.raw {
+            return self.accept_raw(cell);
+        }
         let ts = cell.timestamp;
         if cell.kind.is_delete() {
-            if ts >= self.spec.min_ts {
+            if self.spec.tracks_marker(ts) {
                 match cell.kind {
                     CellType::DeleteFamily => {
                         self.family_delete_ts =
@@ -249,13 +322,41 @@ impl FamilyResolver {
     }
 }
 
+impl FamilyResolver {
+    /// A raw read (HBase's `RawScanQueryMatcher`): every cell in the time
+    /// range, markers included and masking nothing; a duplicate of the
+    /// previous (timestamp, type) goes; past the read's versions of puts
+    /// the rest of the column goes.
+    fn accept_raw(&mut self, cell: &Cell) -> bool {
+        let ts = cell.timestamp;
+        if ts >= self.spec.max_ts || ts < self.spec.min_ts {
+            return false;
+        }
+        if self.last_raw == Some((ts, cell.kind)) {
+            return false;
+        }
+        if !cell.kind.is_delete() {
+            self.versions += 1;
+        }
+        if self.versions > self.spec.versions() {
+            return false;
+        }
+        self.last_raw = Some((ts, cell.kind));
+        true
+    }
+}
+
 /// What a minor compaction keeps of one (row, family): every delete marker, and
 /// every put not masked by a marker among the inputs. Nothing else is dropped,
 /// so a minor compaction never changes what any read sees (a deliberate choice:
 /// HBase also drops excess versions here, which can resurrect or hide data when
-/// a newer file holds a delete; we leave that to major compactions).
+/// a newer file holds a delete; we leave that to major compactions). With
+/// `KEEP_DELETED_CELLS` only the markers [`Retention::marker_masks_in_compaction`]
+/// lets mask do.
 #[derive(Debug, Default)]
 pub struct MinorCompactionFilter {
+    /// Markers stamped before this mask (`None`: all of them).
+    masks_before: Option<i64>,
     family_delete_ts: Option<i64>,
     family_version_deletes: TsSet,
     column: Option<Bytes>,
@@ -264,9 +365,29 @@ pub struct MinorCompactionFilter {
 }
 
 impl MinorCompactionFilter {
+    /// The filter for a family with `retention`, compacting at `now_ms`.
+    pub fn new(retention: Retention, now_ms: i64) -> MinorCompactionFilter {
+        let masks_before = match retention.keep_deleted {
+            KeepDeleted::False => None,
+            KeepDeleted::True => Some(i64::MIN),
+            KeepDeleted::Ttl => Some(
+                retention
+                    .ttl_ms
+                    .map_or(i64::MIN, |ttl| now_ms.saturating_sub(ttl)),
+            ),
+        };
+        MinorCompactionFilter {
+            masks_before,
+            ..MinorCompactionFilter::default()
+        }
+    }
+
     /// Forgets all state: the next cell starts a new (row, family).
     pub fn reset(&mut self) {
-        *self = MinorCompactionFilter::default();
+        *self = MinorCompactionFilter {
+            masks_before: self.masks_before,
+            ..MinorCompactionFilter::default()
+        };
     }
 
     /// True if `cell` (the next in order) is kept.
@@ -277,6 +398,10 @@ impl MinorCompactionFilter {
             self.column_version_deletes.clear();
         }
         let ts = cell.timestamp;
+        if cell.kind.is_delete() && self.masks_before.is_some_and(|cut| ts >= cut) {
+            // Kept, and masking nothing (KEEP_DELETED_CELLS).
+            return true;
+        }
         match cell.kind {
             CellType::DeleteFamily => {
                 self.family_delete_ts = Some(self.family_delete_ts.map_or(ts, |t| t.max(ts)));
@@ -305,11 +430,12 @@ impl MinorCompactionFilter {
 }
 
 /// What a flush keeps of one (row, family), as HBase's flush keeps it (its
-/// `COMPACT_RETAIN_DELETES` scan): every delete marker; no put a marker in
-/// the flushed cells masks; per column, the newest `max_versions` puts (a
+/// `COMPACT_RETAIN_DELETES` scan): delete markers; no put a marker in the
+/// flushed cells masks; per column, the newest `max_versions` puts (a
 /// time-range read after a flush no longer reaches older ones, as in
 /// HBase), and of those none older than the TTL beyond the `min_versions`
-/// newest. Cells above the oldest read point in progress are kept and
+/// newest. The first put past those ends the column: it and every older
+/// cell of the column (markers too) go, as HBase's flush seeks past them. Cells above the oldest read point in progress are kept and
 /// neither counted nor masking: a read that started before them must still
 /// find the versions beneath.
 #[derive(Debug)]
@@ -321,6 +447,8 @@ pub struct FlushFilter {
     column: Option<Bytes>,
     last_put_ts: Option<i64>,
     versions: u32,
+    /// The current column gave its versions: the rest of it goes.
+    column_done: bool,
 }
 
 impl FlushFilter {
@@ -330,10 +458,11 @@ impl FlushFilter {
             retention,
             now_ms,
             read_point,
-            markers: MinorCompactionFilter::default(),
+            markers: MinorCompactionFilter::new(retention, now_ms),
             column: None,
             last_put_ts: None,
             versions: 0,
+            column_done: false,
         }
     }
 
@@ -343,6 +472,7 @@ impl FlushFilter {
         self.column = None;
         self.last_put_ts = None;
         self.versions = 0;
+        self.column_done = false;
     }
 
     /// True if `cell` (the next in order) is kept.
@@ -352,16 +482,22 @@ impl FlushFilter {
             // marker) masking nothing beneath it yet.
             return true;
         }
+        if self.column.as_deref() != Some(&cell.qualifier[..]) {
+            self.column = Some(cell.qualifier.clone());
+            self.last_put_ts = None;
+            self.versions = 0;
+            self.column_done = false;
+        }
+        if self.column_done {
+            // HBase's flush seeks past the rest of a column once it has
+            // its versions: older markers of the column go too.
+            return false;
+        }
         if !self.markers.keep(cell) {
             return false;
         }
         if cell.kind.is_delete() {
             return true;
-        }
-        if self.column.as_deref() != Some(&cell.qualifier[..]) {
-            self.column = Some(cell.qualifier.clone());
-            self.last_put_ts = None;
-            self.versions = 0;
         }
         if self.last_put_ts == Some(cell.timestamp) {
             // Not counted: a same-timestamp write the newer one hides.
@@ -369,14 +505,14 @@ impl FlushFilter {
         }
         self.last_put_ts = Some(cell.timestamp);
         self.versions += 1;
-        if self.versions > self.retention.max_versions.max(1) {
+        let expired = self.retention.expired(cell.timestamp, self.now_ms);
+        if self.versions > self.retention.max_versions.max(1)
+            || (expired && self.versions > self.retention.min_versions)
+        {
+            self.column_done = true;
             return false;
         }
-        let expired = self
-            .retention
-            .ttl_ms
-            .is_some_and(|ttl| cell.timestamp < self.now_ms.saturating_sub(ttl));
-        !expired || self.versions <= self.retention.min_versions
+        true
     }
 }
 
@@ -419,6 +555,7 @@ mod tests {
 
     fn spec(max_versions: u32) -> ResolveSpec {
         ResolveSpec {
+            raw: false,
             read_point: u64::MAX,
             min_ts: i64::MIN,
             max_ts: i64::MAX,
@@ -427,6 +564,7 @@ mod tests {
                 max_versions: 3,
                 min_versions: 0,
                 ttl_ms: None,
+                keep_deleted: KeepDeleted::False,
             },
             now_ms: 1000,
         }
@@ -526,6 +664,24 @@ mod tests {
     }
 
     #[test]
+    fn a_raw_read_answers_markers_and_what_they_mask() {
+        let cells = vec![
+            put("a", 5, 1),
+            del("a", 4, CellType::DeleteColumn, 2),
+            put("a", 4, 3),
+            put("a", 3, 4),
+            put("a", 3, 5),
+        ];
+        let mut s = spec(2);
+        s.raw = true;
+        // Two puts (4, then the newest write at 3); the marker counts no version.
+        let got = resolve(cells.clone(), s.clone());
+        assert_eq!(got, ["a@5#1", "", "a@4#3"]);
+        s.max_versions = 10;
+        assert_eq!(resolve(cells, s), ["a@5#1", "", "a@4#3", "a@3#5"]);
+    }
+
+    #[test]
     fn same_timestamp_keeps_only_the_newest_write() {
         let cells = vec![put("a", 5, 1), put("a", 5, 2), put("a", 4, 3)];
         assert_eq!(resolve(cells, spec(2)), ["a@5#2", "a@4#3"]);
@@ -564,6 +720,7 @@ mod tests {
             max_versions: 2,
             min_versions: 0,
             ttl_ms: None,
+            keep_deleted: KeepDeleted::False,
         };
         let mut f = FlushFilter::new(retention, 1000, 50);
         let kept: Vec<(String, i64)> = cells
@@ -599,6 +756,7 @@ mod tests {
             max_versions: 1,
             min_versions: 0,
             ttl_ms: None,
+            keep_deleted: KeepDeleted::False,
         };
         let mut f = FlushFilter::new(retention, 1000, 10);
         let kept: Vec<(String, i64)> = cells

@@ -6,6 +6,7 @@ use super::CommandError;
 use crate::shell::args::Args;
 use crate::shell::convert::{alter_request, create_request};
 use crate::shell::format::{human_bytes, to_string_binary};
+use shoal_client::proto::KeepDeletedCells;
 use shoal_client::{
     BloomType, Client, Compression, FamilySchema, InMemoryCompaction, RegionInfo, TableState,
 };
@@ -318,12 +319,17 @@ fn describe_family(f: &FamilySchema) -> String {
         Ok(InMemoryCompaction::Eager) => "EAGER",
         _ => "BASIC",
     };
+    let kdc = match KeepDeletedCells::try_from(f.keep_deleted_cells) {
+        Ok(KeepDeletedCells::True) => "TRUE",
+        Ok(KeepDeletedCells::Ttl) => "TTL",
+        _ => "FALSE",
+    };
     let ttl = match f.ttl_seconds.unwrap_or(0) {
         0 => "FOREVER".to_string(),
         n => format!("{n} SECONDS"),
     };
     format!(
-        "{{NAME => '{}', VERSIONS => '{}', MIN_VERSIONS => '{}', TTL => '{ttl}', BLOCKSIZE => '{}', COMPRESSION => '{compression}', BLOOMFILTER => '{bloom}', IN_MEMORY => '{}', BLOCKCACHE => '{}', PREFETCH_BLOCKS_ON_OPEN => '{}', CACHE_SCANS => '{}', IN_MEMORY_COMPACTION => '{imc}'}}",
+        "{{NAME => '{}', VERSIONS => '{}', MIN_VERSIONS => '{}', TTL => '{ttl}', BLOCKSIZE => '{}', COMPRESSION => '{compression}', BLOOMFILTER => '{bloom}', IN_MEMORY => '{}', BLOCKCACHE => '{}', PREFETCH_BLOCKS_ON_OPEN => '{}', CACHE_SCANS => '{}', IN_MEMORY_COMPACTION => '{imc}', KEEP_DELETED_CELLS => '{kdc}'}}",
         f.name,
         f.max_versions.unwrap_or(1),
         f.min_versions.unwrap_or(0),

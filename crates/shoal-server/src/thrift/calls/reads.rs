@@ -32,6 +32,7 @@ pub(crate) async fn call(
                 ),
             };
             let get = Get {
+                per_family: Default::default(),
                 row,
                 columns: convert::columns(&[column])?,
                 time_range,
@@ -49,6 +50,7 @@ pub(crate) async fn call(
                 _ => (texts(args, 3)?, Some(long(args, 4, "timestamp")?)),
             };
             let get = Get {
+                per_family: Default::default(),
                 row,
                 columns: convert::columns(&columns)?,
                 time_range: ts.map_or(TimeRange::ALL, convert::before),
@@ -76,6 +78,7 @@ pub(crate) async fn call(
             let gets = rows
                 .into_iter()
                 .map(|row| Get {
+                    per_family: Default::default(),
                     row,
                     columns: columns.clone(),
                     time_range,

@@ -115,6 +115,8 @@ async fn check_and_put(h: Access<'_>, args: &Struct) -> Result<Value, Fault> {
         None => (CompareOp::Missing, Bytes::new()),
     };
     let check = CheckAndMutate {
+        time_range: Default::default(),
+        filter: None,
         family,
         qualifier: qualifier.unwrap_or_default(),
         op,

@@ -158,7 +158,7 @@ final class Conditions {
     c.times = times;
     c.row = row;
     int k = r.nextInt(100);
-    if (k < 8 && !plain && !allow.excludes("cam-filter")) {
+    if (k < 12 && !plain && !allow.excludes("cam-filter")) {
       c.filter = filters.filter(new Filters.Ctx(false, false, false, 0));
     } else {
       c.fam = writes.family();
@@ -176,7 +176,7 @@ final class Conditions {
         }
       }
     }
-    if (chance(5) && !plain && !allow.excludes("cam-filter")) {
+    if (chance(10) && !plain && !allow.excludes("cam-filter")) {
       int i = r.nextInt(times.bounds.length - 1);
       int j = i + 1 + r.nextInt(times.bounds.length - 1 - i);
       c.range = new long[] {times.bounds[i], times.bounds[j]};

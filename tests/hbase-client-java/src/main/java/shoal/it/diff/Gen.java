@@ -41,6 +41,9 @@ final class Gen {
     FEATURES.put("no-return", "Increment/Append with setReturnResults(false)");
     FEATURES.put("filters", "filters on gets and scans");
     FEATURES.put("no-op", "CompareOperator.NO_OP in filters and checkAndMutate conditions");
+    FEATURES.put("raw", "raw scans (delete markers and deleted cells answered)");
+    FEATURES.put("per-family", "setMaxResultsPerColumnFamily, setRowOffsetPerColumnFamily and"
+        + " setColumnFamilyTimeRange on gets and scans");
   }
 
   /** The table's split keys: three regions. */
@@ -131,7 +134,7 @@ final class Gen {
     if (k < 250) {
       Writes.M m = writes.increment(writes.row(), !allow.excludes("no-return"));
       return Op.write("t.increment(" + m.java() + ")", m.returnResults ? Set.of() : Set.of("no-return"),
-          (s, c) -> c.result(s.table.increment((Increment) m.build())));
+          (s, c) -> stored(s, c, s.table.increment((Increment) m.build()), m.row));
     }
     if (k < 258) {
       String row = writes.row();
@@ -144,7 +147,7 @@ final class Gen {
     if (k < 283) {
       Writes.M m = writes.append(writes.row(), !allow.excludes("no-return"));
       return Op.write("t.append(" + m.java() + ")", m.returnResults ? Set.of() : Set.of("no-return"),
-          (s, c) -> c.result(s.table.append((Append) m.build())));
+          (s, c) -> stored(s, c, s.table.append((Append) m.build()), m.row));
     }
     if (k < 348) {
       Conditions.Cam cam = conditions.cam(writes.row(), false);
@@ -330,6 +333,29 @@ final class Gen {
       }
       return sb + threw;
     });
+  }
+
+  /**
+   * An increment's or append's answer, and whether each cell it answered is
+   * the column's newest stored version at the same timestamp (read back at
+   * once): server-stamped timestamps compare as NOW, so this is what checks
+   * that the answer carries the stored cell's exact timestamp.
+   */
+  private static String stored(Side s, Canon c, org.apache.hadoop.hbase.client.Result r,
+      String row) throws java.io.IOException {
+    StringBuilder sb = new StringBuilder(c.result(r)).append(" stored=");
+    if (r == null || r.rawCells() == null) {
+      return sb.append('-').toString();
+    }
+    for (org.apache.hadoop.hbase.Cell cell : r.rawCells()) {
+      Get g = new Get(b(row)).addColumn(org.apache.hadoop.hbase.CellUtil.cloneFamily(cell),
+          org.apache.hadoop.hbase.CellUtil.cloneQualifier(cell));
+      org.apache.hadoop.hbase.client.Result now = s.table.get(g);
+      sb.append(now.isEmpty() ? "absent"
+          : now.rawCells()[0].getTimestamp() == cell.getTimestamp() ? "same" : "differs");
+      sb.append(',');
+    }
+    return sb.toString();
   }
 
   private static String javaList(List<Writes.M> ms) {

@@ -1,5 +1,6 @@
 // Random reads: Gets (columns or families, readVersions / readAllVersions,
-// a time range or one timestamp, a filter, existence only) and Scans with
+// a time range or one timestamp, a filter, existence only, the per-family
+// limit, offset and time range) and Scans (raw ones too) with
 // every option the client has that Shoal serves (start and stop rows,
 // inclusive or exclusive, reversed, columns, versions, time ranges, limit,
 // batch, caching, max result size, filters). Each is a spec built afresh
@@ -23,13 +24,49 @@ final class Reads {
   /** Columns read: a family (qual null) or one column. */
   record Col(String fam, String qual) {}
 
-  /** What Gets and Scans share: columns, versions (0 default, -1 all), time range or timestamp, filter. */
+  /**
+   * What Gets and Scans share: columns, versions (0 default, -1 all), time range or timestamp,
+   * filter, and the per-family options (setMaxResultsPerColumnFamily,
+   * setRowOffsetPerColumnFamily: 0 unset; setColumnFamilyTimeRange).
+   */
   static class Query {
     List<Col> cols = new ArrayList<>();
     int versions;
     long[] range;
     Long ts;
     Filters.F filter;
+    int perFamilyLimit;
+    int perFamilyOffset;
+    String cfRangeFamily;
+    long[] cfRange;
+
+    void perFamily(org.apache.hadoop.hbase.client.Query q) {
+      if (cfRange != null) {
+        q.setColumnFamilyTimeRange(b(cfRangeFamily), cfRange[0], cfRange[1]);
+      }
+      if (q instanceof Get g) {
+        if (perFamilyLimit > 0) {
+          g.setMaxResultsPerColumnFamily(perFamilyLimit);
+        }
+        if (perFamilyOffset > 0) {
+          g.setRowOffsetPerColumnFamily(perFamilyOffset);
+        }
+      } else if (q instanceof Scan s) {
+        if (perFamilyLimit > 0) {
+          s.setMaxResultsPerColumnFamily(perFamilyLimit);
+        }
+        if (perFamilyOffset > 0) {
+          s.setRowOffsetPerColumnFamily(perFamilyOffset);
+        }
+      }
+    }
+
+    String javaPerFamily(Times times) {
+      return (perFamilyLimit > 0 ? ".setMaxResultsPerColumnFamily(" + perFamilyLimit + ")" : "")
+          + (perFamilyOffset > 0 ? ".setRowOffsetPerColumnFamily(" + perFamilyOffset + ")" : "")
+          + (cfRange == null ? "" : ".setColumnFamilyTimeRange(" + cfRangeFamily + ", "
+              + times.java(cfRange[0]) + ", " + times.java(cfRange[1]) + ")");
+    }
 
     String javaQuery(Times times) {
       StringBuilder sb = new StringBuilder();
@@ -59,9 +96,6 @@ final class Reads {
   static final class G extends Query {
     String row;
     boolean existenceOnly;
-    /** setMaxResultsPerColumnFamily, setRowOffsetPerColumnFamily (0: unset). */
-    int perFamilyLimit;
-    int perFamilyOffset;
     private final Times times;
 
     G(Times times) {
@@ -94,20 +128,13 @@ final class Reads {
       if (existenceOnly) {
         g.setCheckExistenceOnly(true);
       }
-      if (perFamilyLimit > 0) {
-        g.setMaxResultsPerColumnFamily(perFamilyLimit);
-      }
-      if (perFamilyOffset > 0) {
-        g.setRowOffsetPerColumnFamily(perFamilyOffset);
-      }
+      perFamily(g);
       return g;
     }
 
     String java() {
       return "new Get(" + q(row) + ")" + javaQuery(times)
-          + (existenceOnly ? ".setCheckExistenceOnly(true)" : "")
-          + (perFamilyLimit > 0 ? ".setMaxResultsPerColumnFamily(" + perFamilyLimit + ")" : "")
-          + (perFamilyOffset > 0 ? ".setRowOffsetPerColumnFamily(" + perFamilyOffset + ")" : "");
+          + (existenceOnly ? ".setCheckExistenceOnly(true)" : "") + javaPerFamily(times);
     }
   }
 
@@ -120,6 +147,7 @@ final class Reads {
     int limit;
     int batch;
     boolean partial;
+    boolean raw;
     int caching;
     long maxResultSize;
     private final Times times;
@@ -172,9 +200,13 @@ final class Reads {
       if (partial) {
         s.setAllowPartialResults(true);
       }
+      if (raw) {
+        s.setRaw(true);
+      }
       if (filter != null) {
         s.setFilter(filter.build());
       }
+      perFamily(s);
       return s;
     }
 
@@ -205,7 +237,10 @@ final class Reads {
       if (partial) {
         sb.append(".setAllowPartialResults(true)");
       }
-      return sb.toString();
+      if (raw) {
+        sb.append(".setRaw(true)");
+      }
+      return sb.append(javaPerFamily(times)).toString();
     }
 
     /** What the allow-list's predicates may ask about this scan. */
@@ -223,6 +258,9 @@ final class Reads {
       }
       if (filter != null) {
         t.add("filter");
+      }
+      if (raw) {
+        t.add("raw");
       }
       return t;
     }
@@ -288,6 +326,16 @@ final class Reads {
     if (chance(50) && !allow.excludes("filters")) {
       x.filter = filters.filter(new Filters.Ctx(scan, reversed, false, 0));
     }
+    if (!allow.excludes("per-family") && chance(10)) {
+      x.perFamilyLimit = chance(75) ? 1 + r.nextInt(3) : 0;
+      x.perFamilyOffset = r.nextInt(3) == 0 ? 1 + r.nextInt(2) : 0;
+    }
+    if (!allow.excludes("per-family") && chance(8)) {
+      int i = r.nextInt(times.bounds.length - 1);
+      int j = i + 1 + r.nextInt(times.bounds.length - 1 - i);
+      x.cfRangeFamily = writes.family();
+      x.cfRange = new long[] {times.bounds[i], times.bounds[j]};
+    }
   }
 
   G get(String row) {
@@ -295,10 +343,6 @@ final class Reads {
     g.row = row;
     query(g, false, false);
     g.existenceOnly = chance(5);
-    if (!allow.excludes("per-family-get-options") && chance(10)) {
-      g.perFamilyLimit = 1 + r.nextInt(3);
-      g.perFamilyOffset = r.nextInt(2);
-    }
     return g;
   }
 
@@ -334,6 +378,7 @@ final class Reads {
       s.maxResultSize = 1 + r.nextInt(200);
     }
     s.partial = !allow.excludes("partial-results") && chance(15);
+    s.raw = !allow.excludes("raw") && !allow.excludes("raw-scan-retention") && chance(10);
     if (!s.reversed && s.limit > 0 && s.batch > 0 && allow.excludes("limit-with-batch")) {
       s.batch = 0;
     }

@@ -1,6 +1,7 @@
 // One cluster of the comparison (A = real HBase, B = Shoal): its connection
 // (RpcConnectionRegistry, short timeouts, the same settings on both sides),
-// the seed's table (created from a variant, dropped at the end), and the
+// the seed's table (created from a variant, dropped at the end: versions,
+// TTL, KEEP_DELETED_CELLS TRUE and TTL), and the
 // admin steps done between operations: flush, major compaction waited for
 // (HBase's is asynchronous: poll getCompactionState until NONE), a split
 // waited for (until the region count changes and the table reads again).
@@ -15,6 +16,7 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.CompactionState;
+import org.apache.hadoop.hbase.KeepDeletedCells;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -71,12 +73,12 @@ final class Side implements Closeable {
         b.setMaxVersions(1);
         break;
       case 1:
-        a.setMaxVersions(3);
+        a.setMaxVersions(3).setKeepDeletedCells(KeepDeletedCells.TRUE);
         b.setMaxVersions(2).setMinVersions(1);
         break;
       default:
-        a.setMaxVersions(4);
-        b.setMaxVersions(3).setMinVersions(2);
+        a.setMaxVersions(4).setKeepDeletedCells(KeepDeletedCells.TRUE);
+        b.setMaxVersions(3).setMinVersions(2).setKeepDeletedCells(KeepDeletedCells.TTL);
         break;
     }
     for (ColumnFamilyDescriptorBuilder f : List.of(a, b)) {
@@ -94,9 +96,10 @@ final class Side implements Closeable {
       case 0:
         return "a{VERSIONS=3} b{VERSIONS=1, TTL=1 day}";
       case 1:
-        return "a{VERSIONS=3} b{VERSIONS=2, MIN_VERSIONS=1, TTL=1 day}";
+        return "a{VERSIONS=3, KEEP_DELETED_CELLS=TRUE} b{VERSIONS=2, MIN_VERSIONS=1, TTL=1 day}";
       default:
-        return "a{VERSIONS=4} b{VERSIONS=3, MIN_VERSIONS=2, TTL=1 day}";
+        return "a{VERSIONS=4, KEEP_DELETED_CELLS=TRUE}"
+            + " b{VERSIONS=3, MIN_VERSIONS=2, TTL=1 day, KEEP_DELETED_CELLS=TTL}";
     }
   }
 
