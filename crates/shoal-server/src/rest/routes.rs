@@ -237,7 +237,7 @@ mod tests {
             Err(StatusCode::NOT_FOUND)
         );
         assert_eq!(
-            route("/namespaces").map_err(|e| e.status),
+            route("/namespaces/ns/other").map_err(|e| e.status),
             Err(StatusCode::NOT_FOUND)
         );
         assert_eq!(

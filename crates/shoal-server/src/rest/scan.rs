@@ -299,6 +299,8 @@ pub async fn table_scan(
         cache_blocks: req.param("cacheblocks")?.is_none_or(|v| v != "false"),
         reverse: req.param("reversed")?.is_some_and(|v| v == "true"),
         limit: wanted.min(limits.max_rows + 1),
+        per_family: Default::default(),
+        raw: false,
     };
     let filter = table_scan_filter(&prefix, req)?.map(Arc::new);
     let mut stream = h.scan_filtered(table, scan, filter)?;

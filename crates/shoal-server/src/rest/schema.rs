@@ -13,6 +13,7 @@ use super::representation::{MODELS, Repr};
 use super::request::RestRequest;
 use super::respond;
 use super::{json, protobuf, xml};
+use crate::catalog::schema::KeepDeletedName;
 use crate::catalog::{BloomName, CompressionName, FamilyPatch, FamilySchema, TableRecord};
 use crate::error::ServiceError;
 use crate::host::Access;
@@ -50,6 +51,10 @@ fn column_of(f: &FamilySchema) -> ColumnSchemaModel {
         ("BLOOMFILTER", f.bloom.hbase_name().to_string()),
         ("COMPRESSION", f.compression.hbase_name().to_string()),
         ("IN_MEMORY", f.in_memory.to_string()),
+        (
+            "KEEP_DELETED_CELLS",
+            f.keep_deleted_cells.hbase_name().to_string(),
+        ),
         ("MIN_VERSIONS", f.min_versions.to_string()),
         ("TTL", ttl.to_string()),
         ("VERSIONS", f.max_versions.to_string()),
@@ -131,6 +136,15 @@ pub fn patch_of(c: &ColumnSchemaModel) -> Result<FamilyPatch, RestError> {
         }
     };
     let ttl_seconds = number("TTL")?.map(|t| if t >= TTL_FOREVER { 0 } else { t });
+    let keep_deleted_cells = match c.attr("KEEP_DELETED_CELLS") {
+        None => None,
+        Some(v) => Some(KeepDeletedName::from_hbase_name(v).ok_or_else(|| {
+            RestError::bad(format!(
+                "family {}: KEEP_DELETED_CELLS {v:?} is not FALSE, TRUE or TTL",
+                c.name
+            ))
+        })?),
+    };
     Ok(FamilyPatch {
         name: c.name.clone(),
         max_versions: to_u32("VERSIONS")?,
@@ -142,6 +156,7 @@ pub fn patch_of(c: &ColumnSchemaModel) -> Result<FamilyPatch, RestError> {
         in_memory: flag("IN_MEMORY"),
         cache_data_on_read: flag("BLOCKCACHE"),
         prefetch_on_open: flag("PREFETCH_BLOCKS_ON_OPEN"),
+        keep_deleted_cells,
         ..FamilyPatch::default()
     })
 }

@@ -20,7 +20,7 @@ use crate::host::Access;
 use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::Bytes;
-use shoal_storage::region::{CheckAndMutate, CompareOp, RowMutation, RowOp};
+use shoal_storage::region::{CheckAndMutate, CompareOp, RowMutation, RowOp, TimeRange};
 
 /// `PUT` or `POST` on a row.
 pub async fn put(
@@ -284,6 +284,8 @@ async fn checked(
                 op: CompareOp::Equal,
                 value,
                 mutation: m,
+                time_range: TimeRange::ALL,
+                filter: None,
             },
         )
         .await?;
