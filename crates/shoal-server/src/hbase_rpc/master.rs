@@ -37,6 +37,35 @@ pub fn table_schema(t: &TableRecord) -> pb::TableSchema {
     }
 }
 
+/// Err for a table attribute or configuration value Shoal does not keep:
+/// refused by name, not accepted and dropped. The two attributes Shoal's
+/// own descriptors carry (so `hbase shell`'s `alter`, which sends the
+/// descriptor back, passes) are accepted with their values.
+fn check_table_attributes(schema: &pb::TableSchema) -> Result<(), RpcError> {
+    for a in &schema.attributes {
+        let key = String::from_utf8_lossy(&a.first);
+        let value = String::from_utf8_lossy(&a.second);
+        let kept = matches!(
+            (&*key, &*value),
+            ("IS_META", "false") | ("hbase.store.file-tracker.impl", "DEFAULT")
+        );
+        if !kept {
+            return Err(RpcError::invalid(format!(
+                "table attribute {key} => '{value}' is not kept by Shoal (it keeps families and \
+                 their settings; region sizes, durability and compactions are server settings, \
+                 docs/config.md): leave it out"
+            )));
+        }
+    }
+    if let Some(c) = schema.configuration.first() {
+        return Err(RpcError::invalid(format!(
+            "table configuration {} => '{}' is not kept by Shoal: leave it out",
+            c.name, c.value
+        )));
+    }
+    Ok(())
+}
+
 fn family_schema(f: &FamilySchema) -> pb::ColumnFamilySchema {
     let compression = f.compression.hbase_name();
     let bloom = f.bloom.hbase_name();
@@ -362,6 +391,7 @@ impl NativeRpc {
                 .as_ref()
                 .ok_or_else(|| RpcError::invalid("CreateTable without a table name"))?,
         )?;
+        check_table_attributes(&r.table_schema)?;
         let families = r
             .table_schema
             .column_families
@@ -378,6 +408,7 @@ impl NativeRpc {
     async fn modify_table(&self, r: pb::ModifyTableRequest) -> Result<Vec<u8>, RpcError> {
         let access = self.access();
         let name = self.user_table(&r.table_name)?;
+        check_table_attributes(&r.table_schema)?;
         let current = access.describe_table(&name).await?;
         let upsert = r
             .table_schema
@@ -701,6 +732,29 @@ pub(super) fn not_served(method: &str) -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_attributes_shoal_does_not_keep_are_refused_by_name() {
+        let mut t = pb::TableSchema {
+            table_name: None,
+            attributes: vec![
+                attr("IS_META", "false"),
+                attr("hbase.store.file-tracker.impl", "DEFAULT"),
+            ],
+            column_families: Vec::new(),
+            configuration: Vec::new(),
+        };
+        assert!(check_table_attributes(&t).is_ok(), "what Shoal answers comes back");
+        t.attributes.push(attr("MAX_FILESIZE", 1 << 30));
+        let e = check_table_attributes(&t).expect_err("MAX_FILESIZE");
+        assert!(e.message.contains("MAX_FILESIZE"), "{}", e.message);
+        t.attributes.pop();
+        t.configuration.push(pb::NameStringPair {
+            name: "hbase.hregion.max.filesize".into(),
+            value: "1".into(),
+        });
+        assert!(check_table_attributes(&t).is_err());
+    }
 
     #[test]
     fn family_attributes_round_trip() {
