@@ -66,6 +66,8 @@ serving_threads = $SERVING_THREADS
 l1_rows = "$L1_ROWS"
 [thrift]
 enabled = false
+[rest]
+enabled = false
 [hbase_rpc]
 addr = "127.0.0.1:$HBASE_PORT"
 CONF

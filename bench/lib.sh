@@ -15,6 +15,8 @@ l1_data = "1GiB"
 l1_rows = "${L1_ROWS:-64MiB}"
 [thrift]
 enabled = false
+[rest]
+enabled = false
 [wal]
 commit_delay = "${WAL_COMMIT_DELAY:-0s}"
 [hbase_rpc]

@@ -144,7 +144,7 @@ fn child_config(data_dir: &Path, o: &BucketcacheOptions) -> Result<String, Scena
         ScenarioError::Server(format!("data dir {} is not UTF-8", data_dir.display()))
     })?;
     Ok(format!(
-        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n[server]\ngrpc_addr = \"127.0.0.1:0\"\nhttp_addr = \"127.0.0.1:0\"\ndata_dir = {}\n\n\
+        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[rest]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n[server]\ngrpc_addr = \"127.0.0.1:0\"\nhttp_addr = \"127.0.0.1:0\"\ndata_dir = {}\n\n\
          [object_store.emulate]\nlatency = {}\njitter = {}\nbandwidth_bytes_per_sec = 90000000\n\n\
          [cache]\nl1_data = {}\nl2_capacity = {}\n",
         toml_string(dir),

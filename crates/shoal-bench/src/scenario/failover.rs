@@ -193,6 +193,7 @@ fn config(
     let addr = || free_port().map(|port| format!("\"127.0.0.1:{port}\""));
     let mut sections: Vec<(String, Vec<String>)> = vec![
         ("thrift".into(), vec![format!("addr = {}", addr()?)]),
+        ("rest".into(), vec![format!("addr = {}", addr()?)]),
         ("hbase_rpc".into(), vec![format!("addr = {}", addr()?)]),
         (
             "server".into(),

@@ -108,7 +108,7 @@ fn config(root: &Path, window: Option<Duration>) -> String {
         )
     });
     format!(
-        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n\
+        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[rest]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n\
          [server]\ngrpc_addr = \"127.0.0.1:0\"\nhttp_addr = \"127.0.0.1:0\"\ndata_dir = \"{}\"\n\n\
          [object_store]\nurl = \"file://{}\"\n\n[wal]\nbackend = \"object\"\n\n\
          [regions]\nsplit_check_interval = \"1s\"\n{snapshots}",

@@ -358,7 +358,7 @@ fn config(
         }
     };
     format!(
-        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n\
+        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[rest]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n\
          [server]\ngrpc_addr = \"{grpc}\"\nhttp_addr = \"{http}\"\ndata_dir = \"{}\"\n\n\
          [object_store]\nurl = \"file://{}\"\n\n\
          [object_store.emulate]\nlatency = {}\njitter = {}\nbandwidth_bytes_per_sec = 90000000\n\n\

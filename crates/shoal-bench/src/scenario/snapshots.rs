@@ -347,7 +347,7 @@ pub(super) fn config(root: &Path) -> String {
             .replace('"', "\\\"")
     };
     format!(
-        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n\
+        "[thrift]\naddr = \"127.0.0.1:0\"\n\n[rest]\naddr = \"127.0.0.1:0\"\n\n[hbase_rpc]\naddr = \"127.0.0.1:0\"\n\n\
          [server]\ngrpc_addr = \"127.0.0.1:0\"\nhttp_addr = \"127.0.0.1:0\"\ndata_dir = \"{}\"\n\n\
          [object_store]\nurl = \"file://{}\"\n",
         p(root.join("data")),

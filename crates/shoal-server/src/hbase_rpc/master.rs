@@ -744,7 +744,10 @@ mod tests {
             column_families: Vec::new(),
             configuration: Vec::new(),
         };
-        assert!(check_table_attributes(&t).is_ok(), "what Shoal answers comes back");
+        assert!(
+            check_table_attributes(&t).is_ok(),
+            "what Shoal answers comes back"
+        );
         t.attributes.push(attr("MAX_FILESIZE", 1 << 30));
         let e = check_table_attributes(&t).expect_err("MAX_FILESIZE");
         assert!(e.message.contains("MAX_FILESIZE"), "{}", e.message);
