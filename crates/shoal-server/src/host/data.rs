@@ -81,6 +81,7 @@ impl Host {
     {
         let start = Instant::now();
         let mut wait = Duration::from_millis(2);
+        let mut caught_up = false;
         loop {
             // The lease this call runs under: it is acknowledged only if that
             // same lease is still held when the work is done (not merely a
@@ -115,9 +116,21 @@ impl Host {
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_millis(100));
                 }
+                Err(ServiceError::NoSuchTable(_)) if !caught_up && self.catalog_may_lag() => {
+                    caught_up = true;
+                    self.catch_up_catalog().await;
+                }
                 other => return other,
             }
         }
+    }
+
+    /// Cluster mode: a table this server does not know may be one the
+    /// master made a moment ago (a client routed here by a region map
+    /// newer than this server's catalog); the caller catches up once
+    /// before answering that it does not exist.
+    fn catalog_may_lag(&self) -> bool {
+        self.inner.cluster.is_some()
     }
 
     /// Names the table in errors that only know the region.
@@ -192,6 +205,9 @@ impl Host {
             .collect();
         if self.config().server.noop {
             return Ok(results.into_iter().map(|r| r.unwrap_or(Ok(()))).collect());
+        }
+        if self.catalog_may_lag() && self.table(table).is_err() {
+            self.catch_up_catalog().await;
         }
         // The lease the batches run under (see `with_region`).
         let lease = self.lease_now()?;
