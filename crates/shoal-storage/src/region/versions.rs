@@ -488,9 +488,17 @@ impl FlushFilter {
             self.versions = 0;
             self.column_done = false;
         }
-        if self.column_done {
-            // HBase's flush seeks past the rest of a column once it has
-            // its versions: older markers of the column go too.
+        // HBase's flush seeks past the rest of a column once it has its
+        // versions: older markers of the column go too — but never the
+        // family's markers, which sort in the empty qualifier's place and
+        // mask every column of the row (dropping one would bring back
+        // cells of other columns it deleted).
+        if self.column_done
+            && !matches!(
+                cell.kind,
+                CellType::DeleteFamily | CellType::DeleteFamilyVersion
+            )
+        {
             return false;
         }
         if !self.markers.keep(cell) {
@@ -738,6 +746,41 @@ mod tests {
             .map(|(q, t)| (q.to_string(), t))
             .collect();
         assert_eq!(kept, want);
+    }
+
+    /// Found by the region model: a family's marker sorts in the empty
+    /// qualifier's place, after that column's puts; the column having its
+    /// versions must not take the marker with it (it masks other columns).
+    #[test]
+    fn a_flush_keeps_family_markers_past_the_empty_column_s_versions() {
+        let mut cells = [
+            put("", 1005, 1),
+            put("", 1001, 3),
+            del("", 1000, CellType::DeleteFamily, 2),
+            del("", 999, CellType::DeleteFamilyVersion, 2),
+            del("", 998, CellType::Delete, 2),
+        ];
+        cells.sort_by(compare_cells);
+        let retention = Retention {
+            max_versions: 1,
+            min_versions: 1,
+            ttl_ms: None,
+            keep_deleted: KeepDeleted::False,
+        };
+        let mut f = FlushFilter::new(retention, 1000, 50);
+        let kept: Vec<(i64, CellType)> = cells
+            .iter()
+            .filter(|c| f.keep(c))
+            .map(|c| (c.timestamp, c.kind))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (1005, CellType::Put),
+                (1000, CellType::DeleteFamily),
+                (999, CellType::DeleteFamilyVersion)
+            ]
+        );
     }
 
     #[test]
