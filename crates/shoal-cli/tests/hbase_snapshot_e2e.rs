@@ -102,40 +102,6 @@ fn run(
     stdout
 }
 
-/// The step a line reports (the text before its first `: `).
-fn step(line: &str) -> &str {
-    line.split(": ").next().unwrap_or(line)
-}
-
-/// Every difference between Shoal's lines and HBase's that is not in
-/// `allowed`.
-fn differences(shoal: &str, hbase: &str, allowed: &[&str]) -> Vec<String> {
-    let a: Vec<&str> = shoal.lines().collect();
-    let b: Vec<&str> = hbase.lines().collect();
-    let mut out = Vec::new();
-    if a.len() != b.len() {
-        out.push(format!(
-            "shoal printed {} lines, hbase {}",
-            a.len(),
-            b.len()
-        ));
-    }
-    for (x, y) in a.iter().zip(b.iter()) {
-        if x == y {
-            continue;
-        }
-        if step(x) == step(y) && allowed.contains(&step(x)) {
-            eprintln!(
-                "allowed difference in {:?}:\n  shoal: {x}\n  hbase: {y}",
-                step(x)
-            );
-            continue;
-        }
-        out.push(format!("shoal: {x}\nhbase: {y}"));
-    }
-    out
-}
-
 /// Runs `program` against a fresh Shoal and then against the shared HBase
 /// (which starts meanwhile); the two outputs, or `None` where Java or
 /// HBase is not there (outside CI).
@@ -173,7 +139,7 @@ fn snapshot_calls_answer_as_hbase_answers() {
     let Some((shoal, reference)) = both_answers(dir.path(), &SNAPSHOTS) else {
         return;
     };
-    let found = differences(&shoal, &reference, ALLOWED);
+    let found = java::differences(&shoal, &reference, ALLOWED);
     assert!(
         found.is_empty(),
         "Shoal's snapshot calls answer otherwise than HBase's ({} differences):\n{}",
@@ -203,7 +169,7 @@ fn cluster_status_calls_answer_as_hbase_answers() {
     let Some((shoal, reference)) = both_answers(dir.path(), &STATUS) else {
         return;
     };
-    let found = differences(&shoal, &reference, STATUS_ALLOWED);
+    let found = java::differences(&shoal, &reference, STATUS_ALLOWED);
     assert!(
         found.is_empty(),
         "Shoal's cluster-status calls answer otherwise than HBase's ({} differences):\n{}",
@@ -233,7 +199,7 @@ fn namespace_calls_answer_as_hbase_answers() {
     let Some((shoal, reference)) = both_answers(dir.path(), &NAMESPACES) else {
         return;
     };
-    let found = differences(&shoal, &reference, NAMESPACE_ALLOWED);
+    let found = java::differences(&shoal, &reference, NAMESPACE_ALLOWED);
     assert!(
         found.is_empty(),
         "Shoal's namespace calls answer otherwise than HBase's ({} differences):\n{}",

@@ -246,39 +246,6 @@ fn start_hbase_rest(cp: &str, zk: SocketAddr, log: &Path) -> HBaseRest {
     }
 }
 
-/// The step a line reports (the text before its first `: `).
-fn step(line: &str) -> &str {
-    line.split(": ").next().unwrap_or(line)
-}
-
-/// Every difference between Shoal's lines and HBase's not in [`ALLOWED`].
-fn differences(shoal: &str, hbase: &str) -> Vec<String> {
-    let a: Vec<&str> = shoal.lines().collect();
-    let b: Vec<&str> = hbase.lines().collect();
-    let mut out = Vec::new();
-    if a.len() != b.len() {
-        out.push(format!(
-            "shoal printed {} lines, hbase {}",
-            a.len(),
-            b.len()
-        ));
-    }
-    for (x, y) in a.iter().zip(b.iter()) {
-        if x == y {
-            continue;
-        }
-        if step(x) == step(y) && ALLOWED.contains(&step(x)) {
-            eprintln!(
-                "allowed difference in {:?}:\n  shoal: {x}\n  hbase: {y}",
-                step(x)
-            );
-            continue;
-        }
-        out.push(format!("shoal: {x}\nhbase: {y}"));
-    }
-    out
-}
-
 fn java_sources() -> Vec<PathBuf> {
     ["HBaseRestIT", "HBaseRestServer"]
         .iter()
@@ -311,7 +278,7 @@ fn hbase_rest_client_gets_what_hbase_s_gateway_answers() {
     };
     let gateway = start_hbase_rest(&cp, real.zk, &dir.path().join("hbase-rest.log"));
     let reference = run_it(&cp, &gateway.addr, None, "hbase");
-    let found = differences(&shoal, &reference);
+    let found = java::differences(&shoal, &reference, ALLOWED);
     assert!(
         found.is_empty(),
         "Shoal's REST gateway answers otherwise than HBase's ({} differences):\n{}",

@@ -116,3 +116,39 @@ pub fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }
+
+/// The step a line of a compared program reports (the text before its
+/// first `: `).
+pub fn step(line: &str) -> &str {
+    line.split(": ").next().unwrap_or(line)
+}
+
+/// Every difference between the lines a program printed against Shoal and
+/// against HBase, except steps named in `allowed` (each explained in
+/// docs/hbase-client.md).
+pub fn differences(shoal: &str, hbase: &str, allowed: &[&str]) -> Vec<String> {
+    let a: Vec<&str> = shoal.lines().collect();
+    let b: Vec<&str> = hbase.lines().collect();
+    let mut out = Vec::new();
+    if a.len() != b.len() {
+        out.push(format!(
+            "shoal printed {} lines, hbase {}",
+            a.len(),
+            b.len()
+        ));
+    }
+    for (x, y) in a.iter().zip(b.iter()) {
+        if x == y {
+            continue;
+        }
+        if step(x) == step(y) && allowed.contains(&step(x)) {
+            eprintln!(
+                "allowed difference in {:?}:\n  shoal: {x}\n  hbase: {y}",
+                step(x)
+            );
+            continue;
+        }
+        out.push(format!("shoal: {x}\nhbase: {y}"));
+    }
+    out
+}

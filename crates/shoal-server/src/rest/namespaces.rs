@@ -16,7 +16,6 @@ use super::request::RestRequest;
 use super::respond;
 use super::xml::ToXml;
 use super::xml_tree::{self, escape};
-use crate::catalog::names::namespace_of;
 use crate::error::ServiceError;
 use crate::host::Access;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -215,7 +214,6 @@ pub async fn tables(h: Access<'_>, ns: &str, req: &RestRequest) -> Result<Respon
         .list_tables_in(ns)
         .await?
         .into_iter()
-        .filter(|t| namespace_of(&t.name) == ns)
         .map(|t| match t.name.split_once(':') {
             Some((_, q)) => q.to_string(),
             None => t.name,
